@@ -1,0 +1,43 @@
+// What one engine batch changed, for the outputs (relay frames, /ws
+// triggers, webhooks, settlement): per event, what kind of change, and which
+// markets were replaced. Built by the engine alongside the new snapshot.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/snapshot.h"
+#include "protocol/feed_record.h"
+
+namespace oddsrelay {
+
+enum ChangeBits : uint8_t {
+  kEventAdded = 1 << 0,    // became listed
+  kEventChanged = 1 << 1,  // event object replaced while listed
+  kEventRemoved = 1 << 2,  // left the lists
+  kScoreChanged = 1 << 3,
+  kStatsChanged = 1 << 4,
+  kOddsChanged = 1 << 5,
+  kFinalChanged = 1 << 6,  // settlement anchor set or corrected
+};
+
+struct EventChange {
+  uint64_t number = 0;
+  int32_t sport = 0;      // sport after the batch (before it, for a removal)
+  bool live = false;      // live after the batch (before it, for a removal)
+  uint8_t bits = 0;       // ChangeBits
+  std::vector<uint32_t> markets;  // replaced or removed market ids, sorted, unique
+};
+
+// One published batch: the snapshot it produced, what changed, and the
+// records that were applied (in order), for the journal and capture.
+struct Batch {
+  SnapshotPtr snapshot;
+  std::vector<EventChange> changes;  // in order of first change within the batch
+  std::vector<feed::Record> records;
+};
+
+using BatchPtr = std::shared_ptr<const Batch>;
+
+}  // namespace oddsrelay

@@ -1,0 +1,67 @@
+// The single writer: applies feed records to the working state and publishes
+// it as an immutable Snapshot once per batch (DESIGN.md data path, step 2).
+// Owned by the engine thread (see pipeline.h); tests drive it directly.
+// Odds derivation (FEED-FORMAT.md `market`): line `ls` = at; an outcome's
+// `ts` = at when its price or flags changed, else the previous ts.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/change_set.h"
+#include "engine/snapshot.h"
+#include "protocol/feed_record.h"
+
+namespace oddsrelay {
+
+enum class ApplyResult : uint8_t {
+  Applied,
+  SkippedUnknownEvent,  // `remove` of an event the engine does not hold
+};
+
+class Engine {
+ public:
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Applies one record to the working state. Never throws on content: a
+  // record that cannot apply is skipped whole and counted.
+  ApplyResult apply(feed::Record&& rec);
+
+  // Publishes everything applied since the last commit as one snapshot.
+  // Returns null when nothing was applied.
+  BatchPtr commit();
+
+  SnapshotPtr current() const { return store_.load(); }
+  const SnapshotStore& store() const { return store_; }
+
+  // Readable from any thread.
+  uint64_t applied() const { return applied_.load(std::memory_order_relaxed); }
+  uint64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
+
+ private:
+  EventEntry& entry_for(uint64_t number, const std::string& id, int64_t at);
+  OddsTable& odds_for(EventEntry& e);
+  EventChange& change_for(uint64_t number);
+  void count_listing(const EventEntry& e, int delta);
+  void note_listing(EventChange& ch, const EventEntry& e, int32_t old_sport, bool old_live);
+
+  void apply_event(feed::Record& rec);
+  ApplyResult apply_remove(feed::Record& rec);
+  void apply_market(feed::Record& rec);
+  void apply_score(feed::Record& rec);
+  void apply_stats(feed::Record& rec);
+
+  Snapshot work_;     // the working version: only this thread touches it
+  uint64_t edit_ = 1; // number of the batch being built
+  std::vector<EventChange> changes_;
+  std::unordered_map<uint64_t, size_t> change_index_;
+  std::vector<feed::Record> records_;
+  SnapshotStore store_;
+  std::atomic<uint64_t> applied_{0}, skipped_{0};
+};
+
+}  // namespace oddsrelay

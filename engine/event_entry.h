@@ -1,0 +1,61 @@
+// Everything the engine knows about one event, keyed by its event number:
+// the event object, its odds, its scoreboard and its stats. Each part is an
+// immutable object shared between snapshot versions; an update copies only
+// the part it changes (DESIGN.md "copy-on-write").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/market.h"
+#include "protocol/feed_record.h"
+
+namespace oddsrelay {
+
+// The markets of one event, sorted by market id.
+struct OddsTable {
+  uint64_t edit = 0;  // batch that created it: the writer may still mutate it
+  std::vector<MarketPtr> markets;
+
+  const Market* find(uint32_t market_id) const;
+};
+
+struct ScoreState {
+  feed::ScoreRec last;  // the latest score record as received
+  int64_t ts = 0;       // at of that record
+  // The settlement anchor (SPEC.md rule 1 and 9): fixed by the first `ended`
+  // record, replaced by a later `ended` record with another score or result.
+  bool ended = false;
+  std::optional<std::pair<int32_t, int32_t>> final_score;  // none: no score known
+  feed::MatchResult final_result = feed::MatchResult::None;
+  uint32_t final_version = 0;  // 1 at the first `ended`, +1 per correction
+  int64_t final_at = 0;        // at of the record that set the current final
+  std::shared_ptr<const OddsTable> odds_at_end;  // odds at the first `ended` (last read)
+};
+
+struct StatsState {
+  std::array<std::optional<std::pair<int32_t, int32_t>>, 6> values;  // feed::kStatNames order
+  bool final = false;
+  int64_t ts = 0;
+};
+
+struct EventEntry {
+  uint64_t edit = 0;       // batch that created it (see OddsTable::edit)
+  uint64_t number = 0;     // identity
+  std::string key;         // display id: the id of the last `event` record
+  std::shared_ptr<const feed::EventObject> info;  // null: not listed (removed or odds only)
+  std::shared_ptr<const OddsTable> odds;          // null: no markets
+  std::shared_ptr<const ScoreState> score;
+  std::shared_ptr<const StatsState> stats;
+  int64_t updated_at = 0;  // at of the last record applied to it
+
+  bool listed() const { return info != nullptr; }
+  int32_t sport() const { return info ? info->sport : 0; }
+  bool live() const { return info && info->live; }
+};
+
+}  // namespace oddsrelay

@@ -1,0 +1,58 @@
+// The served odds of one market of one event: lines and their outcomes, with
+// the fields the engine derives (line `ls`, outcome `ts`). Immutable once
+// published: a `market` record builds a new Market and the snapshot shares
+// it until the next record for that market replaces it.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "protocol/line_key.h"
+
+namespace oddsrelay {
+
+struct Outcome {
+  uint32_t id = 0;
+  int32_t price = 0;   // decimal odds x 100
+  uint32_t flags = 0;  // 0 open, non-zero locked
+  int64_t ts = 0;      // unix ms of the last price or flags change
+};
+
+// A line key stored inline: keys are short ("s", "s-2.75", "s10:2").
+class LineKey {
+ public:
+  LineKey() = default;
+  explicit LineKey(std::string_view k) {
+    len_ = static_cast<uint8_t>(k.size() < kMaxLineKey ? k.size() : kMaxLineKey);
+    std::memcpy(buf_, k.data(), len_);
+  }
+  std::string_view view() const { return {buf_, len_}; }
+  // SPEC.md `special`: the text after `s`, empty (null) for the bare key.
+  std::string_view special() const { return view().substr(1); }
+  bool operator==(const LineKey& o) const { return view() == o.view(); }
+
+ private:
+  uint8_t len_ = 0;
+  char buf_[kMaxLineKey] = {};
+};
+
+struct Line {
+  LineKey key;
+  uint8_t suspended = 0;  // s: 0 open, 1 suspended
+  uint32_t first = 0;     // index of its first outcome in Market::outcomes
+  uint32_t count = 0;     // 0 = empty rung (serves only `ls`)
+  int64_t ls = 0;         // unix ms this line was last seen upstream
+};
+
+struct Market {
+  uint32_t id = 0;
+  std::vector<Line> lines;        // in upstream order
+  std::vector<Outcome> outcomes;  // all lines' outcomes, flat
+};
+
+using MarketPtr = std::shared_ptr<const Market>;
+
+}  // namespace oddsrelay

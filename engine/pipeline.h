@@ -1,0 +1,59 @@
+// The engine thread and its input queue (DESIGN.md data path, steps 1-2).
+// Sources on any thread push records into one moodycamel queue; the engine
+// thread drains up to `batch_max` at a time, applies them, publishes one
+// snapshot per batch, and hands the batch to every sink in order.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include <concurrentqueue/blockingconcurrentqueue.h>
+
+#include "engine/engine.h"
+
+namespace oddsrelay {
+
+// Receives every published batch on the engine thread. Must not block: a
+// sink that does I/O queues the batch for its own thread.
+class BatchSink {
+ public:
+  virtual ~BatchSink() = default;
+  virtual void on_batch(const BatchPtr& batch) = 0;
+};
+
+class Pipeline {
+ public:
+  // Queue depth past which push() waits, so a source that outruns the
+  // engine (replay at max speed) cannot grow memory without bound.
+  static constexpr size_t kHighWater = 1 << 16;
+
+  explicit Pipeline(Engine& engine, size_t batch_max = 256) : engine_(engine), batch_max_(batch_max) {}
+  ~Pipeline() { stop(); }
+
+  void add_sink(BatchSink* sink) { sinks_.push_back(sink); }  // before start()
+  void start();
+  // Stops after everything pushed so far is applied and handed to the sinks.
+  void stop();
+
+  // Any thread. Waits while the queue is past kHighWater.
+  void push(feed::Record&& rec);
+
+  // True when every pushed record has been applied (or skipped).
+  bool idle() const { return done_.load(std::memory_order_acquire) == pushed_.load(std::memory_order_acquire); }
+  uint64_t batches() const { return batches_.load(std::memory_order_relaxed); }
+
+ private:
+  void run();
+
+  Engine& engine_;
+  size_t batch_max_;
+  std::vector<BatchSink*> sinks_;
+  moodycamel::BlockingConcurrentQueue<feed::Record> queue_;
+  std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0};
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace oddsrelay

@@ -1,0 +1,45 @@
+// One immutable version of the whole engine state, published after every
+// batch. Any thread may hold a snapshot for as long as it likes; holding one
+// never blocks the writer and never sees a later batch's changes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/event_map.h"
+
+namespace oddsrelay {
+
+struct SportCount {
+  int32_t sport = 0;
+  uint32_t live = 0;
+  uint32_t prematch = 0;
+};
+
+struct Snapshot {
+  uint64_t seq = 0;          // batch number that produced it; 0 = empty state
+  int64_t clock = 0;         // engine clock: `at` of the last applied record
+  int64_t last_live_at = 0;  // `at` of the last change to a live event's listing
+  EventMap events;
+  std::vector<SportCount> sports;  // listed events per sport, sorted by sport id
+  uint64_t listed_live = 0, listed_prematch = 0;
+  uint64_t markets = 0;  // markets held across all events
+  uint64_t outcomes = 0;
+};
+
+using SnapshotPtr = std::shared_ptr<const Snapshot>;
+
+// The single publication point: the engine stores, readers load.
+class SnapshotStore {
+ public:
+  SnapshotStore() : cur_(std::make_shared<const Snapshot>()) {}
+  SnapshotPtr load() const { return cur_.load(std::memory_order_acquire); }
+  void publish(SnapshotPtr s) { cur_.store(std::move(s), std::memory_order_release); }
+
+ private:
+  std::atomic<SnapshotPtr> cur_;
+};
+
+}  // namespace oddsrelay

@@ -1,0 +1,17 @@
+// A canonical text dump of a snapshot and its hash: the yardstick for
+// "byte-identical state" (capture/replay identity, journal recovery). The
+// dump lists every event in number order with its event object, odds
+// (timestamps included), score and stats.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/snapshot.h"
+
+namespace oddsrelay {
+
+std::string dump_state(const Snapshot& s);
+uint64_t state_digest(const Snapshot& s);  // XXH3-64 of dump_state
+
+}  // namespace oddsrelay

@@ -1,0 +1,107 @@
+// One upstream record of the feed format (FEED-FORMAT.md), parsed into typed
+// form. Sources produce these, the engine applies them, the journal and
+// capture re-encode them with feed_writer.h. Plain data, no behaviour.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace oddsrelay::feed {
+
+// The compact-key event object of SPEC.md. `json` is its canonical encoding,
+// made once where the record is parsed (a source thread) so that nothing
+// downstream encodes an event again.
+struct CountryTuple {
+  int64_t id = 0;
+  std::string name;
+  int64_t source_sport = 0;
+  std::string iso2;
+};
+struct TournamentTuple {
+  int64_t id = 0;
+  std::string name;
+  int64_t priority = 0;  // smaller = more visible
+};
+struct MapEntry {
+  std::string key;  // binding-prefixed id, e.g. s7_l12.345
+  int64_t p = 0;    // 0 available, non-zero suspended/locked
+};
+struct EventObject {
+  std::optional<CountryTuple> c;
+  std::optional<TournamentTuple> t;
+  int64_t g = 0;
+  int64_t ts = 0;  // kickoff, unix seconds
+  std::string h, a;
+  int64_t co = 0;
+  std::vector<MapEntry> map;
+  int64_t s = 0;
+  std::optional<int64_t> ms;
+  bool live = false;
+  int32_t sport = 0;
+  std::string json;  // canonical encoding, filled by finalize_event_json()
+};
+
+struct OutcomeIn {
+  uint32_t id = 0;
+  int32_t price = 0;  // decimal odds x 100
+  uint32_t flags = 0;
+};
+struct LineIn {
+  std::string key;            // "s", "s2.5", "s-0.75", "s1:0"
+  uint8_t suspended = 0;      // line-level s
+  uint32_t first = 0;         // index of its first outcome in MarketRec::outcomes
+  uint32_t count = 0;         // number of outcomes (0 = empty rung)
+};
+// Full replacement of one market; no lines = remove the market.
+struct MarketRec {
+  uint32_t market = 0;
+  std::vector<LineIn> lines;
+  std::vector<OutcomeIn> outcomes;  // all lines' outcomes, flat, in line order
+};
+
+enum class ScoreStatus : uint8_t { Scheduled, Live, Ended };
+enum class MatchResult : uint8_t { None, Completed, Abandoned, Cancelled, Expunged };
+
+struct ScoreRec {
+  std::optional<int32_t> home, away;
+  ScoreStatus status = ScoreStatus::Scheduled;
+  std::optional<std::string> clock;   // "MM:SS"
+  std::optional<std::string> period;
+  std::optional<int32_t> match_length;
+  std::optional<std::pair<int32_t, int32_t>> ht;
+  std::optional<int64_t> kickoff;     // unix seconds
+  MatchResult result = MatchResult::None;  // None: field absent
+  bool postponed = false;
+};
+
+// Index order of StatsRec::values; names as on the wire.
+inline constexpr std::array<const char*, 6> kStatNames = {
+    "corners", "yellow_cards", "red_cards", "free_kicks", "shots", "fouls"};
+struct StatsRec {
+  std::array<std::optional<std::pair<int32_t, int32_t>>, 6> values;
+  bool final = false;
+};
+struct RemoveRec {};
+
+enum class Op : uint8_t { Event, Remove, Market, Score, Stats };
+
+struct Record {
+  int64_t at = 0;        // upstream unix ms; the engine clock
+  std::string id;        // the id as written upstream
+  uint64_t number = 0;   // the event number: the identity
+  std::variant<std::shared_ptr<const EventObject>, RemoveRec, MarketRec, ScoreRec, StatsRec> body;
+
+  Op op() const { return static_cast<Op>(body.index()); }
+};
+
+const char* op_name(Op op);
+const char* status_name(ScoreStatus s);
+const char* result_name(MatchResult r);
+
+}  // namespace oddsrelay::feed

@@ -1,0 +1,34 @@
+// Encodes typed records back into feed-format lines (FEED-FORMAT.md). Capture
+// files and the journal are written with it, so what was applied can be
+// replayed into a fresh engine with identical results.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "protocol/feed_record.h"
+
+namespace oddsrelay::feed {
+
+// Appends one record as a JSON line to `out`, without the trailing newline.
+void write_record(const Record& rec, std::string& out);
+
+// Appends the header line (no newline).
+void write_header(std::string_view provider, std::string& out);
+
+// The journal's per-record checksum. A checksummed line is the plain line
+// with `,"xxh":"<16 hex>"` inserted before its closing brace; the checksum is
+// XXH3-64 over the plain line. Readers that do not know the field skip it.
+inline constexpr std::string_view kChecksumField = ",\"xxh\":\"";
+inline constexpr size_t kChecksumSuffixLen = 8 + 16 + 2;  // ,"xxh":" + hex + "}
+
+// Turns the plain line ending at out.size() (starting at `start`) into its
+// checksummed form.
+void append_checksum(std::string& out, size_t start);
+
+enum class ChecksumState : uint8_t { Absent, Valid, Invalid };
+// Checks a line that may carry the checksum field (Absent when it has none).
+[[nodiscard]] ChecksumState verify_checksum(std::string_view line);
+
+}  // namespace oddsrelay::feed

@@ -1,0 +1,34 @@
+// The JSON writer every encoder here shares: RapidJSON's SAX Writer over a
+// caller-owned std::string, so encoders append into a buffer the caller keeps
+// and reuses (no per-message allocation once it has grown).
+#pragma once
+
+#include <string>
+
+#include <rapidjson/writer.h>
+
+namespace oddsrelay::json {
+
+// RapidJSON output stream appending to a std::string.
+class StringSink {
+ public:
+  using Ch = char;
+  explicit StringSink(std::string& out) : out_(out) {}
+  void Put(char c) { out_.push_back(c); }
+  void Flush() {}
+  std::string& str() { return out_; }
+
+ private:
+  std::string& out_;
+};
+
+using Writer = rapidjson::Writer<StringSink>;
+
+inline void key(Writer& w, std::string_view k) {
+  w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+}
+inline void str(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+}  // namespace oddsrelay::json

@@ -1,0 +1,186 @@
+// oddsfeed: small CLI over feed-format files (FEED-FORMAT.md), so perf work
+// and debugging have files to replay and a way to look inside them.
+//   oddsfeed gen     write a capture from the simulator (virtual time)
+//   oddsfeed inspect counts per op and sport, time span, bad lines
+//   oddsfeed digest  replay into a fresh engine, print the state digest
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <zlib.h>
+
+#include "engine/engine.h"
+#include "engine/state_digest.h"
+#include "protocol/feed_writer.h"
+#include "tools/oddsrelay/cli.h"
+#include "tools/sources/feed_file.h"
+#include "tools/sources/simulator.h"
+
+using namespace oddsrelay;
+
+namespace {
+
+const char* const kFeedUsage = R"(Usage: oddsfeed COMMAND [options]
+
+Commands:
+  gen -o FILE [--records N] [--sim SPEC] [--start MS]
+        Write N records (default 1000000) from the simulator to FILE (gzip
+        when FILE ends in .gz). SPEC as in `oddsrelay --feed sim:SPEC`, e.g.
+        seed=7,events=2000,rate=1000. Virtual time starts at MS (default
+        1767225600000, 2026-01-01), so the same options give the same file.
+  inspect FILE
+        Counts per op and per sport, events, time span, malformed lines.
+  digest FILE
+        Replay FILE into a fresh engine; print the state digest that
+        `oddsrelay` prints when it stops (for identity checks).
+  --help
+)";
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "oddsfeed: %s (see --help)\n", msg.c_str());
+  return 2;
+}
+
+int gen(int argc, char** argv) {
+  std::string out_path, sim_spec = "sim";
+  uint64_t records = 1'000'000;
+  int64_t start = 1767225600000;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    auto val = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if ((a == "-o" || a == "--out") && (v = val())) out_path = v;
+    else if (a == "--records" && (v = val())) records = std::strtoull(v, nullptr, 10);
+    else if (a == "--sim" && (v = val())) sim_spec = std::string("sim:") + v;
+    else if (a == "--seed" && (v = val())) sim_spec += std::string(sim_spec == "sim" ? ":" : ",") + "seed=" + v;
+    else if (a == "--start" && (v = val())) start = std::strtoll(v, nullptr, 10);
+    else return fail("gen: bad or incomplete option '" + a + "'");
+  }
+  if (out_path.empty()) return fail("gen: -o FILE is required");
+  if (records == 0) return fail("gen: --records must be positive");
+  FeedSpec spec;
+  std::string err;
+  if (!parse_feed_spec(sim_spec, spec, err)) return fail(err);
+
+  bool gz = out_path.size() > 3 && out_path.compare(out_path.size() - 3, 3, ".gz") == 0;
+  gzFile zf = nullptr;
+  FILE* f = nullptr;
+  if (gz) zf = gzopen(out_path.c_str(), "wb6");
+  else f = std::fopen(out_path.c_str(), "wb");
+  if (!zf && !f) return fail("cannot write " + out_path + ": " + std::strerror(errno));
+  auto write = [&](const std::string& s) {
+    if (zf) gzwrite(zf, s.data(), static_cast<unsigned>(s.size()));
+    else std::fwrite(s.data(), 1, s.size(), f);
+  };
+
+  std::string buf;
+  feed::write_header("s7", buf);
+  buf += '\n';
+  sim::Simulator sim(spec.sim);
+  std::vector<feed::Record> recs;
+  sim.open(start, start, recs);
+  uint64_t n = 0, next_report = 250'000;
+  while (n < records) {
+    for (auto& r : recs) {
+      if (n == records) break;
+      feed::write_record(r, buf);
+      buf += '\n';
+      ++n;
+    }
+    recs.clear();
+    if (buf.size() > (1 << 20)) {
+      write(buf);
+      buf.clear();
+    }
+    if (n >= next_report) {
+      std::fprintf(stderr, "oddsfeed: %" PRIu64 " / %" PRIu64 " records\n", n, records);
+      next_report += 250'000;
+    }
+    if (n < records) sim.step(sim.now() + static_cast<int64_t>(sim.step_ms()), recs);
+  }
+  write(buf);
+  if (zf) gzclose(zf);
+  else std::fclose(f);
+  std::fprintf(stderr, "oddsfeed: wrote %" PRIu64 " records to %s\n", n, out_path.c_str());
+  return 0;
+}
+
+int inspect(const std::string& path) {
+  FeedFileReader reader;
+  std::string err;
+  if (!reader.open(path, err)) return fail(err);
+  uint64_t shown = 0;
+  reader.on_problem([&](uint64_t line, feed::LineStatus, const std::string& why) {
+    if (++shown <= 10) std::printf("line %" PRIu64 ": %s\n", line, why.c_str());
+  });
+  std::map<std::string, uint64_t> per_op;
+  std::map<int32_t, uint64_t> per_sport;
+  std::unordered_map<uint64_t, int32_t> sport_of;
+  int64_t first = 0, last = 0;
+  bool any = false;
+  feed::Record r;
+  while (reader.next(r)) {
+    per_op[feed::op_name(r.op())]++;
+    if (r.op() == feed::Op::Event) sport_of[r.number] = std::get<std::shared_ptr<const feed::EventObject>>(r.body)->sport;
+    auto it = sport_of.find(r.number);
+    per_sport[it == sport_of.end() ? 0 : it->second]++;
+    if (!any) first = last = r.at;
+    first = std::min(first, r.at);
+    last = std::max(last, r.at);
+    any = true;
+  }
+  const auto& st = reader.stats();
+  std::printf("file: %s\nlines: %" PRIu64 "\nrecords: %" PRIu64 "\nmalformed: %" PRIu64 "\nunknown_ops: %" PRIu64
+              "\nunknown_fields: %" PRIu64 "\nevents: %zu\n",
+              path.c_str(), st.lines, st.records, st.malformed, st.unknown_ops, st.unknown_fields, sport_of.size());
+  if (any)
+    std::printf("time span: %" PRId64 " .. %" PRId64 " (%.1f s)\n", first, last, static_cast<double>(last - first) / 1000);
+  std::printf("per op:\n");
+  for (auto& [op, n] : per_op) std::printf("  %-8s %" PRIu64 "\n", op.c_str(), n);
+  std::printf("per sport (0 = records before any event record):\n");
+  for (auto& [s, n] : per_sport) std::printf("  %-4d %" PRIu64 "\n", s, n);
+  if (!reader.fatal().empty()) {
+    std::printf("stopped: %s\n", reader.fatal().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+int digest(const std::string& path) {
+  FeedFileReader reader;
+  std::string err;
+  if (!reader.open(path, err)) return fail(err);
+  Engine engine;
+  feed::Record r;
+  uint64_t n = 0;
+  while (reader.next(r)) {
+    engine.apply(std::move(r));
+    r = feed::Record{};
+    if (++n % 256 == 0) engine.commit();
+  }
+  engine.commit();
+  if (!reader.fatal().empty()) return fail(reader.fatal());
+  SnapshotPtr s = engine.current();
+  std::printf("records=%" PRIu64 " malformed=%" PRIu64 " digest=%016" PRIx64 "\n", n, reader.stats().malformed,
+              state_digest(*s));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return fail("missing command");
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kFeedUsage, stdout);
+    return 0;
+  }
+  if (cmd == "gen") return gen(argc - 2, argv + 2);
+  if (cmd == "inspect" && argc == 3) return inspect(argv[2]);
+  if (cmd == "digest" && argc == 3) return digest(argv[2]);
+  return fail("unknown command or arguments: " + cmd);
+}

@@ -1,0 +1,158 @@
+#include "tools/oddsrelay/cli.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
+
+namespace oddsrelay {
+
+const char* const kUsage = R"(Usage: oddsrelay [options]
+
+A low-latency sports-odds relay: applies an upstream feed to an immutable
+snapshot store and serves it (REST, /ws, /pt-ws; see docs/api.md).
+
+Options:
+  --listen HOST:PORT     address to serve on (default 127.0.0.1:8080)
+  --feed SPEC            where records come from (default sim):
+                           sim[:seed=N,events=N,rate=N,minute=MS]
+                             built-in simulator; rate = odds records/s
+                             (default seed=1 events=300 rate=200 minute=4000)
+                           replay:FILE[,speed=X]
+                             a feed file (plain or .gz), paced by its `at`
+                             stamps; X = factor of real time or `max`
+  --capture FILE         append every applied record to FILE (feed format;
+                         gzip when FILE ends in .gz)
+  --data-dir DIR         durable state: the journal is replayed on start and
+                         every applied record is appended to it
+  --keys FILE            API keys (docs/api.md)
+  --progress SECONDS     interval of the progress line on stderr (default 5;
+                         0 = off)
+  --exit-after-replay    exit once a replay is applied (benchmarks, tests)
+  --help                 this text
+)";
+
+namespace {
+
+bool parse_u64(std::string_view s, uint64_t& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+bool parse_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+}  // namespace
+
+bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
+  if (spec == "sim" || spec.rfind("sim:", 0) == 0) {
+    out.kind = FeedSpec::Kind::Sim;
+    std::string_view rest = spec.size() > 4 ? std::string_view(spec).substr(4) : std::string_view();
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string_view kv = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      size_t eq = kv.find('=');
+      std::string_view k = kv.substr(0, eq), v = eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
+      uint64_t n = 0;
+      if (k == "seed" && parse_u64(v, n)) out.sim.seed = n;
+      else if (k == "events" && parse_u64(v, n) && n >= 1 && n <= 1'000'000) out.sim.events = static_cast<uint32_t>(n);
+      else if (k == "rate" && parse_u64(v, n) && n >= 1 && n <= 10'000'000) out.sim.rate = static_cast<double>(n);
+      else if (k == "minute" && parse_u64(v, n) && n >= 10 && n <= 600'000) out.sim.minute_ms = static_cast<int64_t>(n);
+      else {
+        err = "bad --feed sim option '" + std::string(kv) + "' (seed=N, events=1..1000000, rate=1..10000000, minute=10..600000)";
+        return false;
+      }
+    }
+    return true;
+  }
+  if (spec.rfind("replay:", 0) == 0) {
+    out.kind = FeedSpec::Kind::Replay;
+    std::string rest = spec.substr(7);
+    size_t sp = rest.rfind(",speed=");
+    if (sp != std::string::npos) {
+      std::string v = rest.substr(sp + 7);
+      rest.resize(sp);
+      if (v == "max") out.speed = 0;
+      else if (!parse_double(v, out.speed) || !(out.speed > 0) || out.speed > 1e6) {
+        err = "bad replay speed '" + v + "' (a positive factor of real time, or max)";
+        return false;
+      }
+    }
+    if (rest.empty()) {
+      err = "--feed replay: needs a file";
+      return false;
+    }
+    out.path = rest;
+    return true;
+  }
+  err = "unknown --feed '" + spec + "' (sim[:...] or replay:FILE[,speed=X])";
+  return false;
+}
+
+bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    std::string val;
+    bool has_inline = false;
+    if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      val = a.substr(eq + 1);
+      a.resize(eq);
+      has_inline = true;
+    }
+    auto need = [&](std::string& dst) {
+      if (has_inline) {
+        dst = val;
+        return true;
+      }
+      if (i + 1 >= argc) {
+        err = a + " needs a value";
+        return false;
+      }
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--help" || a == "-h") {
+      out.help = true;
+    } else if (a == "--listen") {
+      std::string v;
+      if (!need(v)) return false;
+      size_t colon = v.rfind(':');
+      uint64_t port = 0;
+      if (colon == std::string::npos || colon == 0 || !parse_u64(std::string_view(v).substr(colon + 1), port) ||
+          port == 0 || port > 65535) {
+        err = "bad --listen '" + v + "' (HOST:PORT, port 1..65535)";
+        return false;
+      }
+      out.host = v.substr(0, colon);
+      out.port = static_cast<uint16_t>(port);
+    } else if (a == "--feed") {
+      std::string v;
+      if (!need(v) || !parse_feed_spec(v, out.feed, err)) return false;
+    } else if (a == "--capture") {
+      if (!need(out.capture)) return false;
+    } else if (a == "--data-dir") {
+      if (!need(out.data_dir)) return false;
+    } else if (a == "--keys") {
+      if (!need(out.keys)) return false;
+    } else if (a == "--progress") {
+      std::string v;
+      if (!need(v)) return false;
+      if (!parse_double(v, out.progress_s) || out.progress_s < 0) {
+        err = "bad --progress '" + v + "' (seconds, 0 = off)";
+        return false;
+      }
+    } else if (a == "--exit-after-replay") {
+      out.exit_after_replay = true;
+    } else {
+      err = "unknown option '" + a + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace oddsrelay

@@ -1,0 +1,38 @@
+// The oddsrelay command line: parsed into Options, or a one-line reason why
+// not. Kept apart from main() so that tests can check every flag.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tools/sources/simulator.h"
+
+namespace oddsrelay {
+
+struct FeedSpec {
+  enum class Kind { Sim, Replay } kind = Kind::Sim;
+  sim::SimOptions sim;
+  std::string path;    // replay file
+  double speed = 1.0;  // replay: factor of real time; 0 = max
+};
+
+struct Options {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;
+  FeedSpec feed;
+  std::string capture;
+  std::string data_dir;
+  std::string keys;
+  double progress_s = 5;
+  bool exit_after_replay = false;
+  bool help = false;
+};
+
+// False with `err` set (one line, no trailing newline) on a bad command line.
+// Only parses: files are checked by main().
+bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err);
+bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err);
+
+extern const char* const kUsage;
+
+}  // namespace oddsrelay

@@ -1,0 +1,146 @@
+// oddsrelay: wires the data path of DESIGN.md together. Start-up order:
+// parse the command line, replay the journal (so state is back before
+// anything is served), attach the journal and capture sinks, start the
+// engine thread, then the source. The main thread only waits for signals and
+// prints the progress line; shutdown runs the same order backwards so that
+// every applied record reaches the journal.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <stdexcept>
+
+#include "engine/pipeline.h"
+#include "engine/state_digest.h"
+#include "tools/oddsrelay/cli.h"
+#include "tools/sources/feed_file.h"
+#include "tools/sources/journal.h"
+#include "tools/sources/sources.h"
+
+using namespace oddsrelay;
+
+namespace {
+
+void print_progress(const Engine& engine, const Source& src, uint64_t& last_applied, double interval_s) {
+  SnapshotPtr s = engine.current();
+  uint64_t applied = engine.applied();
+  double rate = interval_s > 0 ? static_cast<double>(applied - last_applied) / interval_s : 0;
+  last_applied = applied;
+  std::fprintf(stderr,
+               "progress: applied=%" PRIu64 " (%.0f/s) skipped=%" PRIu64 " malformed=%" PRIu64
+               " events live=%" PRIu64 " prematch=%" PRIu64 " markets=%" PRIu64 " outcomes=%" PRIu64
+               " seq=%" PRIu64 "%s\n",
+               applied, rate, engine.skipped(), src.status().malformed.load(), s->listed_live, s->listed_prematch,
+               s->markets, s->outcomes, s->seq, src.status().done ? " feed=done" : "");
+}
+
+int run(const Options& opt) {
+  if (!opt.keys.empty() && access(opt.keys.c_str(), R_OK) != 0) {
+    std::fprintf(stderr, "oddsrelay: cannot read --keys %s\n", opt.keys.c_str());
+    return 2;
+  }
+  if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0) {
+    std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
+    return 2;
+  }
+
+  // Signals are taken by the main thread only: block them before any
+  // thread starts so every thread inherits the mask.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  Engine engine;
+  std::unique_ptr<FeedFileWriter> journal, capture;
+  try {
+    if (!opt.data_dir.empty()) {
+      JournalRecovery r = recover_journal(opt.data_dir, engine);
+      std::fprintf(stderr, "oddsrelay: journal replayed: %" PRIu64 " records, %" PRIu64 " bad%s", r.records,
+                   r.bad_records, r.torn_tail ? ", torn tail cut: " : "\n");
+      if (r.torn_tail) std::fprintf(stderr, "%" PRIu64 " bytes\n", r.truncated_bytes);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oddsrelay: %s\n", e.what());
+    return 1;
+  }
+
+  Pipeline pipeline(engine);
+  std::string err;
+  if (!opt.data_dir.empty()) {
+    journal = std::make_unique<FeedFileWriter>(FeedFileWriter::Options{true, 200});
+    if (!journal->open(journal_path(opt.data_dir), err)) {
+      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+      return 1;
+    }
+    pipeline.add_sink(journal.get());
+  }
+  if (!opt.capture.empty()) {
+    capture = std::make_unique<FeedFileWriter>(FeedFileWriter::Options{false, 0});
+    if (!capture->open(opt.capture, err)) {
+      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+      return 1;
+    }
+    pipeline.add_sink(capture.get());
+  }
+  pipeline.start();
+
+  std::unique_ptr<Source> source;
+  if (opt.feed.kind == FeedSpec::Kind::Sim) source = std::make_unique<SimSource>(opt.feed.sim, pipeline);
+  else source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
+  source->start();
+  std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", source->describe().c_str());
+  std::fprintf(stderr, "oddsrelay: http://%s:%u (HTTP API: not served by this build yet)\n", opt.host.c_str(),
+               opt.port);
+
+  uint64_t last_applied = engine.applied();
+  const double tick_s = opt.exit_after_replay ? 0.05 : (opt.progress_s > 0 ? opt.progress_s : 3600);
+  double since_progress = 0;
+  for (;;) {
+    timespec ts{static_cast<time_t>(tick_s), static_cast<long>((tick_s - static_cast<time_t>(tick_s)) * 1e9)};
+    int sig = sigtimedwait(&sigs, nullptr, &ts);
+    if (sig == SIGINT || sig == SIGTERM) break;
+    if (sig == SIGHUP) continue;  // keys reload arrives with the REST API
+    since_progress += tick_s;
+    if (opt.progress_s > 0 && since_progress >= opt.progress_s) {
+      print_progress(engine, *source, last_applied, since_progress);
+      since_progress = 0;
+    }
+    if (opt.exit_after_replay && source->status().done && pipeline.idle()) break;
+  }
+
+  source->stop();
+  pipeline.stop();
+  if (capture) capture->close();
+  if (journal) journal->close();
+  print_progress(engine, *source, last_applied, 0);
+  SnapshotPtr s = engine.current();
+  std::fprintf(stderr, "oddsrelay: stopped; state seq=%" PRIu64 " digest=%016" PRIx64 "\n", s->seq, state_digest(*s));
+  if (!source->status().error.empty()) {
+    std::fprintf(stderr, "oddsrelay: feed error: %s\n", source->status().error.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  std::string err;
+  if (!parse_cli(argc, argv, opt, err)) {
+    std::fprintf(stderr, "oddsrelay: %s (see --help)\n", err.c_str());
+    return 2;
+  }
+  if (opt.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  return run(opt);
+}
