@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# README command 2 (and what .ci/run calls): install what is missing, build,
+# and run every test: the Release build, then the whole suite again under
+# ASan+UBSan, then the concurrency tests under TSan. Exits non-zero on any
+# failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+bash scripts/install-deps.sh
+
+echo "== release build"
+cmake --preset release >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== ASan+UBSan build"
+cmake --preset asan >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+echo "== TSan: concurrent snapshot readers"
+cmake --preset tsan >/dev/null
+cmake --build build-tsan -j"$jobs" --target engine_tests
+TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/engine_tests --gtest_filter='SnapshotConcurrency.*'
+echo "== all tests passed"

@@ -1,0 +1,60 @@
+"""The command lines of oddsrelay and oddsfeed: help, bad flags, bad files."""
+import os
+import tempfile
+import unittest
+
+import harness as h
+
+
+class Cli(unittest.TestCase):
+    def test_help_lists_every_flag(self):
+        rc, out, _ = h.run([h.binary("oddsrelay"), "--help"])
+        self.assertEqual(rc, 0)
+        for flag in ["--listen", "--feed", "--capture", "--data-dir", "--keys", "--help", "replay:FILE", "speed=X"]:
+            self.assertIn(flag, out)
+        rc, out, _ = h.run([h.binary("oddsfeed"), "--help"])
+        self.assertEqual(rc, 0)
+        for cmd in ["gen", "inspect", "digest"]:
+            self.assertIn(cmd, out)
+
+    def assert_refused(self, cmd, words):
+        rc, out, err = h.run(cmd, timeout=30)
+        self.assertNotEqual(rc, 0, err)
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), 1, err)
+        self.assertIn(words, lines[0])
+
+    def test_bad_flags_exit_non_zero_with_one_line(self):
+        self.assert_refused([h.binary("oddsrelay"), "--frobnicate"], "unknown option '--frobnicate'")
+        self.assert_refused([h.binary("oddsrelay"), "--listen", "nope"], "bad --listen")
+        self.assert_refused([h.binary("oddsrelay"), "--feed", "sim:rate=-1"], "bad --feed sim option")
+        self.assert_refused([h.binary("oddsrelay"), "--feed", "replay:/nonexistent/f.jsonl"], "cannot read replay file")
+        self.assert_refused([h.binary("oddsrelay"), "--keys", "/nonexistent/keys.json"], "cannot read --keys")
+        self.assert_refused([h.binary("oddsfeed"), "frobnicate"], "unknown command")
+        self.assert_refused([h.binary("oddsfeed"), "inspect", "/nonexistent"], "cannot open")
+
+    def test_unusable_data_dir_is_refused(self):
+        with tempfile.NamedTemporaryFile() as f:  # a file where a directory should be
+            rc, _, err = h.run([h.binary("oddsrelay"), "--data-dir", os.path.join(f.name, "sub"),
+                                "--feed", "replay:" + h.fixture("small.jsonl"), "--exit-after-replay"])
+            self.assertNotEqual(rc, 0)
+            self.assertIn("cannot create data dir", err)
+
+    def test_unsupported_feed_version_stops_the_replay(self):
+        rc, _, err = h.run([h.binary("oddsrelay"), "--feed", "replay:" + h.fixture("version2.jsonl") + ",speed=max",
+                            "--exit-after-replay", "--listen", f"127.0.0.1:{h.free_port()}"])
+        self.assertEqual(rc, 1, err)
+        self.assertIn("unsupported feed format version 2", err)
+
+    def test_inspect_counts(self):
+        rc, out, err = h.run([h.binary("oddsfeed"), "inspect", h.fixture("malformed.jsonl")])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("records: 6", out)
+        self.assertIn("malformed: 2", out)
+        self.assertIn("unknown_ops: 1", out)
+        self.assertIn("line 4:", out)
+        self.assertRegex(out, r"market\s+3")
+
+
+if __name__ == "__main__":
+    h.main()

@@ -1,0 +1,146 @@
+#include "protocol/feed_reader.h"
+
+#include <gtest/gtest.h>
+
+#include "protocol/feed_writer.h"
+
+namespace oddsrelay::feed {
+namespace {
+
+LineStatus parse(FeedParser& p, const std::string& line, Record& r) { return p.parse(line, r); }
+
+}  // namespace
+
+TEST(FeedReader, ParsesMarketRecord) {
+  FeedParser p;
+  Record r;
+  ASSERT_EQ(parse(p, R"({"at":5,"op":"market","id":"s7-1.99","market":1001,"lines":{"s":{"s":0,"o":{"2001":[185,0],"2002":[340,0],"2003":[420,0]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[195,4]}},"s3.5":{"s":0,"o":{}}}})", r),
+            LineStatus::Record)
+      << p.error();
+  EXPECT_EQ(r.at, 5);
+  EXPECT_EQ(r.number, 99u);
+  EXPECT_EQ(r.op(), Op::Market);
+  const auto& m = std::get<MarketRec>(r.body);
+  EXPECT_EQ(m.market, 1001u);
+  ASSERT_EQ(m.lines.size(), 3u);
+  EXPECT_EQ(m.lines[1].key, "s2.5");
+  EXPECT_EQ(m.lines[1].suspended, 1);
+  EXPECT_EQ(m.lines[1].count, 2u);
+  EXPECT_EQ(m.outcomes[m.lines[1].first + 1].flags, 4u);
+  EXPECT_EQ(m.lines[2].count, 0u);  // empty rung kept
+  EXPECT_EQ(m.outcomes.size(), 5u);
+}
+
+TEST(FeedReader, ParsesEventScoreStatsRemove) {
+  FeedParser p;
+  Record r;
+  ASSERT_EQ(parse(p, R"({"at":1,"op":"event","id":"s7-1.99","event":{"c":[1,"England",1,"GB"],"t":[2,"PL",1],"g":3,"ts":100,"h":"A","a":"B","co":4,"map":{"s7_l1.99":{"p":0}},"s":0,"ms":12,"live":true,"sport":1}})", r),
+            LineStatus::Record) << p.error();
+  const auto& e = *std::get<std::shared_ptr<const EventObject>>(r.body);
+  EXPECT_EQ(e.h, "A");
+  EXPECT_TRUE(e.live);
+  EXPECT_EQ(e.map.size(), 1u);
+  EXPECT_EQ(e.json, R"({"c":[1,"England",1,"GB"],"t":[2,"PL",1],"g":3,"ts":100,"h":"A","a":"B","co":4,"map":{"s7_l1.99":{"p":0}},"s":0,"ms":12,"live":true,"sport":1})");
+
+  ASSERT_EQ(parse(p, R"({"at":2,"op":"score","id":"99","home":1,"away":null,"status":"ended","clock":"90:00","ht":[1,0],"result":"abandoned"})", r),
+            LineStatus::Record) << p.error();
+  const auto& s = std::get<ScoreRec>(r.body);
+  EXPECT_EQ(*s.home, 1);
+  EXPECT_FALSE(s.away.has_value());
+  EXPECT_EQ(s.status, ScoreStatus::Ended);
+  EXPECT_EQ(s.result, MatchResult::Abandoned);
+  EXPECT_EQ(s.ht->first, 1);
+
+  ASSERT_EQ(parse(p, R"({"at":3,"op":"stats","id":"99","corners":[5,3],"cards":[2,1],"final":true})", r), LineStatus::Record);
+  const auto& st = std::get<StatsRec>(r.body);
+  EXPECT_EQ(st.values[0]->first, 5);
+  EXPECT_TRUE(st.final);
+  EXPECT_EQ(p.unknown_fields(), 1u);  // "cards" is not a stat name of the format
+
+  ASSERT_EQ(parse(p, R"({"at":4,"op":"remove","id":"s7_p3.99"})", r), LineStatus::Record);
+  EXPECT_EQ(r.op(), Op::Remove);
+  EXPECT_EQ(r.number, 99u);
+}
+
+TEST(FeedReader, MalformedLinesSayWhy) {
+  struct Case {
+    const char* line;
+    const char* why;
+  };
+  const Case cases[] = {
+      {R"({"at":1,"op":"market")", "invalid JSON"},
+      {R"([1,2])", "not a JSON object"},
+      {R"({"op":"remove","id":"5"})", "'at'"},
+      {R"({"at":"1","op":"remove","id":"5"})", "'at'"},
+      {R"({"at":1,"op":"remove"})", "'id'"},
+      {R"({"at":1,"op":"remove","id":"bogus"})", "valid event id"},
+      {R"({"at":1,"op":"market","id":"5","lines":{}})", "'market' missing"},
+      {R"({"at":1,"op":"market","id":"5","market":1})", "'lines' missing"},
+      {R"({"at":1,"op":"market","id":"5","market":1,"lines":{"x2":{}}})", "invalid line key"},
+      {R"({"at":1,"op":"market","id":"5","market":1,"lines":{"s":{"o":{"1":[1.5,0]}}}})", "price_x100"},
+      {R"({"at":1,"op":"market","id":"5","market":1,"lines":{"s":{"o":{"abc":[150,0]}}}})", "outcome id"},
+      {R"({"at":1,"op":"market","id":"5","market":1,"lines":{"s":{"s":2,"o":{}}}})", "line 's'"},
+      {R"({"at":1,"op":"score","id":"5","status":"paused"})", "status"},
+      {R"({"at":1,"op":"score","id":"5","home":1})", "'status' missing"},
+      {R"({"at":1,"op":"event","id":"5","event":{"h":"A"}})", "'sport' missing"},
+      {R"({"at":1,"op":"event","id":"5","event":{"sport":1,"live":"yes"}})", "'live'"},
+      {R"({"at":1,"op":"stats","id":"5","corners":[1]})", "corners"},
+  };
+  FeedParser p;
+  for (const auto& c : cases) {
+    Record r;
+    EXPECT_EQ(parse(p, c.line, r), LineStatus::Malformed) << c.line;
+    EXPECT_NE(p.error().find(c.why), std::string::npos) << c.line << " -> " << p.error();
+  }
+}
+
+TEST(FeedReader, UnknownOpIsSkippedNotFatal) {
+  FeedParser p;
+  Record r;
+  EXPECT_EQ(parse(p, R"({"at":1,"op":"teleport","id":"5"})", r), LineStatus::UnknownOp);
+  EXPECT_EQ(parse(p, R"({"at":1,"op":"remove","id":"5","extra":1})", r), LineStatus::Record);
+  EXPECT_EQ(p.unknown_fields(), 1u);
+}
+
+TEST(FeedReader, HeaderVersionChecked) {
+  FeedParser p;
+  Record r;
+  EXPECT_EQ(parse(p, R"({"op":"header","format":"oddsfeed","version":1,"provider":"s7"})", r), LineStatus::Header);
+  EXPECT_EQ(p.provider(), "s7");
+  EXPECT_EQ(parse(p, R"({"op":"header","format":"oddsfeed","version":2})", r), LineStatus::UnsupportedVersion);
+  EXPECT_NE(p.error().find("version 2"), std::string::npos);
+}
+
+TEST(FeedReader, BlankAndCrlfLines) {
+  FeedParser p;
+  Record r;
+  EXPECT_EQ(parse(p, "", r), LineStatus::Blank);
+  EXPECT_EQ(parse(p, "  \r\n", r), LineStatus::Blank);
+  EXPECT_EQ(parse(p, "{\"at\":1,\"op\":\"remove\",\"id\":\"5\"}\r\n", r), LineStatus::Record);
+}
+
+TEST(FeedReader, ChecksumVerified) {
+  std::string line = R"({"at":1,"op":"remove","id":"5"})";
+  append_checksum(line, 0);
+  FeedParser p;
+  Record r;
+  EXPECT_EQ(parse(p, line, r), LineStatus::Record);
+  EXPECT_EQ(p.unknown_fields(), 0u);  // the checksum field is not "unknown"
+  std::string bad = line;
+  bad[10] = '2';  // "at":2
+  EXPECT_EQ(parse(p, bad, r), LineStatus::BadChecksum);
+  std::string torn = line.substr(0, line.size() - 5);
+  EXPECT_EQ(parse(p, torn, r), LineStatus::Malformed);
+}
+
+TEST(FeedReader, ReusesParserAcrossManyLines) {
+  FeedParser p;
+  Record r;
+  for (int i = 0; i < 20000; ++i) {
+    std::string line = R"({"at":)" + std::to_string(i) + R"(,"op":"market","id":"7","market":1,"lines":{"s":{"s":0,"o":{"1":[150,0]}}}})";
+    ASSERT_EQ(parse(p, line, r), LineStatus::Record);
+    ASSERT_EQ(r.at, i);
+  }
+}
+
+}  // namespace oddsrelay::feed
