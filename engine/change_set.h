@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/snapshot.h"
@@ -27,7 +28,7 @@ struct EventChange {
   int32_t sport = 0;      // sport after the batch (before it, for a removal)
   bool live = false;      // live after the batch (before it, for a removal)
   uint8_t bits = 0;       // ChangeBits
-  std::vector<uint32_t> markets;  // replaced or removed market ids, sorted, unique
+  uint32_t markets_first = 0, markets_count = 0;  // its range of Batch::markets
 };
 
 // One published batch: the snapshot it produced, what changed, and the
@@ -35,7 +36,12 @@ struct EventChange {
 struct Batch {
   SnapshotPtr snapshot;
   std::vector<EventChange> changes;  // in order of first change within the batch
+  std::vector<uint32_t> markets;     // replaced or removed market ids, per change, sorted, unique
   std::vector<feed::Record> records;
+
+  std::span<const uint32_t> markets_of(const EventChange& c) const {
+    return std::span<const uint32_t>(markets).subspan(c.markets_first, c.markets_count);
+  }
 };
 
 using BatchPtr = std::shared_ptr<const Batch>;

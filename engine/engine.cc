@@ -1,13 +1,55 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <new>
+#include <type_traits>
 
 namespace oddsrelay {
 
-const Market* OddsTable::find(uint32_t market_id) const {
+namespace {
+
+// Allocates the shared_ptr control block (which holds the Market) with
+// `tail` more bytes after it, and reports where those start.
+template <class T>
+struct TailAllocator {
+  using value_type = T;
+  size_t tail;
+  std::byte** tail_at;
+  TailAllocator(size_t t, std::byte** at) : tail(t), tail_at(at) {}
+  template <class U>
+  TailAllocator(const TailAllocator<U>& o) : tail(o.tail), tail_at(o.tail_at) {}
+  T* allocate(size_t n) {
+    size_t head = (n * sizeof(T) + alignof(std::max_align_t) - 1) & ~(alignof(std::max_align_t) - 1);
+    auto* p = static_cast<std::byte*>(::operator new(head + tail));
+    *tail_at = p + head;
+    return reinterpret_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p); }
+  template <class U>
+  bool operator==(const TailAllocator<U>&) const { return true; }
+};
+
+}  // namespace
+
+std::shared_ptr<Market> Market::make(uint32_t id, size_t nlines, size_t noutcomes, Line** lines, Outcome** outcomes) {
+  static_assert(std::is_trivially_destructible_v<Line> && std::is_trivially_destructible_v<Outcome>,
+                "the tail is released without running destructors");
+  static_assert(sizeof(Line) % alignof(Outcome) == 0, "outcomes follow lines in one block");
+  std::byte* tail = nullptr;
+  auto m = std::allocate_shared<Market>(TailAllocator<Market>(nlines * sizeof(Line) + noutcomes * sizeof(Outcome), &tail));
+  m->id = id;
+  *lines = new (tail) Line[nlines];
+  *outcomes = new (tail + nlines * sizeof(Line)) Outcome[noutcomes];
+  m->lines = std::span<const Line>(*lines, nlines);
+  m->outcomes = std::span<const Outcome>(*outcomes, noutcomes);
+  return m;
+}
+
+const Market* find_market(const MarketList& markets, uint32_t market_id) {
   auto it = std::lower_bound(markets.begin(), markets.end(), market_id,
-                             [](const MarketPtr& m, uint32_t id) { return m->id < id; });
-  return it != markets.end() && (*it)->id == market_id ? it->get() : nullptr;
+                             [](const MarketRef& m, uint32_t id) { return m.id < id; });
+  return it != markets.end() && it->id == market_id ? it->ptr.get() : nullptr;
 }
 
 namespace {
@@ -16,16 +58,16 @@ namespace {
 // ts over from `prev`. Lines and outcomes usually keep their positions from
 // one record to the next, so the same index is tried before a scan.
 MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t at) {
-  auto m = std::make_shared<Market>();
-  m->id = rec.market;
-  m->lines.reserve(rec.lines.size());
-  m->outcomes.reserve(rec.outcomes.size());
+  Line* lines;
+  Outcome* outs;
+  auto m = Market::make(rec.market, rec.lines.size(), rec.outcomes.size(), &lines, &outs);
+  uint32_t next = 0;
   for (size_t li = 0; li < rec.lines.size(); ++li) {
     const feed::LineIn& in = rec.lines[li];
-    Line line;
+    Line& line = lines[li];
     line.key = LineKey(in.key);
     line.suspended = in.suspended;
-    line.first = static_cast<uint32_t>(m->outcomes.size());
+    line.first = next;
     line.count = in.count;
     line.ls = at;
     const Line* pl = nullptr;
@@ -37,7 +79,8 @@ MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t a
     }
     for (uint32_t oi = 0; oi < in.count; ++oi) {
       const feed::OutcomeIn& o = rec.outcomes[in.first + oi];
-      Outcome out{o.id, o.price, o.flags, at};
+      Outcome& out = outs[next++];
+      out = Outcome{o.id, o.price, o.flags, at};
       if (pl) {
         const Outcome* po = nullptr;
         if (oi < pl->count && prev->outcomes[pl->first + oi].id == o.id) po = &prev->outcomes[pl->first + oi];
@@ -46,9 +89,7 @@ MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t a
             if (prev->outcomes[pl->first + k].id == o.id) { po = &prev->outcomes[pl->first + k]; break; }
         if (po && po->price == o.price && po->flags == o.flags) out.ts = po->ts;
       }
-      m->outcomes.push_back(out);
     }
-    m->lines.push_back(line);
   }
   return m;
 }
@@ -63,29 +104,25 @@ EventEntry& Engine::entry_for(uint64_t number, const std::string& id, int64_t at
     slot->key = id;
   } else if (slot->edit != edit_) {
     slot = std::make_shared<EventEntry>(*slot);
+    slot->change = 0;
   }
   slot->edit = edit_;
   slot->updated_at = at;
   return *slot;
 }
 
-OddsTable& Engine::odds_for(EventEntry& e) {
-  std::shared_ptr<OddsTable> t;
-  if (!e.odds) t = std::make_shared<OddsTable>();
-  else if (e.odds->edit == edit_) return const_cast<OddsTable&>(*e.odds);  // ours: unpublished
-  else t = std::make_shared<OddsTable>(*e.odds);
-  t->edit = edit_;
-  e.odds = t;
-  return *t;
+EventChange& Engine::change_for(EventEntry& e) {
+  if (e.change == 0) {
+    changes_.emplace_back();
+    changes_.back().number = e.number;
+    e.change = static_cast<uint32_t>(changes_.size());
+  }
+  return changes_[e.change - 1];
 }
 
-EventChange& Engine::change_for(uint64_t number) {
-  auto [it, fresh] = change_index_.try_emplace(number, changes_.size());
-  if (fresh) {
-    changes_.emplace_back();
-    changes_.back().number = number;
-  }
-  return changes_[it->second];
+void Engine::note_market(EventEntry& e, uint32_t market) {
+  change_for(e).bits |= kOddsChanged;
+  changed_markets_.emplace_back(e.change - 1, market);
 }
 
 void Engine::count_listing(const EventEntry& e, int delta) {
@@ -114,7 +151,7 @@ void Engine::apply_event(feed::Record& rec) {
   const int32_t old_sport = e.sport();
   const bool old_live = e.live(), was_listed = e.listed();
   auto& info = std::get<std::shared_ptr<const feed::EventObject>>(rec.body);
-  EventChange& ch = change_for(rec.number);
+  EventChange& ch = change_for(e);
   if (!was_listed) ch.bits |= kEventAdded;
   else if (e.info->json != info->json) ch.bits |= kEventChanged;
   count_listing(e, -1);
@@ -126,65 +163,58 @@ void Engine::apply_event(feed::Record& rec) {
 }
 
 ApplyResult Engine::apply_remove(feed::Record& rec) {
-  const EventEntry* cur = work_.events.find(rec.number);
-  if (!cur) return ApplyResult::SkippedUnknownEvent;
+  if (!work_.events.find(rec.number)) return ApplyResult::SkippedUnknownEvent;
   EventEntry& e = entry_for(rec.number, rec.id, rec.at);
   const int32_t old_sport = e.sport();
   const bool old_live = e.live();
-  EventChange& ch = change_for(rec.number);
+  EventChange& ch = change_for(e);
   if (e.listed()) ch.bits |= kEventRemoved;
   if (old_live) work_.last_live_at = rec.at;
   count_listing(e, -1);
   e.info = nullptr;
-  if (e.odds) {
-    for (const auto& m : e.odds->markets) {
-      work_.outcomes -= m->outcomes.size();
-      ch.markets.push_back(m->id);
-    }
-    work_.markets -= e.odds->markets.size();
-    ch.bits |= kOddsChanged;
-    e.odds = nullptr;
+  for (const auto& m : e.markets) {
+    work_.outcomes -= m->outcomes.size();
+    note_market(e, m->id);
   }
+  work_.markets -= e.markets.size();
+  e.markets.clear();
   note_listing(ch, e, old_sport, old_live);
   // Score and stats outlive the listing (settlement asks after removal);
-  // with neither, nothing of the event is worth keeping.
-  if (!e.score && !e.stats) work_.events.erase(rec.number, edit_);
+  // with neither, nothing is worth keeping: dropped at commit unless a later
+  // record of this batch brings something back.
+  if (e.empty()) maybe_empty_.push_back(rec.number);
   return ApplyResult::Applied;
 }
 
 void Engine::apply_market(feed::Record& rec) {
   auto& mr = std::get<feed::MarketRec>(rec.body);
   EventEntry& e = entry_for(rec.number, rec.id, rec.at);
-  OddsTable& t = odds_for(e);
-  auto it = std::lower_bound(t.markets.begin(), t.markets.end(), mr.market,
-                             [](const MarketPtr& m, uint32_t id) { return m->id < id; });
-  const bool exists = it != t.markets.end() && (*it)->id == mr.market;
+  auto& ms = e.markets;
+  auto it = std::lower_bound(ms.begin(), ms.end(), mr.market,
+                             [](const MarketRef& m, uint32_t id) { return m.id < id; });
+  const bool exists = it != ms.end() && it->id == mr.market;
   if (exists) {
     work_.outcomes -= (*it)->outcomes.size();
     --work_.markets;
   }
   if (mr.lines.empty()) {
-    if (exists) t.markets.erase(it);
+    if (exists) ms.erase(it);
   } else {
-    MarketPtr m = build_market(mr, exists ? it->get() : nullptr, rec.at);
+    MarketPtr m = build_market(mr, exists ? it->ptr.get() : nullptr, rec.at);
     work_.outcomes += m->outcomes.size();
     ++work_.markets;
-    if (exists) *it = std::move(m);
-    else t.markets.insert(it, std::move(m));
+    if (exists) it->ptr = std::move(m);
+    else ms.insert(it, MarketRef{mr.market, std::move(m)});
   }
-  if (t.markets.empty()) e.odds = nullptr;
-  EventChange& ch = change_for(rec.number);
-  ch.bits |= kOddsChanged;
-  auto pos = std::lower_bound(ch.markets.begin(), ch.markets.end(), mr.market);
-  if (pos == ch.markets.end() || *pos != mr.market) ch.markets.insert(pos, mr.market);
-  note_listing(ch, e, e.sport(), e.live());
+  note_market(e, mr.market);
+  note_listing(change_for(e), e, e.sport(), e.live());
 }
 
 void Engine::apply_score(feed::Record& rec) {
   auto& sr = std::get<feed::ScoreRec>(rec.body);
   EventEntry& e = entry_for(rec.number, rec.id, rec.at);
   auto s = e.score ? std::make_shared<ScoreState>(*e.score) : std::make_shared<ScoreState>();
-  EventChange& ch = change_for(rec.number);
+  EventChange& ch = change_for(e);
   ch.bits |= kScoreChanged;
   s->last = sr;
   s->ts = rec.at;
@@ -198,7 +228,7 @@ void Engine::apply_score(feed::Record& rec) {
     if (first || score != s->final_score || result != s->final_result) {
       if (first) {
         s->ended = true;
-        s->odds_at_end = e.odds;
+        s->odds_at_end = e.markets;
       }
       ++s->final_version;
       s->final_score = score;
@@ -220,7 +250,7 @@ void Engine::apply_stats(feed::Record& rec) {
   s->final = s->final || sr.final;
   s->ts = rec.at;
   e.stats = std::move(s);
-  EventChange& ch = change_for(rec.number);
+  EventChange& ch = change_for(e);
   ch.bits |= kStatsChanged;
   note_listing(ch, e, e.sport(), e.live());
 }
@@ -246,14 +276,27 @@ ApplyResult Engine::apply(feed::Record&& rec) {
 
 BatchPtr Engine::commit() {
   if (records_.empty()) return nullptr;
+  for (uint64_t n : maybe_empty_)
+    if (const EventEntry* e = work_.events.find(n); e && e->empty()) work_.events.erase(n, edit_);
+  maybe_empty_.clear();
   work_.seq = edit_;
   auto batch = std::make_shared<Batch>();
+  // Group the changed market ids by change, sorted and unique within each.
+  std::sort(changed_markets_.begin(), changed_markets_.end());
+  changed_markets_.erase(std::unique(changed_markets_.begin(), changed_markets_.end()), changed_markets_.end());
+  batch->markets.reserve(changed_markets_.size());
+  for (auto [ci, id] : changed_markets_) {
+    EventChange& c = changes_[ci];
+    if (c.markets_count == 0) c.markets_first = static_cast<uint32_t>(batch->markets.size());
+    ++c.markets_count;
+    batch->markets.push_back(id);
+  }
+  changed_markets_.clear();
   batch->snapshot = std::make_shared<const Snapshot>(work_);
   batch->changes = std::move(changes_);
   batch->records = std::move(records_);
   changes_.clear();
   records_.clear();
-  change_index_.clear();
   ++edit_;  // from here on, every node the snapshot holds is shared: copy before writing
   store_.publish(batch->snapshot);
   return batch;

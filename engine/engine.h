@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/change_set.h"
@@ -44,8 +43,8 @@ class Engine {
 
  private:
   EventEntry& entry_for(uint64_t number, const std::string& id, int64_t at);
-  OddsTable& odds_for(EventEntry& e);
-  EventChange& change_for(uint64_t number);
+  EventChange& change_for(EventEntry& e);
+  void note_market(EventEntry& e, uint32_t market);
   void count_listing(const EventEntry& e, int delta);
   void note_listing(EventChange& ch, const EventEntry& e, int32_t old_sport, bool old_live);
 
@@ -58,7 +57,8 @@ class Engine {
   Snapshot work_;     // the working version: only this thread touches it
   uint64_t edit_ = 1; // number of the batch being built
   std::vector<EventChange> changes_;
-  std::unordered_map<uint64_t, size_t> change_index_;
+  std::vector<std::pair<uint32_t, uint32_t>> changed_markets_;  // (change index, market id)
+  std::vector<uint64_t> maybe_empty_;  // events to drop at commit if nothing is left of them
   std::vector<feed::Record> records_;
   SnapshotStore store_;
   std::atomic<uint64_t> applied_{0}, skipped_{0};

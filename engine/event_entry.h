@@ -16,13 +16,18 @@
 
 namespace oddsrelay {
 
-// The markets of one event, sorted by market id.
-struct OddsTable {
-  uint64_t edit = 0;  // batch that created it: the writer may still mutate it
-  std::vector<MarketPtr> markets;
-
-  const Market* find(uint32_t market_id) const;
+// One market of an event's list. The id is kept beside the pointer so that
+// finding a market does not touch (and miss the cache on) every market it
+// passes; `->` reaches the market itself.
+struct MarketRef {
+  uint32_t id = 0;
+  MarketPtr ptr;
+  const Market* operator->() const { return ptr.get(); }
+  const Market& operator*() const { return *ptr; }
 };
+// The markets of one event, sorted by market id.
+using MarketList = std::vector<MarketRef>;
+const Market* find_market(const MarketList& markets, uint32_t market_id);
 
 struct ScoreState {
   feed::ScoreRec last;  // the latest score record as received
@@ -34,7 +39,7 @@ struct ScoreState {
   feed::MatchResult final_result = feed::MatchResult::None;
   uint32_t final_version = 0;  // 1 at the first `ended`, +1 per correction
   int64_t final_at = 0;        // at of the record that set the current final
-  std::shared_ptr<const OddsTable> odds_at_end;  // odds at the first `ended` (last read)
+  MarketList odds_at_end;  // odds at the first `ended` (the last read before full time)
 };
 
 struct StatsState {
@@ -44,11 +49,12 @@ struct StatsState {
 };
 
 struct EventEntry {
-  uint64_t edit = 0;       // batch that created it (see OddsTable::edit)
+  uint64_t edit = 0;       // batch that created it: the writer may still mutate it
+  uint32_t change = 0;     // writer only: 1 + its index in that batch's changes, 0 = none yet
   uint64_t number = 0;     // identity
   std::string key;         // display id: the id of the last `event` record
   std::shared_ptr<const feed::EventObject> info;  // null: not listed (removed or odds only)
-  std::shared_ptr<const OddsTable> odds;          // null: no markets
+  MarketList markets;                             // its odds; empty: none
   std::shared_ptr<const ScoreState> score;
   std::shared_ptr<const StatsState> stats;
   int64_t updated_at = 0;  // at of the last record applied to it
@@ -56,6 +62,8 @@ struct EventEntry {
   bool listed() const { return info != nullptr; }
   int32_t sport() const { return info ? info->sport : 0; }
   bool live() const { return info && info->live; }
+  const Market* market(uint32_t id) const { return find_market(markets, id); }
+  bool empty() const { return !info && markets.empty() && !score && !stats; }
 };
 
 }  // namespace oddsrelay

@@ -85,7 +85,7 @@ class EventMap {
   }
 
  private:
-  static constexpr int kBits = 6;
+  static constexpr int kBits = 5;
   static constexpr uint64_t kMask = (1u << kBits) - 1;
   using Items = std::vector<std::pair<uint64_t, EntryPtr>>;
   struct Leaf {
@@ -94,11 +94,11 @@ class EventMap {
   };
   struct Mid {
     uint64_t edit = 0;
-    std::array<std::shared_ptr<Leaf>, 64> kids;
+    std::array<std::shared_ptr<Leaf>, 1 << kBits> kids;
   };
   struct Root {
     uint64_t edit = 0;
-    std::array<std::shared_ptr<Mid>, 64> kids;
+    std::array<std::shared_ptr<Mid>, 1 << kBits> kids;
   };
 
   // Event numbers are often sequential: spread them over the trie.

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string_view>
-#include <vector>
 
 #include "protocol/line_key.h"
 
@@ -47,10 +47,16 @@ struct Line {
   int64_t ls = 0;         // unix ms this line was last seen upstream
 };
 
+// The market, its lines and its outcomes live in one allocation together
+// with the shared_ptr control block: one allocation a market record.
 struct Market {
   uint32_t id = 0;
-  std::vector<Line> lines;        // in upstream order
-  std::vector<Outcome> outcomes;  // all lines' outcomes, flat
+  std::span<const Line> lines;        // in upstream order
+  std::span<const Outcome> outcomes;  // all lines' outcomes, flat
+
+  // A market with room for `nlines` lines and `noutcomes` outcomes, which
+  // the builder fills through the returned pointers before publishing.
+  static std::shared_ptr<Market> make(uint32_t id, size_t nlines, size_t noutcomes, Line** lines, Outcome** outcomes);
 };
 
 using MarketPtr = std::shared_ptr<const Market>;

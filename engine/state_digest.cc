@@ -36,18 +36,17 @@ std::string dump_state(const Snapshot& s) {
     out += e->key;
     out += e->info ? " " + e->info->json : std::string(" unlisted");
     out += '\n';
-    if (e->odds)
-      for (const auto& m : e->odds->markets)
-        for (const Line& l : m->lines) {
-          appendf(out, "M %" PRIu64 " %u ", e->number, m->id);
-          out += l.key.view();
-          appendf(out, " s=%u ls=%" PRId64, l.suspended, l.ls);
-          for (uint32_t i = l.first; i < l.first + l.count; ++i) {
-            const Outcome& o = m->outcomes[i];
-            appendf(out, " %u:%d:%u:%" PRId64, o.id, o.price, o.flags, o.ts);
-          }
-          out += '\n';
+    for (const auto& m : e->markets)
+      for (const Line& l : m->lines) {
+        appendf(out, "M %" PRIu64 " %u ", e->number, m->id);
+        out += l.key.view();
+        appendf(out, " s=%u ls=%" PRId64, l.suspended, l.ls);
+        for (uint32_t i = l.first; i < l.first + l.count; ++i) {
+          const Outcome& o = m->outcomes[i];
+          appendf(out, " %u:%d:%u:%" PRId64, o.id, o.price, o.flags, o.ts);
         }
+        out += '\n';
+      }
     if (const ScoreState* sc = e->score.get()) {
       appendf(out, "S %" PRIu64 " ts=%" PRId64 " status=%s", e->number, sc->ts, feed::status_name(sc->last.status));
       dump_opt(out, "home", sc->last.home);

@@ -12,7 +12,7 @@ namespace {
 
 const Market* find_market(const Snapshot& s, uint64_t number, uint32_t id) {
   const EventEntry* e = s.events.find(number);
-  return e && e->odds ? e->odds->find(id) : nullptr;
+  return e ? e->market(id) : nullptr;
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ TEST(Engine, AllIdFormsHitOneEvent) {
   const EventEntry* ev = s->events.find(42);
   ASSERT_NE(ev, nullptr);
   EXPECT_EQ(ev->key, "s7-101.42");  // display key: the event record's id
-  EXPECT_EQ(ev->odds->markets.size(), 2u);
+  EXPECT_EQ(ev->markets.size(), 2u);
 }
 
 TEST(Engine, CountsListedEventsPerSport) {
@@ -103,13 +103,20 @@ TEST(Engine, RemoveDropsListingAndOddsButKeepsScore) {
   const EventEntry* ev = s->events.find(7);
   ASSERT_NE(ev, nullptr);
   EXPECT_FALSE(ev->listed());
-  EXPECT_EQ(ev->odds, nullptr);
+  EXPECT_TRUE(ev->markets.empty());
   ASSERT_NE(ev->score, nullptr);
   EXPECT_EQ(ev->score->final_score, std::make_pair(1, 0));
   EXPECT_EQ(s->markets, 0u);
   // An event with nothing left to keep is dropped whole.
   test::apply_all(e, {test::event(5, "8", 1, false), test::rec(R"({"at":6,"op":"remove","id":"8"})")});
   EXPECT_EQ(e.current()->events.find(8), nullptr);
+  // Removed and re-added within one batch: kept, and one change for it.
+  e.apply(test::event(7, "8", 1, false));
+  e.apply(test::rec(R"({"at":8,"op":"remove","id":"8"})"));
+  e.apply(market(9, "8", 1001, {{"s", 0, {{2001, 185, 0}}}}));
+  BatchPtr b = e.commit();
+  ASSERT_NE(e.current()->events.find(8), nullptr);
+  EXPECT_EQ(b->changes.size(), 1u);
 }
 
 TEST(Engine, RemoveOfUnknownEventIsSkippedAndCounted) {
@@ -127,8 +134,8 @@ TEST(Engine, FinalScoreFixedThenCorrected) {
   auto sc = e.current()->events.find(9)->score;
   EXPECT_EQ(sc->final_version, 1u);
   EXPECT_EQ(sc->final_at, 2);
-  ASSERT_NE(sc->odds_at_end, nullptr);  // odds as last read before full time
-  EXPECT_EQ(sc->odds_at_end->find(1001)->lines[0].suspended, 1);
+  ASSERT_NE(find_market(sc->odds_at_end, 1001), nullptr);  // odds as last read before full time
+  EXPECT_EQ(find_market(sc->odds_at_end, 1001)->lines[0].suspended, 1);
   // The same final again changes nothing; another score is a correction.
   test::apply_all(e, {test::rec(R"({"at":3,"op":"score","id":"9","home":2,"away":1,"status":"ended"})")});
   EXPECT_EQ(e.current()->events.find(9)->score->final_version, 1u);
@@ -169,7 +176,8 @@ TEST(Engine, ChangeSetSaysWhatChanged) {
   EXPECT_EQ(c1.sport, 3);
   EXPECT_TRUE(c1.live);
   EXPECT_EQ(c1.bits, kOddsChanged | kStatsChanged);
-  EXPECT_EQ(c1.markets, (std::vector<uint32_t>{1001, 1080}));
+  auto ms = b->markets_of(c1);
+  EXPECT_EQ(std::vector<uint32_t>(ms.begin(), ms.end()), (std::vector<uint32_t>{1001, 1080}));
   EXPECT_EQ(b->changes[1].bits, kEventAdded);
   EXPECT_EQ(b->records.size(), 6u);
   EXPECT_EQ(b->snapshot->seq, e.current()->seq);
@@ -177,6 +185,7 @@ TEST(Engine, ChangeSetSaysWhatChanged) {
   e.apply(test::rec(R"({"at":6,"op":"remove","id":"1"})"));
   b = e.commit();
   EXPECT_EQ(b->changes[0].bits, kEventRemoved | kOddsChanged);
+  EXPECT_EQ(b->markets_of(b->changes[0]).size(), 2u);
   EXPECT_EQ(b->changes[0].sport, 3);
   EXPECT_TRUE(b->changes[0].live);
 }
@@ -188,8 +197,8 @@ TEST(Engine, PublishedSnapshotsNeverChange) {
   for (int i = 0; i < 50; ++i)
     test::apply_all(e, {market(10 + i, "1", 1001, {{"s", 0, {{2001, 200 + i, 0}}}}), test::event(10 + i, std::to_string(100 + i), 2, false)});
   EXPECT_EQ(old->events.size(), 1u);
-  EXPECT_EQ(old->events.find(1)->odds->find(1001)->outcomes[0].price, 185);
-  EXPECT_EQ(e.current()->events.find(1)->odds->find(1001)->outcomes[0].price, 249);
+  EXPECT_EQ(old->events.find(1)->market(1001)->outcomes[0].price, 185);
+  EXPECT_EQ(e.current()->events.find(1)->market(1001)->outcomes[0].price, 249);
   EXPECT_EQ(e.current()->seq, old->seq + 50);
 }
 

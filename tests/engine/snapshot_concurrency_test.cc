@@ -32,7 +32,7 @@ TEST(SnapshotConcurrency, ReadersOnlyEverSeeWholeBatches) {
         int32_t price = -1;
         size_t n = 0;
         s->events.for_each([&](const EventEntry& ev) {
-          const Market* m = ev.odds ? ev.odds->find(1001) : nullptr;
+          const Market* m = ev.market(1001);
           if (!m) { failures++; return; }
           if (price < 0) price = m->outcomes[0].price;
           if (m->outcomes[0].price != price) failures++;
@@ -68,10 +68,8 @@ TEST(SnapshotConcurrency, SnapshotCountersMatchContentsUnderLoad) {
       uint64_t live = 0, pre = 0, markets = 0, outcomes = 0;
       s->events.for_each([&](const EventEntry& ev) {
         if (ev.listed()) (ev.live() ? live : pre)++;
-        if (ev.odds) {
-          markets += ev.odds->markets.size();
-          for (const auto& m : ev.odds->markets) outcomes += m->outcomes.size();
-        }
+        markets += ev.markets.size();
+        for (const auto& m : ev.markets) outcomes += m->outcomes.size();
       });
       uint64_t per_sport = 0;
       for (const auto& c : s->sports) per_sport += c.live + c.prematch;

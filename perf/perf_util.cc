@@ -1,0 +1,34 @@
+#include "perf/perf_util.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "tools/sources/simulator.h"
+
+namespace oddsrelay::perf {
+
+SimFeed sim_market_records(size_t n, uint32_t events, uint64_t seed) {
+  SimFeed f;
+  sim::Simulator s(sim::SimOptions{seed, events, 1000, 4000});
+  s.open(1'767'225'600'000, 1'767'225'600'000, f.setup);
+  std::vector<feed::Record> out;
+  while (f.markets.size() < n) {
+    s.step(s.now(), out);
+    for (auto& r : out)
+      if (r.op() == feed::Op::Market && f.markets.size() < n) f.markets.push_back(std::move(r));
+    out.clear();
+  }
+  return f;
+}
+
+uint64_t rss_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long size = 0, resident = 0;
+  int n = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+}  // namespace oddsrelay::perf

@@ -1,0 +1,22 @@
+// Inputs shared by the benchmarks: simulator records, and the RSS probe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "protocol/feed_record.h"
+
+namespace oddsrelay::perf {
+
+// The first `n` market records of a simulator run (parsed deltas, as the
+// engine receives them), plus the records that set up their events.
+struct SimFeed {
+  std::vector<feed::Record> setup;    // everything before the first odds step
+  std::vector<feed::Record> markets;  // n market records
+};
+SimFeed sim_market_records(size_t n, uint32_t events = 2000, uint64_t seed = 1);
+
+// Resident set size of this process, bytes.
+uint64_t rss_bytes();
+
+}  // namespace oddsrelay::perf

@@ -1,0 +1,74 @@
+// Feed line parsing (RapidJSON, into typed records) and encoding, per line:
+// the replay source's per-record CPU cost, next to a baseline that only
+// validates the same lines as JSON with RapidJSON's SAX reader (the floor
+// for any JSON-based reader).
+//   build/perf/bench_parse
+#include <benchmark/benchmark.h>
+
+#include <rapidjson/reader.h>
+
+#include "perf/perf_util.h"
+#include "protocol/feed_reader.h"
+#include "protocol/feed_writer.h"
+
+namespace {
+
+const std::vector<std::string>& lines() {
+  static std::vector<std::string> v = [] {
+    auto f = oddsrelay::perf::sim_market_records(100'000);
+    std::vector<std::string> out;
+    for (auto* part : {&f.setup, &f.markets})
+      for (const auto& r : *part) {
+        out.emplace_back();
+        oddsrelay::feed::write_record(r, out.back());
+      }
+    return out;
+  }();
+  return v;
+}
+
+void BM_ParseFeedLine(benchmark::State& state) {
+  const auto& ls = lines();
+  oddsrelay::feed::FeedParser p;
+  oddsrelay::feed::Record r;
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    const std::string& l = ls[i++ % ls.size()];
+    bytes += l.size();
+    benchmark::DoNotOptimize(p.parse(l, r));
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_ParseFeedLine);
+
+void BM_BaselineJsonValidate(benchmark::State& state) {
+  const auto& ls = lines();
+  rapidjson::BaseReaderHandler<> h;
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    const std::string& l = ls[i++ % ls.size()];
+    bytes += l.size();
+    rapidjson::Reader reader;
+    rapidjson::StringStream ss(l.c_str());
+    benchmark::DoNotOptimize(reader.Parse(ss, h));
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_BaselineJsonValidate);
+
+void BM_EncodeFeedLine(benchmark::State& state) {
+  auto f = oddsrelay::perf::sim_market_records(10'000);
+  std::string out;
+  size_t i = 0;
+  for (auto _ : state) {
+    out.clear();
+    oddsrelay::feed::write_record(f.markets[i++ % f.markets.size()], out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_EncodeFeedLine);
+
+}  // namespace
