@@ -293,10 +293,15 @@ BatchPtr Engine::commit() {
   }
   changed_markets_.clear();
   batch->snapshot = std::make_shared<const Snapshot>(work_);
+  const size_t nchanges = changes_.size(), nrecords = records_.size();
   batch->changes = std::move(changes_);
   batch->records = std::move(records_);
-  changes_.clear();
-  records_.clear();
+  // Moved-from vectors start empty; size them like this batch so the next
+  // one does not regrow them step by step.
+  changes_ = {};
+  records_ = {};
+  changes_.reserve(nchanges);
+  records_.reserve(nrecords);
   ++edit_;  // from here on, every node the snapshot holds is shared: copy before writing
   store_.publish(batch->snapshot);
   return batch;

@@ -25,14 +25,8 @@ class EventMap {
   using EntryPtr = std::shared_ptr<EventEntry>;  // const to readers via find/for_each
 
   const EventEntry* find(uint64_t number) const {
-    if (!root_) return nullptr;
-    uint64_t h = mix(number);
-    const auto& mid = root_->kids[h & kMask];
-    if (!mid) return nullptr;
-    const auto& leaf = mid->kids[(h >> kBits) & kMask];
-    if (!leaf) return nullptr;
-    auto it = lower(leaf->items, number);
-    return it != leaf->items.end() && it->first == number ? it->second.get() : nullptr;
+    const EntryPtr* e = locate(number);
+    return e ? e->get() : nullptr;
   }
 
   size_t size() const { return size_; }
@@ -70,7 +64,7 @@ class EventMap {
 
   // Writer only.
   void erase(uint64_t number, uint64_t edit) {
-    if (!contains(number)) return;
+    if (!locate(number)) return;
     uint64_t h = mix(number);
     own(root_, edit);
     auto& mid = root_->kids[h & kMask];
@@ -124,15 +118,16 @@ class EventMap {
     return v.begin() + (c - v.cbegin());
   }
 
-  bool contains(uint64_t number) const {
-    if (!root_) return false;
+  // The slot of `number`, or null when the map has none.
+  const EntryPtr* locate(uint64_t number) const {
+    if (!root_) return nullptr;
     uint64_t h = mix(number);
     const auto& mid = root_->kids[h & kMask];
-    if (!mid) return false;
+    if (!mid) return nullptr;
     const auto& leaf = mid->kids[(h >> kBits) & kMask];
-    if (!leaf) return false;
+    if (!leaf) return nullptr;
     auto it = lower(leaf->items, number);
-    return it != leaf->items.end() && it->first == number;
+    return it != leaf->items.end() && it->first == number ? &it->second : nullptr;
   }
 
   // Makes `p` a node of batch `edit`: a copy if an older batch (and so maybe

@@ -118,30 +118,30 @@ Pricer::Pricer(const MatchState& m) : m_(m) {
   }
 }
 
+// The expectation of f(home, away) over the final-score distribution.
+template <class F>
+double Pricer::expect(F f) const {
+  double e = 0;
+  for (int32_t h = 0; h < dim_; ++h)
+    for (int32_t a = 0; a < dim_; ++a) e += f(h, a) * dist_[static_cast<size_t>(h * dim_ + a)];
+  return e;
+}
+
 double Pricer::expected_total() const {
   if (!matrix_model())
     return m_.home + m_.away + (m_.strength_home + m_.strength_away) * std::max(0.0, m_.remaining);
-  double e = 0;
-  for (int32_t h = 0; h < dim_; ++h)
-    for (int32_t a = 0; a < dim_; ++a) e += (h + a) * dist_[static_cast<size_t>(h * dim_ + a)];
-  return e;
+  return expect([](int32_t h, int32_t a) { return h + a; });
 }
 
 double Pricer::expected_diff() const {
   if (!matrix_model())
     return m_.home - m_.away + (m_.strength_home - m_.strength_away) * std::max(0.0, m_.remaining);
-  double e = 0;
-  for (int32_t h = 0; h < dim_; ++h)
-    for (int32_t a = 0; a < dim_; ++a) e += (h - a) * dist_[static_cast<size_t>(h * dim_ + a)];
-  return e;
+  return expect([](int32_t h, int32_t a) { return h - a; });
 }
 
 double Pricer::p_btts() const {
   if (!matrix_model()) return 1;
-  double p = 0;
-  for (int32_t h = 1; h < dim_; ++h)
-    for (int32_t a = 1; a < dim_; ++a) p += dist_[static_cast<size_t>(h * dim_ + a)];
-  return p;
+  return expect([](int32_t h, int32_t a) { return h > 0 && a > 0 ? 1.0 : 0.0; });
 }
 
 double Pricer::p_exact(int32_t h, int32_t a) const {

@@ -42,6 +42,8 @@ class Pricer {
 
  private:
   bool matrix_model() const { return !dist_.empty(); }
+  template <class F>
+  double expect(F f) const;
   const MatchState& m_;
   // Final score distribution: dist_[h * dim_ + a] for h, a in [0, dim_).
   std::vector<double> dist_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "protocol/event_json.h"
 #include "tools/sources/sim_catalog.h"
@@ -11,7 +12,16 @@ namespace oddsrelay::sim {
 namespace {
 
 constexpr uint64_t kFirstNumber = 10'000'000;
-constexpr const char* kProvider = "s7";
+
+// Fixed-shape ids and labels, formatted without string concatenation.
+template <class... A>
+std::string fmt(const char* f, A... args) {
+  char buf[64];
+  int n = std::snprintf(buf, sizeof buf, f, args...);
+  return std::string(buf, static_cast<size_t>(n < 0 ? 0 : n));
+}
+using ull = unsigned long long;
+using ll = long long;
 
 // xoshiro256**, seeded by splitmix64: the same stream on every platform.
 class Rng {
@@ -134,7 +144,7 @@ struct Simulator::Impl {
     m.channel = m.sport->id * 100 + m.tour->priority;
     // Soccer ids always carry the channel; other sports do half the time.
     bool with_channel = m.sport->id == 1 || (m.number & 1);
-    m.key = std::string(kProvider) + "-" + (with_channel ? std::to_string(m.channel) + "." : "") + std::to_string(m.number);
+    m.key = with_channel ? fmt("s7-%lld.%llu", ll(m.channel), ull(m.number)) : fmt("s7-%llu", ull(m.number));
     m.map_entries = 1 + static_cast<int>(rng.below(3));
     switch (m.sport->model) {
       case ScoreModel::Goals:
@@ -186,12 +196,11 @@ struct Simulator::Impl {
     e->h = m.home_name;
     e->a = m.away_name;
     e->co = c->id * 100 + m.tour->priority;
-    std::string num = std::to_string(m.number);
     if (is_live) {
-      e->map.push_back({std::string(kProvider) + "_l" + std::to_string(m.channel) + "." + num, m.reopen_vt ? 1 : 0});
+      e->map.push_back({fmt("s7_l%lld.%llu", ll(m.channel), ull(m.number)), m.reopen_vt ? 1 : 0});
     } else {
       for (int k = 0; k < m.map_entries; ++k)
-        e->map.push_back({std::string(kProvider) + "_p" + std::to_string(m.channel + k * 10000) + "." + num, 0});
+        e->map.push_back({fmt("s7_p%lld.%llu", ll(m.channel + k * 10000), ull(m.number)), 0});
     }
     e->s = m.home * 1000 + m.away;
     if (is_live) e->ms = m.minute;
@@ -204,13 +213,11 @@ struct Simulator::Impl {
   std::string period_label(const Match& m) const {
     const SportDef& s = *m.sport;
     if (m.phase == Phase::Ended) return "FT";
-    if (s.model == ScoreModel::Sets) return "S" + std::to_string(m.home + m.away + 1);
+    if (s.model == ScoreModel::Sets) return fmt("S%d", m.home + m.away + 1);
     if (s.model == ScoreModel::Matchup) return "R1";
     int32_t per = std::min(s.periods, 1 + m.minute * s.periods / s.length);
     if (s.periods == 2) return per == 1 ? "1H" : "2H";
-    if (s.periods == 4) return "Q" + std::to_string(per);
-    if (s.periods == 3) return "P" + std::to_string(per);
-    return "I" + std::to_string(per);
+    return fmt(s.periods == 4 ? "Q%d" : s.periods == 3 ? "P%d" : "I%d", per);
   }
 
   void emit_score(const Match& m, feed::MatchResult result = feed::MatchResult::None) {
