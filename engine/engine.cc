@@ -80,14 +80,17 @@ MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t a
     for (uint32_t oi = 0; oi < in.count; ++oi) {
       const feed::OutcomeIn& o = rec.outcomes[in.first + oi];
       Outcome& out = outs[next++];
-      out = Outcome{o.id, o.price, o.flags, at};
+      out = Outcome{o.id, o.price, o.flags, o.price, at};
       if (pl) {
         const Outcome* po = nullptr;
         if (oi < pl->count && prev->outcomes[pl->first + oi].id == o.id) po = &prev->outcomes[pl->first + oi];
         else
           for (uint32_t k = 0; k < pl->count; ++k)
             if (prev->outcomes[pl->first + k].id == o.id) { po = &prev->outcomes[pl->first + k]; break; }
-        if (po && po->price == o.price && po->flags == o.flags) out.ts = po->ts;
+        if (po) {
+          if (po->price == o.price && po->flags == o.flags) out.ts = po->ts;
+          out.prev_price = po->price == o.price ? po->prev_price : po->price;
+        }
       }
     }
   }

@@ -16,10 +16,12 @@ namespace oddsrelay {
 
 struct Outcome {
   uint32_t id = 0;
-  int32_t price = 0;   // decimal odds x 100
-  uint32_t flags = 0;  // 0 open, non-zero locked
-  int64_t ts = 0;      // unix ms of the last price or flags change
+  int32_t price = 0;       // decimal odds x 100
+  uint32_t flags = 0;      // 0 open, non-zero locked
+  int32_t prev_price = 0;  // the price before the last price change (= price until one happens)
+  int64_t ts = 0;          // unix ms of the last price or flags change
 };
+static_assert(sizeof(Outcome) == 24);
 
 // A line key stored inline: keys are short ("s", "s-2.75", "s10:2").
 class LineKey {

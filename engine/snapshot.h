@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/event_map.h"
+#include "engine/published.h"
 
 namespace oddsrelay {
 
@@ -31,39 +32,11 @@ struct Snapshot {
 
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
 
-// The single publication point: the engine thread publishes, any thread
-// loads. A two-phase epoch scheme rather than std::atomic<shared_ptr>, whose
-// libstdc++ 12 form spins on a lock bit and uses fences ThreadSanitizer
-// cannot check:
-//   load()    wait-free in practice: register in the current phase's reader
-//             count, copy the shared_ptr out of the current box, unregister.
-//   publish() never waits: swap in a new box and retire the old one; retired
-//             boxes are freed once the phase they were retired in has no
-//             readers left (checked again at each publish).
-// The snapshot itself lives as long as any reader's SnapshotPtr holds it.
-class SnapshotStore {
+// The single publication point of engine state: the engine thread
+// publishes, any thread loads (see published.h).
+class SnapshotStore : public Published<Snapshot> {
  public:
-  SnapshotStore();
-  ~SnapshotStore();
-  SnapshotStore(const SnapshotStore&) = delete;
-  SnapshotStore& operator=(const SnapshotStore&) = delete;
-
-  SnapshotPtr load() const;       // any thread
-  void publish(SnapshotPtr s);    // the one writer thread only
-  size_t retired() const { return retired_now_.size() + retired_flipped_.size(); }  // writer only
-
- private:
-  struct Box {
-    SnapshotPtr snap;
-  };
-  void reclaim();
-
-  std::atomic<Box*> cur_;
-  mutable std::atomic<uint32_t> readers_[2] = {0, 0};  // readers inside load(), per phase
-  std::atomic<uint32_t> phase_{0};
-  // Writer-only: boxes retired in the current phase, and those retired
-  // before the last flip, waiting for the old phase's readers to drain.
-  std::vector<Box*> retired_now_, retired_flipped_;
+  SnapshotStore() : Published<Snapshot>(std::make_shared<const Snapshot>()) {}
 };
 
 }  // namespace oddsrelay

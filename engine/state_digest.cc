@@ -43,7 +43,7 @@ std::string dump_state(const Snapshot& s) {
         appendf(out, " s=%u ls=%" PRId64, l.suspended, l.ls);
         for (uint32_t i = l.first; i < l.first + l.count; ++i) {
           const Outcome& o = m->outcomes[i];
-          appendf(out, " %u:%d:%u:%" PRId64, o.id, o.price, o.flags, o.ts);
+          appendf(out, " %u:%d:%u:%d:%" PRId64, o.id, o.price, o.flags, o.prev_price, o.ts);
         }
         out += '\n';
       }

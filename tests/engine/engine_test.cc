@@ -46,7 +46,11 @@ TEST(Engine, OutcomeTsChangesOnlyWithPriceOrFlags) {
   EXPECT_EQ(m->lines[0].ls, 2000);
   for (const Outcome& o : m->outcomes) {
     EXPECT_EQ(o.ts, o.id == 2001 ? 1000 : 2000) << o.id;
+    EXPECT_EQ(o.prev_price, o.id == 2002 ? 340 : o.price) << o.id;  // only 2002's price moved
   }
+  // The previous price survives updates that do not move the price.
+  test::apply_all(e, {market(2500, "5", 1001, {{"s", 0, {{2002, 350, 4}}}})});
+  EXPECT_EQ(find_market(*e.current(), 5, 1001)->outcomes[0].prev_price, 340);
   // A line that disappears and comes back starts afresh.
   test::apply_all(e, {market(3000, "5", 1001, {{"s2.5", 0, {{2101, 190, 0}}}})});
   test::apply_all(e, {market(4000, "5", 1001, {{"s", 0, {{2001, 185, 0}}}})});

@@ -28,6 +28,12 @@ Options:
   --progress SECONDS     interval of the progress line on stderr (default 5;
                          0 = off)
   --exit-after-replay    exit once a replay is applied (benchmarks, tests)
+  --header-timeout MS    close a connection whose request is not complete
+                         this long after its first byte (default 10000)
+  --idle-timeout MS      close keep-alive connections idle this long
+                         (default 60000)
+  --rate-window SECONDS  rate-limit window (default 60, as SPEC.md says;
+                         shorter only to test resets)
   --help                 this text
 )";
 
@@ -145,6 +151,17 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
         err = "bad --progress '" + v + "' (seconds, 0 = off)";
         return false;
       }
+    } else if (a == "--header-timeout" || a == "--idle-timeout" || a == "--rate-window") {
+      std::string v;
+      if (!need(v)) return false;
+      uint64_t n = 0;
+      uint64_t max = a == "--rate-window" ? 3600 : 3'600'000;
+      if (!parse_u64(v, n) || n == 0 || n > max) {
+        err = "bad " + a + " '" + v + "' (1.." + std::to_string(max) + ")";
+        return false;
+      }
+      (a == "--header-timeout" ? out.header_timeout_ms : a == "--idle-timeout" ? out.idle_timeout_ms : out.rate_window_s) =
+          static_cast<int>(n);
     } else if (a == "--exit-after-replay") {
       out.exit_after_replay = true;
     } else {

@@ -24,6 +24,9 @@ struct Options {
   std::string data_dir;
   std::string keys;
   double progress_s = 5;
+  int header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
+  int idle_timeout_ms = 60'000;    // idle keep-alive connections are closed after this
+  int rate_window_s = 60;          // rate-limit window (SPEC.md: 60 s; shorter only for tests)
   bool exit_after_replay = false;
   bool help = false;
 };

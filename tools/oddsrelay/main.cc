@@ -15,6 +15,9 @@
 #include <stdexcept>
 
 #include "engine/pipeline.h"
+#include "rest/api_keys.h"
+#include "rest/http_server.h"
+#include "rest/rest_api.h"
 #include "engine/state_digest.h"
 #include "tools/oddsrelay/cli.h"
 #include "tools/sources/feed_file.h"
@@ -39,10 +42,16 @@ void print_progress(const Engine& engine, const Source& src, uint64_t& last_appl
 }
 
 int run(const Options& opt) {
-  if (!opt.keys.empty() && access(opt.keys.c_str(), R_OK) != 0) {
-    std::fprintf(stderr, "oddsrelay: cannot read --keys %s\n", opt.keys.c_str());
+  // Keys first: a bad keys file is a start-up error, before any work.
+  std::string demo_key;
+  std::shared_ptr<const rest::KeyStore> keys;
+  try {
+    keys = opt.keys.empty() ? rest::KeyStore::demo(demo_key) : rest::KeyStore::load(opt.keys);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oddsrelay: %s\n", e.what());
     return 2;
   }
+  Published<rest::KeyStore> key_store(keys);
   if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
     return 2;
@@ -96,8 +105,48 @@ int run(const Options& opt) {
   else source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
   source->start();
   std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", source->describe().c_str());
-  std::fprintf(stderr, "oddsrelay: http://%s:%u (HTTP API: not served by this build yet)\n", opt.host.c_str(),
-               opt.port);
+
+  rest::RestContext ctx;
+  ctx.snapshots = &engine.store();
+  ctx.keys = &key_store;
+  ctx.rate_window_s = opt.rate_window_s;
+  ctx.started_ms = wall_ms();
+  const Source* src = source.get();
+  const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim" : "replay";
+  ctx.feed_status = [&engine, src, source_name](json::Writer& w) {
+    w.StartObject();
+    w.Key("source");
+    w.String(source_name.c_str());
+    w.Key("records_applied");
+    w.Uint64(engine.applied());
+    w.Key("records_skipped");
+    w.Uint64(engine.skipped());
+    w.Key("malformed");
+    w.Uint64(src->status().malformed.load());
+    w.Key("done");
+    w.Bool(src->status().done.load());
+    w.EndObject();
+  };
+  rest::RestApi api(std::move(ctx));
+  rest::HttpServerOptions http_opts;
+  http_opts.host = opt.host;
+  http_opts.port = opt.port;
+  http_opts.header_timeout_ms = opt.header_timeout_ms;
+  http_opts.idle_timeout_ms = opt.idle_timeout_ms;
+  rest::HttpServer http(http_opts, api);
+  api.set_server(&http);
+  if (!http.start(err)) {
+    std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+    source->stop();
+    pipeline.stop();
+    return 1;
+  }
+  const char* shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
+  std::fprintf(stderr, "oddsrelay: serving http://%s:%u/v1/status\n", shown_host, opt.port);
+  if (!demo_key.empty())
+    std::fprintf(stderr, "oddsrelay: demo API key (sandbox, all permissions): %s\n"
+                         "  try: curl -H 'X-API-Key: %s' http://%s:%u/v1/live\n",
+                 demo_key.c_str(), demo_key.c_str(), shown_host, opt.port);
 
   uint64_t last_applied = engine.applied();
   const double tick_s = opt.exit_after_replay ? 0.05 : (opt.progress_s > 0 ? opt.progress_s : 3600);
@@ -106,7 +155,20 @@ int run(const Options& opt) {
     timespec ts{static_cast<time_t>(tick_s), static_cast<long>((tick_s - static_cast<time_t>(tick_s)) * 1e9)};
     int sig = sigtimedwait(&sigs, nullptr, &ts);
     if (sig == SIGINT || sig == SIGTERM) break;
-    if (sig == SIGHUP) continue;  // keys reload arrives with the REST API
+    if (sig == SIGHUP) {
+      // Reload the keys file; connections stay, the next request sees the
+      // new keys. A bad file keeps the old keys.
+      if (!opt.keys.empty()) {
+        try {
+          auto fresh = rest::KeyStore::load(opt.keys);
+          std::fprintf(stderr, "oddsrelay: keys reloaded: %zu keys\n", fresh->size());
+          key_store.publish(std::move(fresh));
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "oddsrelay: keys reload failed, keeping the old keys: %s\n", e.what());
+        }
+      }
+      continue;
+    }
     since_progress += tick_s;
     if (opt.progress_s > 0 && since_progress >= opt.progress_s) {
       print_progress(engine, *source, last_applied, since_progress);
@@ -115,6 +177,7 @@ int run(const Options& opt) {
     if (opt.exit_after_replay && source->status().done && pipeline.idle()) break;
   }
 
+  http.stop();
   source->stop();
   pipeline.stop();
   if (capture) capture->close();

@@ -44,8 +44,7 @@ enum class ScoreModel : uint8_t {
 };
 
 struct SportDef {
-  int32_t id;
-  const char* name;
+  int32_t id;            // name: sport_name(id), protocol/sports.h
   double weight;        // share of simulated events
   ScoreModel model;
   double mean_per_team; // goals/points per team per match (Goals/Points)

@@ -1,0 +1,21 @@
+// Every error text a REST client can see, in one place: the SPEC.md ones
+// word for word, the others as documented in docs/api.md.
+#pragma once
+
+namespace oddsrelay::rest::err {
+
+inline constexpr const char* kInvalidKey = "Invalid or disabled API key";      // SPEC.md, 401
+inline constexpr const char* kEventNotFound = "Event not found";               // SPEC.md, 404
+inline constexpr const char* kMissingIds = "Missing ids parameter";            // SPEC.md, 400
+inline constexpr const char* kRateLimited = "Rate limit exceeded";             // SPEC.md, 429
+inline constexpr const char* kTooManyIds = "Too many ids: at most 100 per request";
+inline constexpr const char* kMissingId = "Missing id parameter";
+inline constexpr const char* kBadSport = "Invalid sport parameter: expected a sport id";
+inline constexpr const char* kBadLimit = "Invalid limit parameter: expected an integer from 1 to 10000";
+inline constexpr const char* kNotFound = "Not found";
+inline constexpr const char* kMethodNotAllowed = "Method not allowed";
+inline constexpr const char* kIpNotAllowed = "Source address not allowed for this API key";
+inline constexpr const char* kBadOddsBody =
+    "Invalid body: expected {\"sport\": <int>, \"market\": <int>, \"events\": [<event id>, ...]}";
+
+}  // namespace oddsrelay::rest::err

@@ -1,0 +1,253 @@
+#include "rest/http_server.h"
+
+#include <cstring>
+#include <list>
+
+#include <uv.h>
+
+namespace oddsrelay::rest {
+
+namespace {
+
+struct Conn;
+
+// One connection; owned by the loop thread, freed in its close callback.
+struct Conn {
+  uv_tcp_t tcp;
+  HttpServer::Impl* server = nullptr;
+  std::list<Conn*>::iterator self;  // position in Impl::conns
+  std::string in;                   // received, not yet consumed
+  http::RequestParser parser;
+  Peer peer;
+  uint64_t request_started = 0;     // loop ms when the pending request's first byte came; 0 = none
+  uint64_t last_active = 0;         // loop ms of the last read or completed write
+  size_t unsent = 0;                // bytes handed to uv_write not yet written
+  bool reading = true;
+  bool close_after_write = false;
+  bool closing = false;
+};
+
+struct WriteReq {
+  uv_write_t req;
+  std::string data;
+  Conn* conn;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpServer* owner = nullptr;
+  uv_loop_t loop;
+  uv_tcp_t listener;
+  uv_async_t stop_async;
+  uv_timer_t sweep;
+  std::list<Conn*> conns;
+  char read_buf[64 * 1024];
+  std::string out;  // responses of the current read, batched into one write
+};
+
+namespace {
+
+void conn_close(Conn* c) {
+  if (c->closing) return;
+  c->closing = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), [](uv_handle_t* h) {
+    Conn* c = static_cast<Conn*>(h->data);
+    c->server->conns.erase(c->self);
+    c->server->owner->connections_dec();
+    delete c;
+  });
+}
+
+void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
+
+void on_write(uv_write_t* req, int status) {
+  auto* w = static_cast<WriteReq*>(req->data);
+  Conn* c = w->conn;
+  c->unsent -= w->data.size();
+  c->last_active = uv_now(&c->server->loop);
+  delete w;
+  if (c->closing) return;
+  if (status < 0 || (c->close_after_write && c->unsent == 0)) {
+    conn_close(c);
+    return;
+  }
+  if (!c->reading && c->unsent <= c->server->owner->options().max_unsent / 2) {
+    c->reading = true;
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp),
+                  [](uv_handle_t* h, size_t, uv_buf_t* b) {
+                    auto* c = static_cast<Conn*>(h->data);
+                    *b = uv_buf_init(c->server->read_buf, sizeof c->server->read_buf);
+                  },
+                  on_read);
+  }
+}
+
+void flush(Conn* c, std::string& out) {
+  if (out.empty()) return;
+  auto* w = new WriteReq;
+  w->data.swap(out);
+  w->conn = c;
+  w->req.data = w;
+  c->unsent += w->data.size();
+  uv_buf_t b = uv_buf_init(w->data.data(), static_cast<unsigned>(w->data.size()));
+  if (uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1, on_write) != 0) {
+    c->unsent -= w->data.size();
+    delete w;
+    conn_close(c);
+  }
+}
+
+void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+  Conn* c = static_cast<Conn*>(s->data);
+  if (nread < 0) {
+    conn_close(c);
+    return;
+  }
+  if (nread == 0 || c->close_after_write) return;
+  HttpServer::Impl* srv = c->server;
+  const uint64_t now = uv_now(&srv->loop);
+  c->last_active = now;
+  if (c->in.empty()) c->request_started = now;
+  c->in.append(buf->base, static_cast<size_t>(nread));
+
+  // Every complete request in the buffer is answered now (pipelining); the
+  // answers go out in one write.
+  std::string& out = srv->out;
+  size_t used = 0;
+  while (used < c->in.size()) {
+    http::Request req;
+    http::ParseResult r = c->parser.parse(std::string_view(c->in).substr(used), req);
+    if (r.status == http::ParseStatus::Incomplete) break;
+    c->parser.reset();
+    if (r.status == http::ParseStatus::Error) {
+      srv->owner->handler().refuse(r.error_status, r.error, out);
+      c->close_after_write = true;
+      used = c->in.size();
+      break;
+    }
+    srv->owner->count_request();
+    srv->owner->handler().handle(req, c->peer, out);
+    used += r.consumed;
+    if (!req.keep_alive) {
+      c->close_after_write = true;
+      used = c->in.size();
+      break;
+    }
+  }
+  c->in.erase(0, used);
+  if (!c->in.empty() && used > 0) c->request_started = now;  // the next request has begun
+  if (c->in.empty()) c->request_started = 0;
+  flush(c, out);
+  if (c->closing) return;
+  if (c->close_after_write) {
+    uv_read_stop(s);
+    c->reading = false;
+    if (c->unsent == 0) conn_close(c);
+  } else if (c->unsent > srv->owner->options().max_unsent) {
+    uv_read_stop(s);  // a client that does not read its answers stops being read
+    c->reading = false;
+  }
+}
+
+void on_connection(uv_stream_t* server, int status) {
+  auto* srv = static_cast<HttpServer::Impl*>(server->data);
+  if (status < 0) return;
+  auto* c = new Conn;
+  c->server = srv;
+  uv_tcp_init(&srv->loop, &c->tcp);
+  c->tcp.data = c;
+  srv->conns.push_front(c);
+  c->self = srv->conns.begin();
+  srv->owner->connections_inc();
+  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) {
+    conn_close(c);
+    return;
+  }
+  uv_tcp_nodelay(&c->tcp, 1);
+  sockaddr_storage ss{};
+  int len = sizeof ss;
+  if (uv_tcp_getpeername(&c->tcp, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    if (ss.ss_family == AF_INET) {
+      c->peer.ip[10] = c->peer.ip[11] = 0xff;
+      std::memcpy(c->peer.ip.data() + 12, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, 4);
+    } else if (ss.ss_family == AF_INET6) {
+      std::memcpy(c->peer.ip.data(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, 16);
+    }
+  }
+  c->last_active = uv_now(&srv->loop);
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp),
+                [](uv_handle_t* h, size_t, uv_buf_t* b) {
+                  auto* c = static_cast<Conn*>(h->data);
+                  *b = uv_buf_init(c->server->read_buf, sizeof c->server->read_buf);
+                },
+                on_read);
+}
+
+// Runs four times a second: closes connections whose request has been
+// arriving for longer than the header timeout (slow-loris) and keep-alive
+// connections idle past the idle timeout. O(connections) per run.
+void on_sweep(uv_timer_t* t) {
+  auto* srv = static_cast<HttpServer::Impl*>(t->data);
+  const uint64_t now = uv_now(&srv->loop);
+  const auto& o = srv->owner->options();
+  for (Conn* c : srv->conns) {
+    if (c->closing) continue;
+    bool slow = c->request_started && now - c->request_started > static_cast<uint64_t>(o.header_timeout_ms);
+    bool idle = !c->request_started && c->unsent == 0 && now - c->last_active > static_cast<uint64_t>(o.idle_timeout_ms);
+    if (slow || idle) conn_close(c);
+  }
+}
+
+}  // namespace
+
+HttpServer::HttpServer(HttpServerOptions opts, HttpHandler& handler) : opts_(std::move(opts)), handler_(handler) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+bool HttpServer::start(std::string& err) {
+  impl_ = std::make_unique<Impl>();
+  Impl& s = *impl_;
+  s.owner = this;
+  uv_loop_init(&s.loop);
+  uv_tcp_init(&s.loop, &s.listener);
+  s.listener.data = &s;
+  sockaddr_storage addr{};
+  int rc = uv_ip4_addr(opts_.host.c_str(), opts_.port, reinterpret_cast<sockaddr_in*>(&addr));
+  if (rc != 0) rc = uv_ip6_addr(opts_.host.c_str(), opts_.port, reinterpret_cast<sockaddr_in6*>(&addr));
+  if (rc == 0) rc = uv_tcp_bind(&s.listener, reinterpret_cast<sockaddr*>(&addr), 0);
+  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&s.listener), 1024, on_connection);
+  if (rc != 0) {
+    err = "cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) + ": " + uv_strerror(rc);
+    uv_close(reinterpret_cast<uv_handle_t*>(&s.listener), nullptr);
+    uv_run(&s.loop, UV_RUN_DEFAULT);
+    uv_loop_close(&s.loop);
+    impl_.reset();
+    return false;
+  }
+  uv_async_init(&s.loop, &s.stop_async, [](uv_async_t* a) {
+    auto* s = static_cast<Impl*>(a->data);
+    uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&s->sweep), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&s->stop_async), nullptr);
+    for (Conn* c : s->conns) conn_close(c);
+  });
+  s.stop_async.data = &s;
+  uv_timer_init(&s.loop, &s.sweep);
+  s.sweep.data = &s;
+  uv_timer_start(&s.sweep, on_sweep, 250, 250);
+  thread_ = std::thread([this] {
+    uv_run(&impl_->loop, UV_RUN_DEFAULT);  // returns once every handle is closed
+  });
+  return true;
+}
+
+void HttpServer::stop() {
+  if (!thread_.joinable()) return;
+  uv_async_send(&impl_->stop_async);
+  thread_.join();
+  uv_loop_close(&impl_->loop);
+  impl_.reset();
+}
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,72 @@
+// The HTTP/1.1 listener: one libuv loop on its own thread (DESIGN.md step 5),
+// keep-alive and pipelining, responses of one read batched into one write,
+// bounded input (protocol/http_request.h) and output (reading pauses while a
+// client has more than 4 MiB unsent), and timeouts that close slow-loris and
+// idle connections without ever holding up other clients.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "protocol/http_request.h"
+
+namespace oddsrelay::rest {
+
+struct Peer {
+  std::array<uint8_t, 16> ip{};  // v4 as v4-mapped v6
+};
+
+// Called on the loop thread for each complete request; appends the whole
+// response (status line to body) to `out`.
+class HttpHandler {
+ public:
+  virtual ~HttpHandler() = default;
+  virtual void handle(const http::Request& req, const Peer& peer, std::string& out) = 0;
+  // A request the parser refused: status and reason.
+  virtual void refuse(int status, const char* why, std::string& out) = 0;
+};
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;
+  int header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
+  int idle_timeout_ms = 60'000;    // keep-alive connections idle this long are closed
+  size_t max_unsent = 4 << 20;     // pause reading a client past this many unsent bytes
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions opts, HttpHandler& handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and listens on the calling thread (so errors are reported), then
+  // runs the loop on its own thread. False with `err` set on failure.
+  bool start(std::string& err);
+  void stop();  // any thread; closes every connection and joins
+
+  uint64_t connections() const { return connections_.load(std::memory_order_relaxed); }
+  uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
+
+  struct Impl;  // libuv state, loop thread only
+  // For the loop's callbacks.
+  HttpHandler& handler() { return handler_; }
+  const HttpServerOptions& options() const { return opts_; }
+  void connections_inc() { connections_.fetch_add(1, std::memory_order_relaxed); }
+  void connections_dec() { connections_.fetch_sub(1, std::memory_order_relaxed); }
+  void count_request() { requests_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  HttpServerOptions opts_;
+  HttpHandler& handler_;
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+  std::atomic<uint64_t> connections_{0}, requests_{0};
+};
+
+}  // namespace oddsrelay::rest

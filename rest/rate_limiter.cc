@@ -1,0 +1,24 @@
+#include "rest/rate_limiter.h"
+
+namespace oddsrelay::rest {
+
+RateLimiter::Verdict RateLimiter::check(const ApiKey& key, int64_t now_s) {
+  Verdict v;
+  if (key.sandbox || !key.rate_limit) return v;
+  v.limit = *key.rate_limit;
+  Count& c = counts_[std::string(reinterpret_cast<const char*>(key.digest.data()), key.digest.size())];
+  int64_t bucket = now_s / window_;
+  if (c.bucket != bucket) {
+    c.bucket = bucket;
+    c.n = 0;
+  }
+  if (c.n >= v.limit) {
+    v.allowed = false;
+    v.retry_after = static_cast<int>(window_ - now_s % window_);
+    return v;
+  }
+  ++c.n;
+  return v;
+}
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,37 @@
+// Per-key request counting in fixed windows aligned to the clock (SPEC.md:
+// "retry_after = seconds until the current minute bucket resets"). Owned by
+// the REST loop thread; counts survive a keys reload (keyed by key digest).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "rest/api_keys.h"
+
+namespace oddsrelay::rest {
+
+class RateLimiter {
+ public:
+  explicit RateLimiter(int window_s = 60) : window_(window_s) {}
+
+  struct Verdict {
+    bool allowed = true;
+    uint32_t limit = 0;
+    int retry_after = 0;  // seconds until the window resets (when refused)
+  };
+  // Counts one request of `key` at unix time `now_s`. Sandbox keys and keys
+  // without a rate_limit are never limited.
+  Verdict check(const ApiKey& key, int64_t now_s);
+  int window() const { return window_; }
+
+ private:
+  struct Count {
+    int64_t bucket = -1;
+    uint32_t n = 0;
+  };
+  int window_;
+  std::unordered_map<std::string, Count> counts_;
+};
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,401 @@
+#include "rest/rest_api.h"
+
+#include <chrono>
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <unordered_set>
+
+#include <rapidjson/document.h>
+
+#include "protocol/event_id.h"
+#include "protocol/http_response.h"
+#include "protocol/sports.h"
+#include "rest/errors.h"
+#include "rest/gzip.h"
+#include "rest/json_views.h"
+
+namespace oddsrelay::rest {
+
+namespace {
+
+constexpr size_t kMaxIds = 100;
+constexpr size_t kGzipMin = 1024;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+// Comma-separated ids, trimmed, empties dropped, duplicates kept once.
+std::vector<std::string> split_ids(std::string_view s) {
+  std::vector<std::string> out;
+  while (!s.empty()) {
+    size_t c = s.find(',');
+    std::string_view id = s.substr(0, c);
+    while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
+    while (!id.empty() && id.back() == ' ') id.remove_suffix(1);
+    if (!id.empty() && std::find(out.begin(), out.end(), id) == out.end()) out.emplace_back(id);
+    if (c == std::string_view::npos) break;
+    s.remove_prefix(c + 1);
+  }
+  return out;
+}
+
+const EventEntry* lookup(const Snapshot& s, std::string_view id) {
+  ParsedId p = parse_event_id(id);
+  return p.ok() ? s.events.find(p.number) : nullptr;
+}
+
+struct Route {
+  const char* path;
+  const char* methods;  // for Allow
+  uint32_t perms;       // any one of these; 0 = a valid key suffices
+};
+
+constexpr Route kRoutes[] = {
+    {"/v1/sports", "GET, OPTIONS", 0},
+    {"/v1/live", "GET, OPTIONS", kPermLive},
+    {"/v1/prematch", "GET, OPTIONS", kPermPrematch},
+    {"/v1/event", "GET, OPTIONS", kPermLive | kPermPrematch},
+    {"/v1/odds", "GET, POST, OPTIONS", kPermOdds},
+    {"/v1/scores", "GET, OPTIONS", kPermScores},
+    {"/v1/status", "GET, OPTIONS", 0},
+};
+
+std::string perm_names(uint32_t perms) {
+  std::string s;
+  for (Permission p : {kPermLive, kPermPrematch, kPermOdds, kPermScores, kPermWidget, kPermStream})
+    if (perms & p) {
+      if (!s.empty()) s += "' or '";
+      s += permission_name(p);
+    }
+  return s;
+}
+
+}  // namespace
+
+// One request being answered: the request, the snapshot it reads, and the
+// helpers that frame the answer.
+struct RestApi::Call {
+  Call(const http::Request& r, std::string& o) : req(r), out(o) {}
+  const http::Request& req;
+  std::string& out;
+  SnapshotPtr snap;
+  std::string body;  // JSON being built
+  json::StringSink sink{body};
+  json::Writer w{sink};
+
+  std::optional<std::string> param(std::string_view name) const { return http::query_param(req.query, name); }
+
+  void send(int status, std::string_view extra = {}) {
+    http::ResponseHead h;
+    h.status = status;
+    h.extra = extra;
+    h.keep_alive = req.keep_alive;
+    std::string_view accept = req.header("Accept-Encoding");
+    if (body.size() > kGzipMin && accept.find("gzip") != std::string_view::npos) {
+      std::string z;
+      if (gzip_compress(body, z)) {
+        h.content_encoding = "gzip";
+        http::append_response(out, h, z);
+        return;
+      }
+    }
+    http::append_response(out, h, body);
+  }
+
+  void error(int status, std::string_view msg, std::string_view extra = {}) {
+    body.clear();
+    w.Reset(sink);
+    w.StartObject();
+    w.Key("error");
+    json::str(w, msg);
+    w.EndObject();
+    send(status, extra);
+  }
+
+  // `sport` query parameter: absent, or a positive integer.
+  bool sport_param(std::optional<int32_t>& sport) {
+    auto v = param("sport");
+    if (!v || v->empty()) return true;
+    auto n = parse_int(*v);
+    if (!n || *n <= 0 || *n > INT32_MAX) {
+      error(400, err::kBadSport);
+      return false;
+    }
+    sport = static_cast<int32_t>(*n);
+    return true;
+  }
+
+  void begin_success() {
+    w.StartObject();
+    w.Key("success");
+    w.Bool(true);
+  }
+};
+
+RestApi::RestApi(RestContext ctx) : ctx_(std::move(ctx)), limiter_(ctx_.rate_window_s) {}
+
+void RestApi::refuse(int status, const char* why, std::string& out) {
+  std::string body = "{\"error\":\"";
+  body += why;  // parser reasons are constants without quotes or backslashes
+  body += "\"}";
+  http::ResponseHead h;
+  h.status = status;
+  h.keep_alive = false;
+  http::append_response(out, h, body);
+}
+
+namespace {
+
+void get_sports(RestApi::Call& c) {
+  c.begin_success();
+  c.w.Key("data");
+  c.w.StartArray();
+  for (const SportCount& s : c.snap->sports) {
+    c.w.StartObject();
+    c.w.Key("id");
+    c.w.Int(s.sport);
+    c.w.Key("name");
+    const char* name = sport_name(s.sport);
+    c.w.String(name ? name : "Other");
+    c.w.Key("live_count");
+    c.w.Uint(s.live);
+    c.w.Key("prematch_count");
+    c.w.Uint(s.prematch);
+    c.w.EndObject();
+  }
+  c.w.EndArray();
+  c.w.EndObject();
+  c.send(200);
+}
+
+void get_list(RestApi::Call& c, bool live) {
+  std::optional<int32_t> sport;
+  if (!c.sport_param(sport)) return;
+  std::optional<uint32_t> limit;
+  if (!live) {
+    if (auto v = c.param("limit"); v && !v->empty()) {
+      auto n = parse_int(*v);
+      if (!n || *n < 1 || *n > 10000) return c.error(400, err::kBadLimit);
+      limit = static_cast<uint32_t>(*n);
+    }
+  }
+  auto groups = list_events(*c.snap, live, sport, limit);
+  c.begin_success();
+  if (live) {
+    c.w.Key("ts");
+    c.w.Int64(c.snap->last_live_at);
+  }
+  c.w.Key("sport");
+  if (sport) c.w.Int(*sport);
+  else c.w.Null();
+  c.w.Key("data");
+  if (sport) {
+    write_events(c.w, groups.empty() ? std::vector<const EventEntry*>{} : groups[0].events);
+  } else {
+    c.w.StartObject();
+    for (const auto& g : groups) {
+      json::key(c.w, std::to_string(g.sport));
+      write_events(c.w, g.events);
+    }
+    c.w.EndObject();
+  }
+  c.w.EndObject();
+  c.send(200);
+}
+
+void get_event(RestApi::Call& c) {
+  auto id = c.param("id");
+  if (!id || id->empty()) return c.error(400, err::kMissingId);
+  std::optional<int32_t> sport;
+  if (!c.sport_param(sport)) return;
+  const EventEntry* e = lookup(*c.snap, *id);
+  if (!e || !e->listed() || (sport && e->sport() != *sport)) return c.error(404, err::kEventNotFound);
+  c.begin_success();
+  c.w.Key("data");
+  c.w.RawValue(e->info->json.data(), e->info->json.size(), rapidjson::kObjectType);
+  c.w.EndObject();
+  c.send(200);
+}
+
+// The events named by `ids` (1..100), or an error already sent.
+bool resolve_ids(RestApi::Call& c, const std::vector<std::string>& ids, std::vector<const EventEntry*>& out) {
+  if (ids.empty()) {
+    c.error(400, err::kMissingIds);
+    return false;
+  }
+  if (ids.size() > kMaxIds) {
+    c.error(400, err::kTooManyIds);
+    return false;
+  }
+  std::unordered_set<uint64_t> seen;
+  for (const auto& id : ids)
+    if (const EventEntry* e = lookup(*c.snap, id); e && seen.insert(e->number).second) out.push_back(e);
+  return true;
+}
+
+void get_odds(RestApi::Call& c) {
+  std::vector<const EventEntry*> events;
+  if (!resolve_ids(c, split_ids(c.param("ids").value_or("")), events)) return;
+  c.begin_success();
+  c.w.Key("data");
+  c.w.StartObject();
+  for (const EventEntry* e : events) {
+    if (!e->listed() && e->markets.empty()) continue;  // unknown to clients: absent
+    json::key(c.w, e->key);
+    write_odds(c.w, *e, OddsForm::Get);
+  }
+  c.w.EndObject();
+  c.w.EndObject();
+  c.send(200);
+}
+
+void post_odds(RestApi::Call& c) {
+  rapidjson::Document d;
+  d.Parse(c.req.body.data(), c.req.body.size());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("market") || !d["market"].IsUint() || !d.HasMember("events") ||
+      !d["events"].IsArray() || (d.HasMember("sport") && !d["sport"].IsInt()))
+    return c.error(400, err::kBadOddsBody);
+  std::vector<std::string> ids;
+  for (const auto& v : d["events"].GetArray()) {
+    if (!v.IsString()) return c.error(400, err::kBadOddsBody);
+    ids.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  std::vector<const EventEntry*> events;
+  if (!resolve_ids(c, ids, events)) return;
+  std::optional<int32_t> sport;
+  if (d.HasMember("sport")) sport = d["sport"].GetInt();
+  const uint32_t market = d["market"].GetUint();
+  c.w.StartObject();  // a bare object, as SPEC.md shows
+  for (const EventEntry* e : events) {
+    if ((sport && e->listed() && e->sport() != *sport) || !e->market(market)) continue;
+    json::key(c.w, e->key);
+    write_odds(c.w, *e, OddsForm::Post, market);
+  }
+  c.w.EndObject();
+  c.send(200);
+}
+
+void get_scores(RestApi::Call& c) {
+  std::optional<int32_t> sport;
+  if (!c.sport_param(sport)) return;
+  std::vector<const EventEntry*> events;
+  if (auto ids = c.param("ids"); ids && !ids->empty()) {
+    if (!resolve_ids(c, split_ids(*ids), events)) return;
+  } else {
+    c.snap->events.for_each([&](const EventEntry& e) {
+      if (e.listed() && e.score) events.push_back(&e);
+    });
+    std::sort(events.begin(), events.end(), [](auto* a, auto* b) { return a->number < b->number; });
+  }
+  c.begin_success();
+  c.w.Key("data");
+  c.w.StartObject();
+  for (const EventEntry* e : events) {
+    if (!e->score || (sport && e->sport() != *sport)) continue;
+    json::key(c.w, e->key);
+    write_score(c.w, *e);
+  }
+  c.w.EndObject();
+  c.w.EndObject();
+  c.send(200);
+}
+
+}  // namespace
+
+void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out) {
+  Call c(req, out);
+  const Route* route = nullptr;
+  for (const auto& r : kRoutes)
+    if (req.path == r.path) route = &r;
+  if (req.method == "OPTIONS") {  // CORS preflight: no key needed
+    http::ResponseHead h;
+    h.status = 204;
+    h.keep_alive = req.keep_alive;
+    h.extra =
+        "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"
+        "Access-Control-Allow-Headers: X-API-Key, Content-Type\r\n"
+        "Access-Control-Max-Age: 86400\r\n";
+    http::append_response(out, h, {});
+    return;
+  }
+  if (!route) return c.error(404, err::kNotFound);
+  const bool post = req.method == "POST";
+  if (!(req.method == "GET" || (post && std::strstr(route->methods, "POST")))) {
+    std::string allow = std::string("Allow: ") + route->methods + "\r\n";
+    return c.error(405, err::kMethodNotAllowed, allow);
+  }
+
+  std::string_view presented = req.header("X-API-Key");
+  std::optional<std::string> from_query;
+  if (presented.empty() && (from_query = c.param("api_key"))) presented = *from_query;
+  KeyStorePtr keys = ctx_.keys->load();
+  const ApiKey* key = keys->find(presented);
+  if (!key || !key->enabled) return c.error(401, err::kInvalidKey);
+  if (!key->allows_ip(peer.ip)) return c.error(403, err::kIpNotAllowed);
+  if (route->perms && !(key->permissions & route->perms))
+    return c.error(403, "API key lacks the '" + perm_names(route->perms) + "' permission");
+  RateLimiter::Verdict v = limiter_.check(*key, wall_ms() / 1000);
+  if (!v.allowed) {
+    c.w.StartObject();
+    c.w.Key("error");
+    c.w.String(err::kRateLimited);
+    c.w.Key("limit");
+    c.w.Uint(v.limit);
+    c.w.Key("window");
+    json::str(c.w, std::to_string(limiter_.window()) + "s");
+    c.w.Key("retry_after");
+    c.w.Int(v.retry_after);
+    c.w.EndObject();
+    return c.send(429, "Retry-After: " + std::to_string(v.retry_after) + "\r\n");
+  }
+
+  c.snap = ctx_.snapshots->load();  // one snapshot per response
+  const std::string_view p = req.path;
+  if (p == "/v1/sports") get_sports(c);
+  else if (p == "/v1/live") get_list(c, true);
+  else if (p == "/v1/prematch") get_list(c, false);
+  else if (p == "/v1/event") get_event(c);
+  else if (p == "/v1/odds") post ? post_odds(c) : get_odds(c);
+  else if (p == "/v1/scores") get_scores(c);
+  else if (p == "/v1/status") {
+    c.begin_success();
+    c.w.Key("status");
+    c.w.String("ok");
+    c.w.Key("live_events");
+    c.w.Uint64(c.snap->listed_live);
+    c.w.Key("prematch_events");
+    c.w.Uint64(c.snap->listed_prematch);
+    c.w.Key("last_update");
+    c.w.Int64(c.snap->clock);
+    c.w.Key("seq");
+    c.w.Uint64(c.snap->seq);
+    c.w.Key("uptime");
+    c.w.Int64((wall_ms() - ctx_.started_ms) / 1000);
+    c.w.Key("feed");
+    if (ctx_.feed_status) ctx_.feed_status(c.w);
+    else c.w.Null();
+    if (ctx_.server) {
+      c.w.Key("http");
+      c.w.StartObject();
+      c.w.Key("connections");
+      c.w.Uint64(ctx_.server->connections());
+      c.w.Key("requests");
+      c.w.Uint64(ctx_.server->requests());
+      c.w.EndObject();
+    }
+    c.w.EndObject();
+    c.send(200);
+  }
+}
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,48 @@
+// The REST API of SPEC.md on top of the HTTP listener: routing, the
+// authentication order (route, method, key, source address, permission,
+// rate limit), CORS, gzip, and the /v1 read endpoints. Runs on the REST loop
+// thread and reads the engine's current snapshot; it never blocks the engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/published.h"
+#include "engine/snapshot.h"
+#include "protocol/json_out.h"
+#include "rest/api_keys.h"
+#include "rest/http_server.h"
+#include "rest/rate_limiter.h"
+
+namespace oddsrelay::rest {
+
+using KeyStorePtr = std::shared_ptr<const KeyStore>;
+
+struct RestContext {
+  const SnapshotStore* snapshots = nullptr;
+  const Published<KeyStore>* keys = nullptr;
+  int rate_window_s = 60;
+  int64_t started_ms = 0;
+  // Writes the "feed" object of /v1/status (source, counters, done).
+  std::function<void(json::Writer&)> feed_status;
+  const HttpServer* server = nullptr;  // for connection counters, may be null
+};
+
+class RestApi : public HttpHandler {
+ public:
+  explicit RestApi(RestContext ctx);
+  void handle(const http::Request& req, const Peer& peer, std::string& out) override;
+  void refuse(int status, const char* why, std::string& out) override;
+
+  void set_server(const HttpServer* s) { ctx_.server = s; }
+
+  struct Call;  // one request being answered
+
+ private:
+  RestContext ctx_;
+  RateLimiter limiter_;
+};
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,111 @@
+#include "protocol/http_request.h"
+
+#include <gtest/gtest.h>
+
+namespace oddsrelay::http {
+namespace {
+
+ParseResult parse(const std::string& s, Request& r, Limits l = {}) {
+  RequestParser p(l);
+  return p.parse(s, r);
+}
+
+void expect_error(const std::string& s, int status) {
+  Request r;
+  ParseResult res = parse(s, r);
+  EXPECT_EQ(res.status, ParseStatus::Error) << s.substr(0, 80);
+  EXPECT_EQ(res.error_status, status) << s.substr(0, 80) << " -> " << res.error;
+}
+
+}  // namespace
+
+TEST(HttpRequest, ParsesAGet) {
+  Request r;
+  std::string s = "GET /v1/odds?ids=1,2&x=%41+b HTTP/1.1\r\nHost: a\r\nX-API-Key:  k1 \r\n\r\n";
+  ParseResult res = parse(s, r);
+  ASSERT_EQ(res.status, ParseStatus::Complete) << res.error;
+  EXPECT_EQ(res.consumed, s.size());
+  EXPECT_EQ(r.method, "GET");
+  EXPECT_EQ(r.path, "/v1/odds");
+  EXPECT_EQ(r.query, "ids=1,2&x=%41+b");
+  EXPECT_EQ(r.header("x-api-key"), "k1");
+  EXPECT_TRUE(r.keep_alive);
+  EXPECT_EQ(query_param(r.query, "ids"), "1,2");
+  EXPECT_EQ(query_param(r.query, "x"), "A b");
+  EXPECT_EQ(query_param(r.query, "y"), std::nullopt);
+}
+
+TEST(HttpRequest, WaitsForTheWholeRequestAndBody) {
+  std::string s = "POST /v1/odds HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello";
+  RequestParser p;
+  Request r;
+  for (size_t n = 0; n < s.size(); ++n) ASSERT_EQ(p.parse(std::string_view(s).substr(0, n), r).status, ParseStatus::Incomplete) << n;
+  ParseResult res = p.parse(s, r);
+  ASSERT_EQ(res.status, ParseStatus::Complete);
+  EXPECT_EQ(r.body, "hello");
+}
+
+TEST(HttpRequest, PipelinedRequestsAreConsumedOneAtATime) {
+  std::string one = "GET /a HTTP/1.1\r\nHost: a\r\n\r\n", two = "GET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+  std::string buf = one + two;
+  RequestParser p;
+  Request r;
+  ParseResult res = p.parse(buf, r);
+  ASSERT_EQ(res.status, ParseStatus::Complete);
+  EXPECT_EQ(r.path, "/a");
+  EXPECT_EQ(res.consumed, one.size());
+  p.reset();
+  res = p.parse(std::string_view(buf).substr(res.consumed), r);
+  ASSERT_EQ(res.status, ParseStatus::Complete);
+  EXPECT_EQ(r.path, "/b");
+  EXPECT_FALSE(r.keep_alive);
+}
+
+TEST(HttpRequest, Http10ClosesUnlessAskedToKeepAlive) {
+  Request r;
+  ASSERT_EQ(parse("GET / HTTP/1.0\r\n\r\n", r).status, ParseStatus::Complete);
+  EXPECT_FALSE(r.keep_alive);
+  ASSERT_EQ(parse("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", r).status, ParseStatus::Complete);
+  EXPECT_TRUE(r.keep_alive);
+}
+
+TEST(HttpRequest, Bounds) {
+  expect_error("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: a\r\n\r\n", 414);
+  expect_error("GET /" + std::string(9000, 'a'), 414);  // still arriving, already too long
+  std::string many = "GET / HTTP/1.1\r\nHost: a\r\n";
+  for (int i = 0; i < 101; ++i) many += "X-" + std::to_string(i) + ": v\r\n";
+  expect_error(many + "\r\n", 431);
+  expect_error("GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + std::string(17000, 'v') + "\r\n\r\n", 431);
+  expect_error("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1048577\r\n\r\n", 413);
+}
+
+TEST(HttpRequest, NoSmuggling) {
+  expect_error("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc", 400);
+  expect_error("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400);
+  expect_error("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 411);
+  expect_error("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400);
+  expect_error("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1e3\r\n\r\n", 400);
+  expect_error("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n folded\r\n\r\n", 400);
+  expect_error("GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400);
+  expect_error("GET / HTTP/1.1\r\nHost: a\nX: 1\r\n\r\n", 400);
+}
+
+TEST(HttpRequest, MalformedRequestLines) {
+  expect_error("GET  / HTTP/1.1\r\nHost: a\r\n\r\n", 400);
+  expect_error("get / HTTP/1.1\r\nHost: a\r\n\r\n", 400);
+  expect_error("GET noslash HTTP/1.1\r\nHost: a\r\n\r\n", 400);
+  expect_error("GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505);
+  expect_error("GET / FTP/1.1\r\nHost: a\r\n\r\n", 400);
+  expect_error("GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n", 400);
+  expect_error("GET / HTTP/1.1\r\n\r\n", 400);  // no Host
+}
+
+TEST(HttpRequest, SlowClientCostsLinearWork) {
+  std::string s = "GET / HTTP/1.1\r\nHost: a\r\nX-Pad: " + std::string(10000, 'p') + "\r\n\r\n";
+  RequestParser p;
+  Request r;
+  for (size_t n = 1; n < s.size(); ++n) ASSERT_EQ(p.parse(std::string_view(s).substr(0, n), r).status, ParseStatus::Incomplete);
+  EXPECT_EQ(p.parse(s, r).status, ParseStatus::Complete);
+}
+
+}  // namespace oddsrelay::http
