@@ -29,7 +29,7 @@ class Cli(unittest.TestCase):
         self.assert_refused([h.binary("oddsrelay"), "--listen", "nope"], "bad --listen")
         self.assert_refused([h.binary("oddsrelay"), "--feed", "sim:rate=-1"], "bad --feed sim option")
         self.assert_refused([h.binary("oddsrelay"), "--feed", "replay:/nonexistent/f.jsonl"], "cannot read replay file")
-        self.assert_refused([h.binary("oddsrelay"), "--keys", "/nonexistent/keys.json"], "cannot read --keys")
+        self.assert_refused([h.binary("oddsrelay"), "--keys", "/nonexistent/keys.json"], "cannot read keys file")
         self.assert_refused([h.binary("oddsfeed"), "frobnicate"], "unknown command")
         self.assert_refused([h.binary("oddsfeed"), "inspect", "/nonexistent"], "cannot open")
 
