@@ -29,6 +29,13 @@ class EventMap {
     return e ? e->get() : nullptr;
   }
 
+  // The entry with shared ownership: holding it keeps that version alive
+  // (and its address unique), e.g. as a cache key.
+  std::shared_ptr<const EventEntry> find_shared(uint64_t number) const {
+    const EntryPtr* e = locate(number);
+    return e ? *e : nullptr;
+  }
+
   size_t size() const { return size_; }
 
   // Visits every entry (hash order).

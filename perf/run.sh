@@ -11,3 +11,4 @@ run "$build/perf/bench_apply" --benchmark_format=console
 run "$build/perf/bench_parse" --benchmark_format=console --benchmark_min_time=0.5
 run "$build/perf/bench_memory"
 run bash perf/replay/run.sh "$build"
+run bash perf/rest/run.sh "$build"

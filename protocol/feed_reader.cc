@@ -1,8 +1,8 @@
 #include "protocol/feed_reader.h"
 
-#include <cstring>
-
 #include <rapidjson/error/en.h>
+
+#include <cstring>
 
 #include "protocol/event_id.h"
 #include "protocol/event_json.h"
@@ -47,8 +47,7 @@ bool get_u32_key(const char* s, size_t len, uint32_t& out) {
 
 }  // namespace
 
-FeedParser::FeedParser()
-    : value_pool_(value_buf_, sizeof value_buf_), stack_pool_(stack_buf_, sizeof stack_buf_) {}
+FeedParser::FeedParser() : value_pool_(value_buf_, sizeof value_buf_), stack_pool_(stack_buf_, sizeof stack_buf_) {}
 
 LineStatus FeedParser::fail(std::string msg) {
   error_ = std::move(msg);
@@ -56,8 +55,7 @@ LineStatus FeedParser::fail(std::string msg) {
 }
 
 LineStatus FeedParser::parse(std::string_view line, Record& out) {
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' '))
-    line.remove_suffix(1);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
   size_t lead = 0;
   while (lead < line.size() && (line[lead] == ' ' || line[lead] == '\t')) ++lead;
   line.remove_prefix(lead);
@@ -83,8 +81,8 @@ LineStatus FeedParser::parse(std::string_view line, Record& out) {
       &value_pool_, 1024, &stack_pool_);
   doc.ParseInsitu<rapidjson::kParseStopWhenDoneFlag>(scratch_.data());
   if (doc.HasParseError())
-    return fail(std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) +
-                ": " + rapidjson::GetParseError_En(doc.GetParseError()));
+    return fail(std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
+                rapidjson::GetParseError_En(doc.GetParseError()));
   if (!doc.IsObject()) return fail("record is not a JSON object");
 
   auto op_it = doc.FindMember("op");
@@ -93,17 +91,19 @@ LineStatus FeedParser::parse(std::string_view line, Record& out) {
   if (std::strcmp(op, "header") == 0) return parse_header(doc);
 
   auto at_it = doc.FindMember("at");
-  if (at_it == doc.MemberEnd() || !at_it->value.IsInt64())
-    return fail("'at' missing or not an integer");
+  if (at_it == doc.MemberEnd() || !at_it->value.IsInt64()) return fail("'at' missing or not an integer");
   auto id_it = doc.FindMember("id");
-  if (id_it == doc.MemberEnd() || !id_it->value.IsString())
-    return fail("'id' missing or not a string");
+  if (id_it == doc.MemberEnd() || !id_it->value.IsString()) return fail("'id' missing or not a string");
 
   bool ok;
-  if (std::strcmp(op, "event") == 0) ok = parse_event(doc, out);
-  else if (std::strcmp(op, "market") == 0) ok = parse_market(doc, out);
-  else if (std::strcmp(op, "score") == 0) ok = parse_score(doc, out);
-  else if (std::strcmp(op, "stats") == 0) ok = parse_stats(doc, out);
+  if (std::strcmp(op, "event") == 0)
+    ok = parse_event(doc, out);
+  else if (std::strcmp(op, "market") == 0)
+    ok = parse_market(doc, out);
+  else if (std::strcmp(op, "score") == 0)
+    ok = parse_score(doc, out);
+  else if (std::strcmp(op, "stats") == 0)
+    ok = parse_stats(doc, out);
   else if (std::strcmp(op, "remove") == 0) {
     for (auto m = doc.MemberBegin(); m != doc.MemberEnd(); ++m)
       if (!name_is(m, "at") && !name_is(m, "op") && !name_is(m, "id")) ++unknown_fields_;
@@ -154,29 +154,49 @@ bool FeedParser::parse_event(const Value& v, Record& out) {
     } else if (!std::strcmp(k, "t")) {
       good = f.IsArray() && f.Size() == 3 && f[0].IsInt64() && f[1].IsString() && f[2].IsInt64();
       if (good) e->t = TournamentTuple{f[0].GetInt64(), f[1].GetString(), f[2].GetInt64()};
-    } else if (!std::strcmp(k, "g")) good = get_i64(f, e->g);
-    else if (!std::strcmp(k, "ts")) good = get_i64(f, e->ts);
-    else if (!std::strcmp(k, "h")) { good = f.IsString(); if (good) e->h = f.GetString(); }
-    else if (!std::strcmp(k, "a")) { good = f.IsString(); if (good) e->a = f.GetString(); }
-    else if (!std::strcmp(k, "co")) good = get_i64(f, e->co);
-    else if (!std::strcmp(k, "s")) good = get_i64(f, e->s);
+    } else if (!std::strcmp(k, "g"))
+      good = get_i64(f, e->g);
+    else if (!std::strcmp(k, "ts"))
+      good = get_i64(f, e->ts);
+    else if (!std::strcmp(k, "h")) {
+      good = f.IsString();
+      if (good) e->h = f.GetString();
+    } else if (!std::strcmp(k, "a")) {
+      good = f.IsString();
+      if (good) e->a = f.GetString();
+    } else if (!std::strcmp(k, "co"))
+      good = get_i64(f, e->co);
+    else if (!std::strcmp(k, "s"))
+      good = get_i64(f, e->s);
     else if (!std::strcmp(k, "ms")) {
-      if (!f.IsNull()) { int64_t x; good = get_i64(f, x); if (good) e->ms = x; }
-    } else if (!std::strcmp(k, "live")) { good = f.IsBool(); if (good) e->live = f.GetBool(); }
-    else if (!std::strcmp(k, "sport")) { good = get_i32(f, e->sport) && e->sport > 0; have_sport = good; }
-    else if (!std::strcmp(k, "map")) {
-      good = f.IsObject();
-      for (auto b = good ? f.MemberBegin() : f.MemberEnd(); good && b != f.MemberEnd(); ++b) {
-        MapEntry me;
-        me.key = b->name.GetString();
-        good = b->value.IsObject() && parse_event_id(me.key).ok();
-        if (!good) break;
-        for (auto bf = b->value.MemberBegin(); bf != b->value.MemberEnd(); ++bf) {
-          if (name_is(bf, "p")) good = good && get_i64(bf->value, me.p);
-          else ++unknown_fields_;
-        }
-        e->map.push_back(std::move(me));
+      if (!f.IsNull()) {
+        int64_t x;
+        good = get_i64(f, x);
+        if (good) e->ms = x;
       }
+    } else if (!std::strcmp(k, "live")) {
+      good = f.IsBool();
+      if (good) e->live = f.GetBool();
+    } else if (!std::strcmp(k, "sport")) {
+      good = get_i32(f, e->sport) && e->sport > 0;
+      have_sport = good;
+    } else if (!std::strcmp(k, "map")) {
+      good = f.IsObject();
+      // Member iterators exist only on objects (fuzz-found: "map":true).
+      if (good)
+        for (auto b = f.MemberBegin(); good && b != f.MemberEnd(); ++b) {
+          MapEntry me;
+          me.key = b->name.GetString();
+          good = b->value.IsObject() && parse_event_id(me.key).ok();
+          if (!good) break;
+          for (auto bf = b->value.MemberBegin(); bf != b->value.MemberEnd(); ++bf) {
+            if (name_is(bf, "p"))
+              good = good && get_i64(bf->value, me.p);
+            else
+              ++unknown_fields_;
+          }
+          e->map.push_back(std::move(me));
+        }
     } else {
       ++unknown_fields_;
     }
@@ -250,34 +270,63 @@ bool FeedParser::parse_score(const Value& v, Record& out) {
     bool good = true;
     if (!std::strcmp(k, "home") || !std::strcmp(k, "away")) {
       auto& dst = k[0] == 'h' ? s.home : s.away;
-      if (!f.IsNull()) { int32_t x; good = get_i32(f, x) && x >= 0; if (good) dst = x; }
+      if (!f.IsNull()) {
+        int32_t x;
+        good = get_i32(f, x) && x >= 0;
+        if (good) dst = x;
+      }
     } else if (!std::strcmp(k, "status")) {
       good = f.IsString();
       if (good) {
         const char* st = f.GetString();
-        if (!std::strcmp(st, "scheduled")) s.status = ScoreStatus::Scheduled;
-        else if (!std::strcmp(st, "live")) s.status = ScoreStatus::Live;
-        else if (!std::strcmp(st, "ended")) s.status = ScoreStatus::Ended;
-        else good = false;
+        if (!std::strcmp(st, "scheduled"))
+          s.status = ScoreStatus::Scheduled;
+        else if (!std::strcmp(st, "live"))
+          s.status = ScoreStatus::Live;
+        else if (!std::strcmp(st, "ended"))
+          s.status = ScoreStatus::Ended;
+        else
+          good = false;
       }
       have_status = good;
-    } else if (!std::strcmp(k, "clock")) { good = f.IsString(); if (good) s.clock = f.GetString(); }
-    else if (!std::strcmp(k, "period")) { good = f.IsString(); if (good) s.period = f.GetString(); }
-    else if (!std::strcmp(k, "match_length")) { int32_t x; good = get_i32(f, x); if (good) s.match_length = x; }
-    else if (!std::strcmp(k, "ht")) { std::pair<int32_t, int32_t> p; good = get_pair(f, p); if (good) s.ht = p; }
-    else if (!std::strcmp(k, "kickoff")) { int64_t x; good = get_i64(f, x); if (good) s.kickoff = x; }
-    else if (!std::strcmp(k, "result")) {
+    } else if (!std::strcmp(k, "clock")) {
+      good = f.IsString();
+      if (good) s.clock = f.GetString();
+    } else if (!std::strcmp(k, "period")) {
+      good = f.IsString();
+      if (good) s.period = f.GetString();
+    } else if (!std::strcmp(k, "match_length")) {
+      int32_t x;
+      good = get_i32(f, x);
+      if (good) s.match_length = x;
+    } else if (!std::strcmp(k, "ht")) {
+      std::pair<int32_t, int32_t> p;
+      good = get_pair(f, p);
+      if (good) s.ht = p;
+    } else if (!std::strcmp(k, "kickoff")) {
+      int64_t x;
+      good = get_i64(f, x);
+      if (good) s.kickoff = x;
+    } else if (!std::strcmp(k, "result")) {
       good = f.IsString();
       if (good) {
         const char* r = f.GetString();
-        if (!std::strcmp(r, "completed")) s.result = MatchResult::Completed;
-        else if (!std::strcmp(r, "abandoned")) s.result = MatchResult::Abandoned;
-        else if (!std::strcmp(r, "cancelled")) s.result = MatchResult::Cancelled;
-        else if (!std::strcmp(r, "expunged")) s.result = MatchResult::Expunged;
-        else good = false;
+        if (!std::strcmp(r, "completed"))
+          s.result = MatchResult::Completed;
+        else if (!std::strcmp(r, "abandoned"))
+          s.result = MatchResult::Abandoned;
+        else if (!std::strcmp(r, "cancelled"))
+          s.result = MatchResult::Cancelled;
+        else if (!std::strcmp(r, "expunged"))
+          s.result = MatchResult::Expunged;
+        else
+          good = false;
       }
-    } else if (!std::strcmp(k, "postponed")) { good = f.IsBool(); if (good) s.postponed = f.GetBool(); }
-    else if (std::strcmp(k, "at") && std::strcmp(k, "op") && std::strcmp(k, "id")) ++unknown_fields_;
+    } else if (!std::strcmp(k, "postponed")) {
+      good = f.IsBool();
+      if (good) s.postponed = f.GetBool();
+    } else if (std::strcmp(k, "at") && std::strcmp(k, "op") && std::strcmp(k, "id"))
+      ++unknown_fields_;
     if (!good) return fail(std::string("score field '") + k + "' has the wrong type or value"), false;
   }
   if (!have_status) return fail("score 'status' missing"), false;

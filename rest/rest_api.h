@@ -14,6 +14,7 @@
 #include "protocol/json_out.h"
 #include "rest/api_keys.h"
 #include "rest/http_server.h"
+#include "rest/odds_cache.h"
 #include "rest/rate_limiter.h"
 
 namespace oddsrelay::rest {
@@ -43,6 +44,7 @@ class RestApi : public HttpHandler {
  private:
   RestContext ctx_;
   RateLimiter limiter_;
+  OddsCache odds_cache_;
 };
 
 }  // namespace oddsrelay::rest

@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config curl libuv1-dev rapidjson-dev libxxhash-dev
       libconcurrentqueue-dev libgtest-dev libbenchmark-dev libssl-dev zlib1g-dev
-      python3 libjemalloc-dev)
+      python3 libjemalloc-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # README command 2 (and what .ci/run calls): install what is missing, build,
 # and run every test: the Release build, then the whole suite again under
-# ASan+UBSan, then the concurrency tests under TSan. Exits non-zero on any
-# failure.
+# ASan+UBSan, then the concurrency tests under TSan, then the fuzz targets
+# for a bounded time. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -23,4 +23,6 @@ echo "== TSan: concurrent snapshot readers"
 cmake --preset tsan >/dev/null
 cmake --build build-tsan -j"$jobs" --target engine_tests
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/engine_tests --gtest_filter='SnapshotConcurrency.*'
+echo "== fuzz: HTTP parser and feed lines, 60 s each"
+bash tests/fuzz/run.sh 60
 echo "== all tests passed"

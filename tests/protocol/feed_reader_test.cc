@@ -85,6 +85,9 @@ TEST(FeedReader, MalformedLinesSayWhy) {
       {R"({"at":1,"op":"event","id":"5","event":{"h":"A"}})", "'sport' missing"},
       {R"({"at":1,"op":"event","id":"5","event":{"sport":1,"live":"yes"}})", "'live'"},
       {R"({"at":1,"op":"stats","id":"5","corners":[1]})", "corners"},
+      // Regression (feed_line fuzz target): a non-object `map` used to be walked as an object.
+      {R"({"at":1,"op":"event","id":"5","event":{"sport":1,"map":true}})", "'map'"},
+      {R"({"at":1,"op":"event","id":"5","event":{"sport":1,"map":{"s7_l1.5":3}}})", "'map'"},
   };
   FeedParser p;
   for (const auto& c : cases) {
