@@ -185,17 +185,25 @@ void on_connection(uv_stream_t* server, int status) {
 }
 
 // Runs four times a second: closes connections whose request has been
-// arriving for longer than the header timeout (slow-loris) and keep-alive
-// connections idle past the idle timeout. O(connections) per run.
+// arriving for longer than the header timeout (slow-loris), keep-alive
+// connections idle past the idle timeout, and clients that stopped reading.
+// O(connections) per run.
 void on_sweep(uv_timer_t* t) {
   auto* srv = static_cast<HttpServer::Impl*>(t->data);
   const uint64_t now = uv_now(&srv->loop);
   const auto& o = srv->owner->options();
   for (Conn* c : srv->conns) {
     if (c->closing) continue;
-    bool slow = c->request_started && now - c->request_started > static_cast<uint64_t>(o.header_timeout_ms);
-    bool idle = !c->request_started && c->unsent == 0 && now - c->last_active > static_cast<uint64_t>(o.idle_timeout_ms);
-    if (slow || idle) conn_close(c);
+    const uint64_t quiet = now - c->last_active;  // since the last read or completed write
+    // Slow-loris applies only while we read: with reading paused (backpressure)
+    // a half-read request in the buffer is ours to finish, not the client's.
+    bool slow = c->reading && c->request_started && now - c->request_started > static_cast<uint64_t>(o.header_timeout_ms);
+    bool idle = !c->request_started && c->unsent == 0 && quiet > static_cast<uint64_t>(o.idle_timeout_ms);
+    // A client that stopped reading its answers: no write has completed for
+    // the idle timeout. Its unsent bytes (bounded by max_unsent plus one
+    // batch) are freed with it.
+    bool stalled = c->unsent > 0 && quiet > static_cast<uint64_t>(o.idle_timeout_ms);
+    if (slow || idle || stalled) conn_close(c);
   }
 }
 

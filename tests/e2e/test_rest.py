@@ -319,6 +319,35 @@ class Rest(unittest.TestCase):
         self.assertLess(time.time() - t0, 4)  # header timeout 1 s, swept every 250 ms
         slow.close()
 
+    def test_client_that_never_reads_is_dropped_and_others_are_served(self):
+        # Pipeline many big answers and never read them: the server stops
+        # reading this client past 4 MiB unsent, keeps serving others, and
+        # closes it once no write has completed for the idle timeout (5 s).
+        hog = socket.socket()
+        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        hog.connect(("127.0.0.1", self.srv.port))
+        req = b"GET /v1/prematch HTTP/1.1\r\nHost: x\r\nX-API-Key: " + FULL.encode() + b"\r\n\r\n"
+        hog.setblocking(False)
+        sent = 0
+        try:
+            for _ in range(20000):
+                sent += hog.send(req)
+        except BlockingIOError:
+            pass
+        self.assertGreater(sent, 0)
+        t0 = time.time()
+        conns = lambda: self.get_json("/v1/status")["http"]["connections"]
+        self.assertEqual(conns(), 2)  # the hog is held (and this request)
+        for _ in range(10):
+            self.get_json("/v1/sports")
+        self.assertLess(time.time() - t0, 2)
+        while time.time() - t0 < 12 and conns() > 1:
+            time.sleep(0.25)
+        dropped_after = time.time() - t0
+        hog.close()
+        self.assertGreater(dropped_after, 3.5)  # not before the 5 s idle timeout...
+        self.assertLess(dropped_after, 8)       # ...and soon after it
+
     def test_curl(self):
         out = subprocess.run(["curl", "-s", "--compressed", "-H", "X-API-Key: " + FULL,
                               f"http://127.0.0.1:{self.srv.port}/v1/live?sport=1"],
