@@ -23,6 +23,6 @@ echo "== TSan: concurrent snapshot readers"
 cmake --preset tsan >/dev/null
 cmake --build build-tsan -j"$jobs" --target engine_tests
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/engine_tests --gtest_filter='SnapshotConcurrency.*'
-echo "== fuzz: HTTP parser and feed lines, 60 s each"
-bash tests/fuzz/run.sh 60
+echo "== fuzz: HTTP requests, feed lines, WebSocket frames, 45 s each"
+bash tests/fuzz/run.sh 45
 echo "== all tests passed"

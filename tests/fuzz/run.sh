@@ -18,7 +18,8 @@ clang++ "${flags[@]}" tests/fuzz/http_request_fuzz.cc protocol/http_request.cc -
 # of UBSan stays on for this target.
 clang++ "${flags[@]}" -fno-sanitize=pointer-overflow tests/fuzz/feed_line_fuzz.cc protocol/feed_reader.cc \
   protocol/feed_writer.cc protocol/event_json.cc protocol/event_id.cc -lxxhash -o "$out/feed_line_fuzz"
-for t in http_request feed_line; do
+clang++ "${flags[@]}" tests/fuzz/ws_frame_fuzz.cc protocol/ws_frame.cc -lcrypto -o "$out/ws_frame_fuzz"
+for t in http_request feed_line ws_frame; do
   work=$(mktemp -d)
   echo "== fuzz $t for ${secs}s"
   rc=0

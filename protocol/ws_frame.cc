@@ -1,0 +1,54 @@
+#include "protocol/ws_frame.h"
+
+#include <openssl/evp.h>
+
+namespace oddsrelay::ws {
+
+size_t write_frame_header(char* out, Opcode op, size_t len) {
+  auto* o = reinterpret_cast<unsigned char*>(out);
+  o[0] = static_cast<unsigned char>(0x80 | op);
+  if (len < 126) {
+    o[1] = static_cast<unsigned char>(len);
+    return 2;
+  }
+  if (len < 65536) {
+    o[1] = 126;
+    o[2] = static_cast<unsigned char>(len >> 8);
+    o[3] = static_cast<unsigned char>(len);
+    return 4;
+  }
+  o[1] = 127;
+  for (int i = 0; i < 8; ++i) o[2 + i] = static_cast<unsigned char>(static_cast<uint64_t>(len) >> (56 - 8 * i));
+  return 10;
+}
+
+void append_frame(std::string& out, Opcode op, std::string_view payload) {
+  char head[10];
+  out.append(head, write_frame_header(head, op, payload.size()));
+  out.append(payload);
+}
+
+void append_close(std::string& out, uint16_t code, std::string_view reason) {
+  std::string p;
+  p += static_cast<char>(code >> 8);
+  p += static_cast<char>(code & 0xff);
+  p += reason.substr(0, 123);
+  // Cutting at 123 bytes may split a UTF-8 sequence: drop a partial tail.
+  while (p.size() > 2 && !valid_utf8(std::string_view(p).substr(2))) p.pop_back();
+  append_frame(out, kClose, p);
+}
+
+std::string accept_key(std::string_view client_key) {
+  // A valid key is 16 random bytes in base64: 24 characters ending "==".
+  if (client_key.size() != 24 || client_key.substr(22) != "==") return {};
+  std::string in(client_key);
+  in += "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+  unsigned char digest[20];
+  unsigned int n = 0;
+  if (EVP_Digest(in.data(), in.size(), digest, &n, EVP_sha1(), nullptr) != 1) return {};
+  unsigned char b64[32];
+  int m = EVP_EncodeBlock(b64, digest, 20);
+  return std::string(reinterpret_cast<char*>(b64), static_cast<size_t>(m));
+}
+
+}  // namespace oddsrelay::ws

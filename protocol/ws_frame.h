@@ -1,0 +1,170 @@
+// WebSocket framing, server side (RFC 6455 section 5), without I/O: a parser
+// that turns a connection's received bytes into messages and control
+// frames for a handler, and encoders for the frames the server sends. The
+// parser is a template over the handler, so the relay, the tests and the
+// fuzzer drive the same code.
+//
+// Rules enforced, each with its close code: client frames must be masked
+// (1002); no RSV bits, as no extension is negotiated (1002); known opcodes
+// only (1002); control frames unfragmented with at most 125 bytes (1002);
+// continuation only inside a fragmented message and no new data frame
+// before it ends (1002); a message over max_message bytes (1009); text
+// that is not UTF-8 (1007); a close payload of one byte, an invalid code,
+// or a reason that is not UTF-8 (1002 / 1007).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "protocol/utf8.h"
+
+namespace oddsrelay::ws {
+
+enum Opcode : uint8_t { kContinuation = 0, kText = 1, kBinary = 2, kClose = 8, kPing = 9, kPong = 10 };
+
+enum CloseCode : uint16_t {
+  kNormal = 1000,
+  kGoingAway = 1001,
+  kProtocolError = 1002,
+  kInvalidPayload = 1007,
+  kPolicyViolation = 1008,
+  kMessageTooBig = 1009,
+  kInternalError = 1011,
+  kNoStatus = 1005,  // reported when a close frame carries no code; never sent
+};
+
+// Codes a peer may put in a close frame (RFC 6455 7.4, IANA registry).
+[[nodiscard]] inline bool valid_close_code(uint32_t c) {
+  return (c >= 1000 && c <= 1003) || (c >= 1007 && c <= 1014) || (c >= 3000 && c <= 4999);
+}
+
+// Handler interface (duck-typed):
+//   void on_message(Opcode op, std::string_view payload);   // kText or kBinary, whole
+//   void on_ping(std::string_view payload);
+//   void on_pong(std::string_view payload);
+//   void on_close(uint16_t code, std::string_view reason);  // code kNoStatus if none
+//   void on_error(uint16_t close_code, const char* reason); // then stop feeding
+class FrameParser {
+ public:
+  explicit FrameParser(size_t max_message = 64 * 1024) : max_message_(max_message) {}
+
+  // Consumes every complete frame at the front of `buf` (payloads unmasked
+  // in place) and returns how many bytes it used; the rest is an
+  // incomplete frame to be fed again with more bytes. After on_error or
+  // on_close nothing more is consumed.
+  template <class Handler>
+  size_t feed(char* buf, size_t len, Handler& h);
+
+  bool done() const { return done_; }
+
+ private:
+  size_t max_message_;
+  std::string message_;          // fragments of the message in progress
+  Opcode message_op_ = kContinuation;  // kContinuation: none in progress
+  bool done_ = false;
+};
+
+template <class Handler>
+size_t FrameParser::feed(char* buf, size_t len, Handler& h) {
+  size_t pos = 0;
+  auto fail = [&](uint16_t code, const char* why) {
+    done_ = true;
+    h.on_error(code, why);
+    return pos;
+  };
+  while (!done_ && len - pos >= 2) {
+    const auto* b = reinterpret_cast<unsigned char*>(buf + pos);
+    const bool fin = b[0] & 0x80;
+    const uint8_t rsv = b[0] & 0x70, op = b[0] & 0x0f;
+    const bool masked = b[1] & 0x80;
+    uint64_t plen = b[1] & 0x7f;
+    size_t head = 2;
+    if (plen == 126) {
+      if (len - pos < 4) break;
+      plen = (uint64_t{b[2]} << 8) | b[3];
+      head = 4;
+    } else if (plen == 127) {
+      if (len - pos < 10) break;
+      plen = 0;
+      for (int i = 2; i < 10; ++i) plen = (plen << 8) | b[i];
+      head = 10;
+    }
+    if (rsv) return fail(kProtocolError, "reserved bits set");
+    if (!masked) return fail(kProtocolError, "client frames must be masked");
+    const bool control = op & 0x8;
+    if (op != kContinuation && op != kText && op != kBinary && op != kClose && op != kPing && op != kPong)
+      return fail(kProtocolError, "unknown opcode");
+    if (control && (!fin || plen > 125)) return fail(kProtocolError, "control frames must be whole and at most 125 bytes");
+    if (!control && plen > max_message_) return fail(kMessageTooBig, "message too big");
+    if (!control) {
+      if (op == kContinuation && message_op_ == kContinuation) return fail(kProtocolError, "continuation without a message");
+      if (op != kContinuation && message_op_ != kContinuation) return fail(kProtocolError, "new message inside a fragmented one");
+      if (message_.size() + plen > max_message_) return fail(kMessageTooBig, "message too big");
+    }
+    if (len - pos < head + 4 + plen) break;  // wait for the whole frame
+    const unsigned char* mask = b + head;
+    char* payload = buf + pos + head + 4;
+    for (uint64_t i = 0; i < plen; ++i) payload[i] = static_cast<char>(payload[i] ^ mask[i & 3]);
+    std::string_view data(payload, plen);
+    pos += head + 4 + plen;
+
+    switch (op) {
+      case kPing: h.on_ping(data); break;
+      case kPong: h.on_pong(data); break;
+      case kClose: {
+        if (plen == 1) return fail(kProtocolError, "close payload of one byte");
+        uint16_t code = kNoStatus;
+        std::string_view reason;
+        if (plen >= 2) {
+          code = static_cast<uint16_t>((static_cast<unsigned char>(data[0]) << 8) | static_cast<unsigned char>(data[1]));
+          reason = data.substr(2);
+          if (!valid_close_code(code)) return fail(kProtocolError, "invalid close code");
+          if (!valid_utf8(reason)) return fail(kInvalidPayload, "close reason is not UTF-8");
+        }
+        done_ = true;
+        h.on_close(code, reason);
+        return pos;
+      }
+      default: {
+        if (op != kContinuation) message_op_ = static_cast<Opcode>(op);
+        if (fin && message_.empty()) {  // the common case: one whole frame, no copy
+          if (message_op_ == kText && !valid_utf8(data)) return fail(kInvalidPayload, "text message is not UTF-8");
+          Opcode mop = message_op_;
+          message_op_ = kContinuation;
+          h.on_message(mop, data);
+        } else {
+          message_.append(data);
+          if (fin) {
+            if (message_op_ == kText && !valid_utf8(message_)) return fail(kInvalidPayload, "text message is not UTF-8");
+            Opcode mop = message_op_;
+            message_op_ = kContinuation;
+            h.on_message(mop, message_);
+            message_.clear();
+          }
+        }
+      }
+    }
+  }
+  return pos;
+}
+
+// Server frames are never masked. Header size for a payload of `len`.
+[[nodiscard]] constexpr size_t frame_header_size(size_t len) { return len < 126 ? 2 : len < 65536 ? 4 : 10; }
+
+// Writes the header of a final frame into `out` (frame_header_size bytes);
+// returns its size. The relay writes header and payload into one shared
+// buffer, once per frame, for every subscriber.
+size_t write_frame_header(char* out, Opcode op, size_t len);
+
+// Appends a whole frame to `out`.
+void append_frame(std::string& out, Opcode op, std::string_view payload);
+// Appends a close frame with a code and a reason (cut to fit 125 bytes).
+void append_close(std::string& out, uint16_t code, std::string_view reason);
+
+// Sec-WebSocket-Accept for a client's Sec-WebSocket-Key (SHA-1 + base64,
+// RFC 6455 4.2.2). Empty if the key is not 16 bytes of base64.
+std::string accept_key(std::string_view client_key);
+
+}  // namespace oddsrelay::ws
