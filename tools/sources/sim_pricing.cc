@@ -209,7 +209,7 @@ std::vector<uint32_t> markets_for(const SportDef& s, bool live, bool first_half)
   return {};
 }
 
-feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer& p, bool live, bool suspended) {
+feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer& p, bool suspended) {
   feed::MarketRec r;
   r.market = market;
   const SportDef& s = *m.sport;
@@ -320,7 +320,6 @@ feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer&
     default:
       break;
   }
-  (void)live;
   return r;
 }
 

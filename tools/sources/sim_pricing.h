@@ -55,6 +55,6 @@ class Pricer {
 std::vector<uint32_t> markets_for(const SportDef& s, bool live, bool first_half);
 
 // Prices one market. `suspended` marks every line s=1 (goal, VAR).
-feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer& p, bool live, bool suspended);
+feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer& p, bool suspended);
 
 }  // namespace oddsrelay::sim

@@ -257,7 +257,7 @@ struct Simulator::Impl {
   void emit_market(const Match& m, uint32_t id, bool suspended) {
     MatchState st = state(m);
     Pricer p(st);
-    emit(m).body = price_market(id, st, p, m.phase == Phase::Live, suspended);
+    emit(m).body = price_market(id, st, p, suspended);
   }
 
   void emit_removal(const Match& m, uint32_t id) {
