@@ -169,6 +169,11 @@ std::shared_ptr<const KeyStore> KeyStore::parse(std::string_view json) {
         key.allow_ips.push_back(*c);
       }
     }
+    if (k.HasMember("ws_connections")) {
+      if (!k["ws_connections"].IsUint() || k["ws_connections"].GetUint() == 0)
+        throw std::runtime_error(where + ".ws_connections is not a positive integer");
+      key.ws_connections = k["ws_connections"].GetUint();
+    }
     if (k.HasMember("widget") && k["widget"].IsObject()) key.widget_json = raw_json(k["widget"]);
     if (k.HasMember("webhook") && k["webhook"].IsObject()) key.webhook_json = raw_json(k["webhook"]);
     store->keys_.push_back(std::move(key));

@@ -17,5 +17,13 @@ inline constexpr const char* kMethodNotAllowed = "Method not allowed";
 inline constexpr const char* kIpNotAllowed = "Source address not allowed for this API key";
 inline constexpr const char* kBadOddsBody =
     "Invalid body: expected {\"sport\": <int>, \"market\": <int>, \"events\": [<event id>, ...]}";
+// WebSocket handshakes and messages
+inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // SPEC.md
+inline constexpr const char* kUpgradeRequired = "WebSocket upgrade required: send Upgrade: websocket";
+inline constexpr const char* kBadWsVersion = "Unsupported WebSocket version: use 13";
+inline constexpr const char* kBadWsKey = "Missing or invalid Sec-WebSocket-Key";
+inline constexpr const char* kBadWsConnection = "Connection header must include Upgrade";
+inline constexpr const char* kBadProtocol = "Unsupported protocol parameter: use protocol=v2";
+inline constexpr const char* kBadSports = "Invalid sports parameter: expected sport ids separated by commas";
 
 }  // namespace oddsrelay::rest::err

@@ -1,5 +1,7 @@
 #include "rest/http_server.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <list>
 
@@ -25,6 +27,7 @@ struct Conn {
   bool reading = true;
   bool close_after_write = false;
   bool closing = false;
+  Takeover takeover;                // set: hand the socket over once unsent == 0
 };
 
 struct WriteReq {
@@ -61,6 +64,19 @@ void conn_close(Conn* c) {
 
 void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
 
+// Detaches the socket: a duplicate descriptor goes to the new owner, our
+// handle closes (the socket lives on through the duplicate). A failed dup
+// just closes the connection.
+void hand_over(Conn* c) {
+  Takeover t = std::move(c->takeover);
+  c->takeover = nullptr;
+  uv_os_fd_t fd = -1;
+  int dup_fd = uv_fileno(reinterpret_cast<uv_handle_t*>(&c->tcp), &fd) == 0 ? ::dup(fd) : -1;
+  std::string pending = std::move(c->in);
+  conn_close(c);
+  if (dup_fd >= 0) t(dup_fd, std::move(pending));
+}
+
 void on_write(uv_write_t* req, int status) {
   auto* w = static_cast<WriteReq*>(req->data);
   Conn* c = w->conn;
@@ -70,6 +86,10 @@ void on_write(uv_write_t* req, int status) {
   if (c->closing) return;
   if (status < 0 || (c->close_after_write && c->unsent == 0)) {
     conn_close(c);
+    return;
+  }
+  if (c->takeover && c->unsent == 0) {
+    hand_over(c);
     return;
   }
   if (!c->reading && c->unsent <= c->server->owner->options().max_unsent / 2) {
@@ -104,7 +124,7 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     conn_close(c);
     return;
   }
-  if (nread == 0 || c->close_after_write) return;
+  if (nread == 0 || c->close_after_write || c->takeover) return;
   HttpServer::Impl* srv = c->server;
   const uint64_t now = uv_now(&srv->loop);
   c->last_active = now;
@@ -127,8 +147,9 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
       break;
     }
     srv->owner->count_request();
-    srv->owner->handler().handle(req, c->peer, out);
+    srv->owner->handler().handle(req, c->peer, out, c->takeover);
     used += r.consumed;
+    if (c->takeover) break;  // what follows belongs to the new protocol
     if (!req.keep_alive) {
       c->close_after_write = true;
       used = c->in.size();
@@ -140,6 +161,13 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   if (c->in.empty()) c->request_started = 0;
   flush(c, out);
   if (c->closing) return;
+  if (c->takeover) {
+    uv_read_stop(s);
+    c->reading = false;
+    c->request_started = 0;
+    if (c->unsent == 0) hand_over(c);
+    return;
+  }
   if (c->close_after_write) {
     uv_read_stop(s);
     c->reading = false;

@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -20,12 +21,19 @@ struct Peer {
   std::array<uint8_t, 16> ip{};  // v4 as v4-mapped v6
 };
 
+// A request that switches protocols (the WebSocket upgrade). Once every
+// earlier response on the connection is written, the server stops reading,
+// detaches the socket and calls this with a duplicate of its descriptor
+// (the callee owns it) and the bytes already received past the request.
+using Takeover = std::function<void(int fd, std::string pending)>;
+
 // Called on the loop thread for each complete request; appends the whole
-// response (status line to body) to `out`.
+// response (status line to body) to `out`, or sets `takeover` and appends
+// nothing to hand the connection to another owner.
 class HttpHandler {
  public:
   virtual ~HttpHandler() = default;
-  virtual void handle(const http::Request& req, const Peer& peer, std::string& out) = 0;
+  virtual void handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) = 0;
   // A request the parser refused: status and reason.
   virtual void refuse(int status, const char* why, std::string& out) = 0;
 };

@@ -35,40 +35,44 @@ void write_events(json::Writer& w, const std::vector<const EventEntry*>& events)
   w.EndObject();
 }
 
+void write_market(json::Writer& w, const Market& m, OddsForm form) {
+  char buf[16];
+  w.StartObject();
+  for (const Line& l : m.lines) {
+    json::key(w, l.key.view());
+    w.StartObject();
+    for (uint32_t i = l.first; i < l.first + l.count; ++i) {
+      const Outcome& o = m.outcomes[i];
+      int n = std::snprintf(buf, sizeof buf, "%u", o.id);
+      w.Key(buf, static_cast<rapidjson::SizeType>(n));
+      w.StartArray();
+      w.Int(o.price);
+      w.Uint(o.flags);
+      if (l.key.special().empty()) w.Null();
+      else json::str(w, l.key.special());
+      if (form == OddsForm::Post) w.Int(o.prev_price);
+      w.Int64(o.ts);
+      w.EndArray();
+    }
+    if (l.count > 0) {
+      w.Key("s");
+      w.Uint(l.suspended);
+    }
+    w.Key("ls");
+    w.Int64(l.ls);
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
 void write_odds(json::Writer& w, const EventEntry& e, OddsForm form, std::optional<uint32_t> only_market) {
   char buf[16];
   w.StartObject();
   for (const auto& ref : e.markets) {
     if (only_market && ref.id != *only_market) continue;
-    const Market& m = *ref;
-    int n = std::snprintf(buf, sizeof buf, "%u", m.id);
+    int n = std::snprintf(buf, sizeof buf, "%u", ref.id);
     w.Key(buf, static_cast<rapidjson::SizeType>(n));
-    w.StartObject();
-    for (const Line& l : m.lines) {
-      json::key(w, l.key.view());
-      w.StartObject();
-      for (uint32_t i = l.first; i < l.first + l.count; ++i) {
-        const Outcome& o = m.outcomes[i];
-        n = std::snprintf(buf, sizeof buf, "%u", o.id);
-        w.Key(buf, static_cast<rapidjson::SizeType>(n));
-        w.StartArray();
-        w.Int(o.price);
-        w.Uint(o.flags);
-        if (l.key.special().empty()) w.Null();
-        else json::str(w, l.key.special());
-        if (form == OddsForm::Post) w.Int(o.prev_price);
-        w.Int64(o.ts);
-        w.EndArray();
-      }
-      if (l.count > 0) {
-        w.Key("s");
-        w.Uint(l.suspended);
-      }
-      w.Key("ls");
-      w.Int64(l.ls);
-      w.EndObject();
-    }
-    w.EndObject();
+    write_market(w, *ref, form);
   }
   w.EndObject();
 }

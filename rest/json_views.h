@@ -26,6 +26,8 @@ std::vector<EventGroup> list_events(const Snapshot& s, bool live, std::optional<
 void write_events(json::Writer& w, const std::vector<const EventEntry*>& events);
 
 enum class OddsForm { Get, Post };
+// {<line key>: {<outcome id>: [...], "s": s, "ls": ls}}: one market's lines.
+void write_market(json::Writer& w, const Market& m, OddsForm form);
 // {<market id>: {<line key>: {<outcome id>: [...], "s": s, "ls": ls}}}; an
 // empty rung holds only "ls". `only_market` restricts to one market.
 void write_odds(json::Writer& w, const EventEntry& e, OddsForm form, std::optional<uint32_t> only_market = {});

@@ -68,6 +68,8 @@ constexpr Route kRoutes[] = {
     {"/v1/odds", "GET, POST, OPTIONS", kPermOdds},
     {"/v1/scores", "GET, OPTIONS", kPermScores},
     {"/v1/status", "GET, OPTIONS", 0},
+    {"/ws", "GET", kPermLive},
+    {"/pt-ws", "GET", kPermLive | kPermOdds},
 };
 
 std::string perm_names(uint32_t perms) {
@@ -319,12 +321,14 @@ void get_scores(RestApi::Call& c) {
 
 }  // namespace
 
-void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out) {
+void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
   Call c(req, out);
   const Route* route = nullptr;
   for (const auto& r : kRoutes)
     if (req.path == r.path) route = &r;
-  if (req.method == "OPTIONS") {  // CORS preflight: no key needed
+  const bool stream = route && route->path[1] != 'v';
+  if (stream && !ctx_.open_stream) route = nullptr;
+  if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
     http::ResponseHead h;
     h.status = 204;
     h.keep_alive = req.keep_alive;
@@ -366,6 +370,21 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     return c.send(429, "Retry-After: " + std::to_string(v.retry_after) + "\r\n");
   }
 
+  if (stream) {
+    StreamTicket t;
+    HandshakeError e = check_stream_handshake(req, t);
+    if (e.status) return c.error(e.status, e.error, e.extra_headers);
+    std::memcpy(&t.key_id, key->digest.data(), sizeof t.key_id);
+    t.key_name = key->name;
+    t.permissions = key->permissions;
+    t.max_connections = key->ws_connections;
+    // The relay writes the 101 itself, so nothing it sends can overtake it.
+    takeover = [open = ctx_.open_stream, t = std::move(t)](int fd, std::string pending) mutable {
+      open(std::move(t), fd, std::move(pending));
+    };
+    return;
+  }
+
   c.snap = ctx_.snapshots->load();  // one snapshot per response
   const std::string_view p = req.path;
   if (p == "/v1/sports") get_sports(c);
@@ -391,6 +410,10 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     c.w.Key("feed");
     if (ctx_.feed_status) ctx_.feed_status(c.w);
     else c.w.Null();
+    if (ctx_.relay_status) {
+      c.w.Key("relay");
+      ctx_.relay_status(c.w);
+    }
     if (ctx_.server) {
       c.w.Key("http");
       c.w.StartObject();

@@ -16,6 +16,7 @@
 #include "rest/http_server.h"
 #include "rest/odds_cache.h"
 #include "rest/rate_limiter.h"
+#include "rest/stream_upgrade.h"
 
 namespace oddsrelay::rest {
 
@@ -29,12 +30,16 @@ struct RestContext {
   // Writes the "feed" object of /v1/status (source, counters, done).
   std::function<void(json::Writer&)> feed_status;
   const HttpServer* server = nullptr;  // for connection counters, may be null
+  // Takes upgraded /ws and /pt-ws connections; null: streams answer 404.
+  StreamOpener open_stream;
+  // Writes the "relay" object of /v1/status; may be empty.
+  std::function<void(json::Writer&)> relay_status;
 };
 
 class RestApi : public HttpHandler {
  public:
   explicit RestApi(RestContext ctx);
-  void handle(const http::Request& req, const Peer& peer, std::string& out) override;
+  void handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) override;
   void refuse(int status, const char* why, std::string& out) override;
 
   void set_server(const HttpServer* s) { ctx_.server = s; }

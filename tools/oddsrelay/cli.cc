@@ -34,10 +34,35 @@ Options:
                          (default 60000)
   --rate-window SECONDS  rate-limit window (default 60, as SPEC.md says;
                          shorter only to test resets)
+  --ws-update MS         /ws live_update at most this often (default 1000)
+  --ws-ping MS           /ws heartbeat: ping interval; a client without a
+                         pong for two intervals is closed (default 30000)
+  --max-queue-bytes N    per-stream send queue bound; a subscriber past it
+                         is closed with 1008 (default 8388608)
   --help                 this text
 )";
 
 namespace {
+
+// Integer options: name, bounds, and the field they set.
+struct IntOption {
+  const char* name;
+  uint64_t min, max;
+  int64_t Options::*field;
+};
+constexpr IntOption kIntOptions[] = {
+    {"--header-timeout", 1, 3'600'000, &Options::header_timeout_ms},
+    {"--idle-timeout", 1, 3'600'000, &Options::idle_timeout_ms},
+    {"--rate-window", 1, 3600, &Options::rate_window_s},
+    {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
+    {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
+    {"--max-queue-bytes", 64 * 1024, uint64_t{1} << 32, &Options::max_queue_bytes},
+};
+const IntOption* int_option(std::string_view name) {
+  for (const auto& o : kIntOptions)
+    if (name == o.name) return &o;
+  return nullptr;
+}
 
 bool parse_u64(std::string_view s, uint64_t& out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -151,17 +176,15 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
         err = "bad --progress '" + v + "' (seconds, 0 = off)";
         return false;
       }
-    } else if (a == "--header-timeout" || a == "--idle-timeout" || a == "--rate-window") {
+    } else if (const IntOption* o = int_option(a)) {
       std::string v;
       if (!need(v)) return false;
       uint64_t n = 0;
-      uint64_t max = a == "--rate-window" ? 3600 : 3'600'000;
-      if (!parse_u64(v, n) || n == 0 || n > max) {
-        err = "bad " + a + " '" + v + "' (1.." + std::to_string(max) + ")";
+      if (!parse_u64(v, n) || n < o->min || n > o->max) {
+        err = "bad " + a + " '" + v + "' (" + std::to_string(o->min) + ".." + std::to_string(o->max) + ")";
         return false;
       }
-      (a == "--header-timeout" ? out.header_timeout_ms : a == "--idle-timeout" ? out.idle_timeout_ms : out.rate_window_s) =
-          static_cast<int>(n);
+      out.*(o->field) = static_cast<int64_t>(n);
     } else if (a == "--exit-after-replay") {
       out.exit_after_replay = true;
     } else {

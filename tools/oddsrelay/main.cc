@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "engine/pipeline.h"
+#include "relay/relay_server.h"
 #include "rest/api_keys.h"
 #include "rest/http_server.h"
 #include "rest/rest_api.h"
@@ -98,6 +99,15 @@ int run(const Options& opt) {
     }
     pipeline.add_sink(capture.get());
   }
+  // The relay is a sink like the journal: it sees every batch, from the
+  // first one the source produces.
+  relay::RelayOptions relay_opts;
+  relay_opts.live_update_ms = static_cast<int>(opt.ws_update_ms);
+  relay_opts.ping_interval_ms = static_cast<int>(opt.ws_ping_ms);
+  relay_opts.max_queue_bytes = static_cast<size_t>(opt.max_queue_bytes);
+  relay::RelayServer relay(relay_opts, engine.store());
+  pipeline.add_sink(&relay);
+  relay.start();
   pipeline.start();
 
   std::unique_ptr<Source> source;
@@ -109,7 +119,11 @@ int run(const Options& opt) {
   rest::RestContext ctx;
   ctx.snapshots = &engine.store();
   ctx.keys = &key_store;
-  ctx.rate_window_s = opt.rate_window_s;
+  ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
+  ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
+    relay.adopt(std::move(t), fd, std::move(pending));
+  };
+  ctx.relay_status = [&relay](json::Writer& w) { relay.write_status(w); };
   ctx.started_ms = wall_ms();
   const Source* src = source.get();
   const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim" : "replay";
@@ -131,14 +145,15 @@ int run(const Options& opt) {
   rest::HttpServerOptions http_opts;
   http_opts.host = opt.host;
   http_opts.port = opt.port;
-  http_opts.header_timeout_ms = opt.header_timeout_ms;
-  http_opts.idle_timeout_ms = opt.idle_timeout_ms;
+  http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
+  http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
   rest::HttpServer http(http_opts, api);
   api.set_server(&http);
   if (!http.start(err)) {
     std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
     source->stop();
     pipeline.stop();
+    relay.stop();
     return 1;
   }
   const char* shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
@@ -177,9 +192,10 @@ int run(const Options& opt) {
     if (opt.exit_after_replay && source->status().done && pipeline.idle()) break;
   }
 
-  http.stop();
+  http.stop();  // no new streams
   source->stop();
   pipeline.stop();
+  relay.stop();  // after the last batch: the pipeline calls into it until then
   if (capture) capture->close();
   if (journal) journal->close();
   print_progress(engine, *source, last_applied, 0);

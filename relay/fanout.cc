@@ -1,0 +1,267 @@
+// Fan-out of the relay loop (see relay_loop.h): each engine batch becomes a
+// handful of frames, encoded once, queued to every subscriber whose
+// permissions and sports filter admit them; connect snapshots; /ws live
+// updates at most once per interval; /ws market subscriptions.
+#include <algorithm>
+#include <charconv>
+
+#include <rapidjson/document.h>
+
+#include "protocol/event_id.h"
+#include "relay/frame_encoder.h"
+#include "relay/relay_loop.h"
+#include "rest/api_keys.h"
+#include "rest/errors.h"
+
+namespace oddsrelay::relay {
+
+namespace {
+
+constexpr size_t kMaxSubscriptions = 100;  // events per /ws connection
+constexpr size_t kMaxSubscribedMarkets = 200;
+
+bool may_evt(const StreamConn* c) { return c->ticket.permissions & rest::kPermLive; }
+bool may_odds(const StreamConn* c) { return c->ticket.permissions & rest::kPermOdds; }
+
+FrameRef error_frame(std::string_view msg) {
+  std::string s = "{\"error\":\"";
+  s += msg;  // our own constants: no quotes or backslashes
+  s += "\"}";
+  return text_frame(s);
+}
+
+}  // namespace
+
+void RelayLoop::process(const Batch& b) {
+  if (b.snapshot->seq <= snap_->seq) return;  // already part of the state connections started from
+  SnapshotPtr prev = std::move(snap_);
+  snap_ = b.snapshot;
+  const Snapshot& cur = *snap_;
+  stats_.batches.fetch_add(1, std::memory_order_relaxed);
+  int64_t at = 0;
+  for (const auto& r : b.records) at = std::max(at, r.at);
+
+  out_.clear();
+  std::vector<std::pair<int32_t, EventItem>> evt;  // (sport, event) deltas
+  for (const EventChange& ch : b.changes) {
+    const EventEntry* now = cur.events.find(ch.number);
+    const EventEntry* before = prev->events.find(ch.number);
+    const bool listed = now && now->listed(), was_listed = before && before->listed();
+    const bool live = now && now->live(), was_live = before && before->live();
+    if (ch.bits & (kEventAdded | kEventChanged | kEventRemoved)) {
+      if (listed) evt.push_back({now->sport(), EventItem{now->key, now}});
+      else if (was_listed) evt.push_back({before->sport(), EventItem{before->key, nullptr}});
+    }
+    if (live && (!was_live || (ch.bits & kOddsChanged))) {
+      // An event that just went live gets its whole odds; afterwards only
+      // the markets that changed, each whole.
+      auto markets = was_live ? b.markets_of(ch) : std::span<const uint32_t>{};
+      out_.push_back(Out{pt_odds(*now, now->sport(), markets), ch.number, now->sport(), true});
+    }
+    if ((live || was_live) && (ch.bits & (kEventAdded | kEventChanged | kEventRemoved | kScoreChanged | kOddsChanged)))
+      pending_live_[ch.number] = listed ? now->key : was_listed ? before->key : std::to_string(ch.number);
+    if ((ch.bits & kOddsChanged) && now) {
+      auto it = subscribers_.find(ch.number);
+      if (it != subscribers_.end()) {
+        for (uint32_t m : b.markets_of(ch)) {
+          FrameRef f;  // encoded only if some subscriber wants this market
+          for (StreamConn* c : it->second) {
+            auto sub = std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return s.number == ch.number; });
+            if (sub == c->subs.end() || !sub->wants(m)) continue;
+            if (!f) f = ws_market(*now, m, cur.clock);
+            send(c, f);
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(evt.begin(), evt.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::vector<EventItem> items;
+  for (size_t i = 0; i < evt.size();) {
+    const int32_t sport = evt[i].first;
+    items.clear();
+    for (; i < evt.size() && evt[i].first == sport; ++i) items.push_back(evt[i].second);
+    out_.push_back(Out{pt_events(sport, items), 0, sport, false});
+  }
+  // Event lists first, then odds: a client learns of an event before its prices.
+  std::stable_partition(out_.begin(), out_.end(), [](const Out& o) { return !o.odds; });
+  const FrameRef marker = pt_marker(cur.seq, at);
+  stats_.frames_encoded.fetch_add(out_.size() + 1, std::memory_order_relaxed);
+
+  uint64_t delivered = 0;
+  for (size_t i = 0; i < pt_.size(); ++i) {
+    StreamConn* c = pt_[i];
+    const bool everything = c->ticket.sports.empty() && may_evt(c) && may_odds(c);
+    for (const Out& o : out_) {
+      if (!everything && (!(o.odds ? may_odds(c) : may_evt(c)) || !c->wants_sport(o.sport))) continue;
+      send(c, o.frame, o.channel);
+      ++delivered;
+    }
+    if (uint64_t k = c->q.take_conflated()) {
+      stats_.conflated.fetch_add(k, std::memory_order_relaxed);
+      send(c, pt_marker(cur.seq, at, k));  // this connection's own INFO says so
+    } else {
+      send(c, marker);
+    }
+  }
+  stats_.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+}
+
+void RelayLoop::refresh_connect_cache() {
+  if (cache_seq_ == snap_->seq) return;
+  cache_seq_ = snap_->seq;
+  connect_frames_.clear();
+  ws_snapshot_.reset();
+  // Every listed event per sport, then the odds of every live event.
+  std::vector<std::pair<int32_t, EventItem>> evt;
+  std::vector<std::shared_ptr<const EventEntry>> live;
+  snap_->events.for_each([&](const EventEntry& e) {
+    if (!e.listed()) return;
+    evt.push_back({e.sport(), EventItem{e.key, &e}});
+    if (e.live()) live.push_back(snap_->events.find_shared(e.number));
+  });
+  std::sort(evt.begin(), evt.end(),
+            [](auto& a, auto& b) { return std::pair(a.first, a.second.entry->number) < std::pair(b.first, b.second.entry->number); });
+  std::vector<EventItem> items;
+  for (size_t i = 0; i < evt.size();) {
+    const int32_t sport = evt[i].first;
+    items.clear();
+    for (; i < evt.size() && evt[i].first == sport; ++i) items.push_back(evt[i].second);
+    connect_frames_.push_back(Out{pt_events(sport, items), 0, sport, false});
+  }
+  std::sort(live.begin(), live.end(), [](auto& a, auto& b) { return a->number < b->number; });
+  if (full_odds_.size() > 4 * live.size() + 1024) full_odds_.clear();  // drop events long gone
+  for (const auto& e : live) {
+    FullOdds& f = full_odds_[e->number];
+    if (f.version != e) {  // encoded once per version of the event
+      f.version = e;
+      f.frame = pt_odds(*e, e->sport(), {});
+    }
+    connect_frames_.push_back(Out{f.frame, e->number, e->sport(), true});
+  }
+}
+
+void RelayLoop::send_connect_snapshot(StreamConn* c) {
+  refresh_connect_cache();
+  if (!c->is_pt()) {
+    if (!ws_snapshot_) ws_snapshot_ = ws_snapshot(*snap_);
+    send(c, ws_snapshot_);
+    return;
+  }
+  std::vector<int32_t> sports;
+  for (const SportCount& s : snap_->sports)
+    if (c->wants_sport(s.sport)) sports.push_back(s.sport);
+  send(c, pt_ready(*snap_, sports, (may_evt(c) ? 1u : 0u) | (may_odds(c) ? 2u : 0u)));
+  for (const Out& o : connect_frames_)
+    if ((o.odds ? may_odds(c) : may_evt(c)) && c->wants_sport(o.sport)) send(c, o.frame, o.channel);
+}
+
+// /ws live_update: right away when the last one is at least an interval
+// old, else when the interval is up; changes in between are merged.
+void RelayLoop::schedule_live_update() {
+  if (pending_live_.empty() || live_timer_armed_) return;
+  const uint64_t t = now(), interval = static_cast<uint64_t>(opts_.live_update_ms);
+  if (last_live_emit_ == 0 || t >= last_live_emit_ + interval) {
+    emit_live_update();
+    return;
+  }
+  live_timer_armed_ = true;
+  uv_timer_start(&live_timer_, [](uv_timer_t* h) {
+    auto* self = static_cast<RelayLoop*>(h->data);
+    self->live_timer_armed_ = false;
+    self->emit_live_update();
+    self->finish_turn();
+  }, last_live_emit_ + interval - t, 0);
+}
+
+void RelayLoop::emit_live_update() {
+  if (pending_live_.empty()) return;
+  last_live_emit_ = now();
+  if (ws_.empty()) {
+    pending_live_.clear();
+    return;
+  }
+  std::vector<std::pair<uint64_t, std::string>> changed(pending_live_.begin(), pending_live_.end());
+  pending_live_.clear();
+  std::sort(changed.begin(), changed.end());
+  std::vector<EventItem> items;
+  items.reserve(changed.size());
+  for (const auto& [number, key] : changed) {
+    const EventEntry* e = snap_->events.find(number);
+    items.push_back(e && e->listed() ? EventItem{e->key, e} : EventItem{key, nullptr});
+  }
+  FrameRef f = ws_live_update(snap_->last_live_at, items);
+  stats_.frames_encoded.fetch_add(1, std::memory_order_relaxed);
+  for (StreamConn* c : ws_) send(c, f);
+  stats_.deliveries.fetch_add(ws_.size(), std::memory_order_relaxed);
+}
+
+// {"subscribe":{"event_id":<id>,"markets":["1001",...]}} adds (or replaces)
+// a market subscription; {"unsubscribe":{"event_id":<id>}} removes one.
+// Mistakes get an {"error"} message; the connection stays open.
+void RelayLoop::on_subscribe_message(StreamConn* c, std::string_view text) {
+  rapidjson::Document d;
+  d.Parse(text.data(), text.size());
+  if (d.HasParseError() || !d.IsObject()) return send(c, error_frame("Malformed message: expected a JSON object"));
+  const bool sub = d.HasMember("subscribe"), unsub = d.HasMember("unsubscribe");
+  const rapidjson::Value* body = sub ? &d["subscribe"] : unsub ? &d["unsubscribe"] : nullptr;
+  if (!body || !body->IsObject() || !body->HasMember("event_id"))
+    return send(c, error_frame("Unknown message: expected {\\\"subscribe\\\":{\\\"event_id\\\":...,\\\"markets\\\":[...]}}"));
+  if (!may_odds(c)) return send(c, error_frame("API key lacks the 'odds' permission"));
+  const rapidjson::Value& idv = (*body)["event_id"];
+  std::string id = idv.IsString() ? std::string(idv.GetString(), idv.GetStringLength())
+                 : idv.IsUint64() ? std::to_string(idv.GetUint64()) : std::string();
+  ParsedId pid = parse_event_id(id);
+  const EventEntry* e = pid.ok() ? snap_->events.find(pid.number) : nullptr;
+  auto existing = std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return pid.ok() && s.number == pid.number; });
+  if (unsub) {
+    if (existing == c->subs.end()) return send(c, error_frame("Not subscribed to that event"));
+    auto& list = subscribers_[pid.number];
+    std::erase(list, c);
+    if (list.empty()) subscribers_.erase(pid.number);
+    c->subs.erase(existing);
+    return;
+  }
+  if (!e) return send(c, error_frame(rest::err::kEventNotFound));
+  Subscription s;
+  s.number = e->number;
+  if (body->HasMember("markets")) {
+    const auto& mv = (*body)["markets"];
+    if (!mv.IsArray() || mv.Size() > kMaxSubscribedMarkets)
+      return send(c, error_frame("Invalid markets: expected at most 200 market ids"));
+    for (const auto& m : mv.GetArray()) {
+      uint32_t id = 0;
+      if (m.IsUint()) id = m.GetUint();
+      else if (m.IsString()) {
+        std::string_view t(m.GetString(), m.GetStringLength());
+        auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), id);
+        if (ec != std::errc() || p != t.data() + t.size()) id = 0;
+      }
+      if (id == 0) return send(c, error_frame("Invalid markets: expected market ids such as \\\"1001\\\""));
+      if (std::find(s.markets.begin(), s.markets.end(), id) == s.markets.end()) s.markets.push_back(id);
+    }
+  }
+  if (existing != c->subs.end()) {
+    *existing = s;
+  } else {
+    if (c->subs.size() >= kMaxSubscriptions) return send(c, error_frame("Too many subscriptions: at most 100 events"));
+    c->subs.push_back(s);
+    subscribers_[s.number].push_back(c);
+  }
+  send(c, ws_subscribed(e->key, s.markets));
+  // The current state of each subscribed market, then changes as they come.
+  for (const MarketRef& m : e->markets)
+    if (s.wants(m.id)) send(c, ws_market(*e, m.id, snap_->clock));
+}
+
+void RelayLoop::unsubscribe_all(StreamConn* c) {
+  for (const Subscription& s : c->subs) {
+    auto it = subscribers_.find(s.number);
+    if (it == subscribers_.end()) continue;
+    std::erase(it->second, c);
+    if (it->second.empty()) subscribers_.erase(it);
+  }
+  c->subs.clear();
+}
+
+}  // namespace oddsrelay::relay

@@ -1,0 +1,210 @@
+#include "relay/frame_encoder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "protocol/json_out.h"
+#include "protocol/relay_frame.h"
+#include "rest/json_views.h"
+
+namespace oddsrelay::relay {
+
+namespace {
+
+void write_event_map(json::Writer& w, std::span<const EventItem> events) {
+  w.StartObject();
+  for (const EventItem& it : events) {
+    json::key(w, it.key);
+    if (it.entry && it.entry->listed())
+      w.RawValue(it.entry->info->json.data(), it.entry->info->json.size(), rapidjson::kObjectType);
+    else
+      w.Null();
+  }
+  w.EndObject();
+}
+
+// "<type>\x1F<channel>\x1F" in front of the JSON body.
+void begin_pt(std::string& p, std::string_view type, std::string_view channel) {
+  p.append(type);
+  p += kSep;
+  p.append(channel);
+  p += kSep;
+}
+
+void market_key(json::Writer& w, uint32_t id) {
+  char buf[16];
+  int n = std::snprintf(buf, sizeof buf, "%u", id);
+  w.Key(buf, static_cast<rapidjson::SizeType>(n));
+}
+
+}  // namespace
+
+FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t channels) {
+  FrameBuilder b;
+  begin_pt(b.payload(), "INFO", "PUB");
+  json::StringSink sink(b.payload());
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("ready");
+  w.Bool(true);
+  w.Key("protocol");
+  w.String("v2");
+  w.Key("seq");
+  w.Uint64(s.seq);
+  w.Key("at");
+  w.Int64(s.clock);
+  w.Key("sports");
+  w.StartArray();
+  for (int32_t sp : sports) w.Int(sp);
+  w.EndArray();
+  w.Key("channels");
+  w.StartArray();
+  if (channels & 1) w.String("evt");
+  if (channels & 2) w.String("odds");
+  w.EndArray();
+  w.EndObject();
+  return b.finish();
+}
+
+FrameRef pt_marker(uint64_t seq, int64_t at, uint64_t conflated) {
+  FrameBuilder b;
+  std::string& p = b.payload();
+  begin_pt(p, "INFO", "PUB");
+  char buf[96];
+  int n = conflated ? std::snprintf(buf, sizeof buf, "{\"seq\":%llu,\"at\":%lld,\"conflated\":%llu}",
+                                    static_cast<unsigned long long>(seq), static_cast<long long>(at),
+                                    static_cast<unsigned long long>(conflated))
+                    : std::snprintf(buf, sizeof buf, "{\"seq\":%llu,\"at\":%lld}", static_cast<unsigned long long>(seq),
+                                    static_cast<long long>(at));
+  p.append(buf, static_cast<size_t>(n));
+  return b.finish();
+}
+
+FrameRef pt_events(int32_t sport, std::span<const EventItem> events) {
+  FrameBuilder b;
+  begin_pt(b.payload(), "P", "evt:" + std::to_string(sport));
+  json::StringSink sink(b.payload());
+  json::Writer w(sink);
+  write_event_map(w, events);
+  return b.finish();
+}
+
+FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> markets) {
+  FrameBuilder b;
+  begin_pt(b.payload(), "P", "odds:" + std::to_string(sport) + ":" + std::to_string(e.number));
+  json::StringSink sink(b.payload());
+  json::Writer w(sink);
+  if (markets.empty()) {
+    rest::write_odds(w, e, rest::OddsForm::Get);
+  } else {
+    w.StartObject();
+    for (uint32_t id : markets) {
+      market_key(w, id);
+      if (const Market* m = e.market(id)) rest::write_market(w, *m, rest::OddsForm::Get);
+      else w.Null();
+    }
+    w.EndObject();
+  }
+  return b.finish();
+}
+
+FrameRef ws_snapshot(const Snapshot& s) {
+  std::vector<EventItem> live, pre;
+  s.events.for_each([&](const EventEntry& e) {
+    if (e.listed()) (e.live() ? live : pre).push_back(EventItem{e.key, &e});
+  });
+  auto by_number = [](const EventItem& a, const EventItem& b) { return a.entry->number < b.entry->number; };
+  std::sort(live.begin(), live.end(), by_number);
+  std::sort(pre.begin(), pre.end(), by_number);
+  FrameBuilder b;
+  json::StringSink sink(b.payload());
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("type");
+  w.String("snapshot");
+  w.Key("ts");
+  w.Int64(s.clock);
+  w.Key("seq");
+  w.Uint64(s.seq);
+  w.Key("live");
+  write_event_map(w, live);
+  w.Key("prematch");
+  write_event_map(w, pre);
+  w.EndObject();
+  return b.finish();
+}
+
+FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events) {
+  FrameBuilder b;
+  json::StringSink sink(b.payload());
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("type");
+  w.String("live_update");
+  w.Key("ts");
+  w.Int64(ts);
+  w.Key("data");
+  write_event_map(w, events);
+  w.EndObject();
+  return b.finish();
+}
+
+FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts) {
+  FrameBuilder b;
+  json::StringSink sink(b.payload());
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("type");
+  w.String("market");
+  w.Key("event_id");
+  json::str(w, e.key);
+  w.Key("market");
+  json::str(w, std::to_string(market));
+  w.Key("ts");
+  w.Int64(ts);
+  w.Key("outcomes");
+  if (const Market* m = e.market(market)) rest::write_market(w, *m, rest::OddsForm::Get);
+  else w.Null();
+  w.EndObject();
+  return b.finish();
+}
+
+FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> markets) {
+  FrameBuilder b;
+  json::StringSink sink(b.payload());
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("type");
+  w.String("subscribed");
+  w.Key("event_id");
+  json::str(w, event_key);
+  w.Key("markets");
+  w.StartArray();
+  for (uint32_t m : markets) json::str(w, std::to_string(m));
+  w.EndArray();
+  w.EndObject();
+  return b.finish();
+}
+
+FrameRef text_frame(std::string_view payload) { return control_frame(ws::kText, payload); }
+
+FrameRef control_frame(ws::Opcode op, std::string_view payload) {
+  FrameBuilder b;
+  b.payload().append(payload);
+  return b.finish(op);
+}
+
+FrameRef close_frame(uint16_t code, std::string_view reason) {
+  std::string whole;
+  ws::append_close(whole, code, reason);
+  return raw_bytes(whole);
+}
+
+FrameRef raw_bytes(std::string_view bytes) {
+  FrameBuilder b;
+  b.payload().append(bytes);
+  return b.finish_raw();
+}
+
+}  // namespace oddsrelay::relay

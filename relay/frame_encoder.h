@@ -1,0 +1,53 @@
+// The bytes both streams send, each encoded once into a shared frame
+// (relay/shared_frame.h) and fanned out unchanged. Shapes are SPEC.md's
+// "Events" section plus the documented additions in docs/api.md:
+//
+//   /pt-ws  P    evt:<sport>           {<event id>: <event object> | null}
+//           P    odds:<sport>:<number> {<market id>: <market object> | null}
+//           INFO PUB                   {"ready":true,...} on connect, then
+//                                      {"seq":N,"at":T} closing every batch
+//   /ws     {"type":"snapshot"|"live_update"|"market"|"subscribed", ...}
+//
+// null marks a removed event or market. A market object is the /v1/odds
+// line map of that market.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/snapshot.h"
+#include "relay/shared_frame.h"
+
+namespace oddsrelay::relay {
+
+// An event for an event map: its id and its entry, null once removed.
+struct EventItem {
+  std::string_view key;
+  const EventEntry* entry;
+};
+
+// /pt-ws
+FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask);
+FrameRef pt_marker(uint64_t seq, int64_t at, uint64_t conflated = 0);
+FrameRef pt_events(int32_t sport, std::span<const EventItem> events);
+// Every market of the event (`markets` empty) or just those ids (a missing
+// one as null).
+FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> markets);
+
+// /ws
+FrameRef ws_snapshot(const Snapshot& s);
+FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events);
+FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts);
+FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> markets);
+
+// Any text message, e.g. {"error":"..."}.
+FrameRef text_frame(std::string_view payload);
+FrameRef control_frame(ws::Opcode op, std::string_view payload);
+FrameRef close_frame(uint16_t code, std::string_view reason);
+// Raw bytes that are not a WebSocket frame (the 101 response).
+FrameRef raw_bytes(std::string_view bytes);
+
+}  // namespace oddsrelay::relay

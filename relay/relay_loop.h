@@ -1,0 +1,153 @@
+// Inside the relay (relay_server.h): the loop thread's state. relay_loop.cc
+// holds connection I/O and lifecycle (adopt, read, write, close, timers);
+// fanout.cc turns batches into frames and queues them (connect snapshots,
+// /pt-ws deltas, /ws live updates and market subscriptions). Everything
+// here runs on the loop thread, apart from the two inbound queues.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <concurrentqueue/concurrentqueue.h>
+#include <uv.h>
+
+#include "protocol/ws_frame.h"
+#include "relay/relay_server.h"
+#include "relay/send_queue.h"
+
+namespace oddsrelay::relay {
+
+class RelayLoop;
+
+// A /ws market subscription: one event, some markets (empty = all).
+struct Subscription {
+  uint64_t number = 0;
+  std::vector<uint32_t> markets;
+  bool wants(uint32_t m) const {
+    return markets.empty() || std::find(markets.begin(), markets.end(), m) != markets.end();
+  }
+};
+
+struct StreamConn {
+  StreamConn(RelayLoop* l, rest::StreamTicket t, const RelayOptions& o)
+      : loop(l), ticket(std::move(t)), parser(o.max_message), q(o.max_queue_bytes) {}
+  uv_tcp_t tcp;
+  uv_write_t wreq;
+  RelayLoop* loop;
+  rest::StreamTicket ticket;
+  ws::FrameParser parser;
+  std::string in;              // the start of a frame not yet complete
+  SendQueue q;
+  std::vector<uv_buf_t> bufs;  // the write in flight; capacity reused
+  size_t write_rest = 0;       // bytes of it libuv still owes
+  uint32_t all_slot = UINT32_MAX, fan_slot = UINT32_MAX;  // positions in RelayLoop::all_ and pt_/ws_
+  bool holds_key_slot = false;
+  bool dirty = false;          // in RelayLoop::dirty_
+  bool doomed = false;         // over its byte limit: closed at the end of the turn
+  bool close_sent = false;     // our close frame is queued: nothing more is sent
+  bool close_after_write = false;
+  bool closed = false;         // uv_close called
+  uint64_t close_deadline = 0; // loop ms: dropped then even if the close handshake is unfinished
+  uint64_t last_pong = 0;
+  std::vector<Subscription> subs;
+
+  bool is_pt() const { return ticket.kind == rest::StreamTicket::Kind::PtWs; }
+  bool wants_sport(int32_t sport) const {
+    return ticket.sports.empty() || std::binary_search(ticket.sports.begin(), ticket.sports.end(), sport);
+  }
+};
+
+class RelayLoop {
+ public:
+  RelayLoop(const RelayOptions& opts, const SnapshotStore& store, RelayStats& stats);
+  ~RelayLoop();
+
+  void run();            // the loop thread
+  void request_stop();   // any thread
+  void wake() { uv_async_send(&wake_); }
+
+  struct Adoption {
+    rest::StreamTicket ticket;
+    int fd = -1;
+    std::string pending;
+  };
+  moodycamel::ConcurrentQueue<BatchPtr> batches;
+  moodycamel::ConcurrentQueue<Adoption> adoptions;
+
+  // Connection I/O (relay_loop.cc)
+  void on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf);
+  void on_written(StreamConn* c, int status);
+  void send(StreamConn* c, FrameRef f, uint64_t channel = 0);  // queues; over the limit: closes
+  void close_with(StreamConn* c, uint16_t code, std::string_view reason);
+  uint64_t now() { return uv_now(&loop_); }
+
+  // The parser's handler interface (ws_frame.h), per connection.
+  void on_message(StreamConn* c, ws::Opcode op, std::string_view payload);
+  void on_ping(StreamConn* c, std::string_view payload);
+  void on_pong(StreamConn* c);
+  void on_close(StreamConn* c, uint16_t code);
+  void on_error(StreamConn* c, uint16_t code, const char* reason);
+
+ private:
+  friend struct LoopCallbacks;
+  void drain();  // the async callback: adoptions, batches, then one write per dirty connection
+  void adopt(Adoption& a);
+  void flush(StreamConn* c);
+  void finish_turn();  // closes doomed connections, then one write per dirty connection
+  void drop(StreamConn* c);
+  void unlist(StreamConn* c);
+  void release_key_slot(StreamConn* c);
+  void tick();
+  void shutdown();
+
+  // Fan-out (fanout.cc)
+  void process(const Batch& b);
+  void send_connect_snapshot(StreamConn* c);
+  void refresh_connect_cache();
+  void schedule_live_update();
+  void emit_live_update();
+  void on_subscribe_message(StreamConn* c, std::string_view text);
+  void unsubscribe_all(StreamConn* c);
+
+  const RelayOptions& opts_;
+  const SnapshotStore& store_;
+  RelayStats& stats_;
+  uv_loop_t loop_;
+  uv_async_t wake_, stop_;
+  uv_timer_t tick_, live_timer_;
+  bool live_timer_armed_ = false;
+  bool stopping_ = false;
+  char read_buf_[64 * 1024];
+
+  SnapshotPtr snap_;  // the state the streams have been brought to
+  std::vector<StreamConn*> all_, pt_, ws_, dirty_, doomed_;
+  std::unordered_map<uint64_t, uint32_t> key_slots_;  // key id -> streams held
+  uint64_t next_ping_ = 0;
+
+  // Frames of the batch being fanned out.
+  struct Out {
+    FrameRef frame;
+    uint64_t channel;  // conflation channel: the event number for odds, 0 otherwise
+    int32_t sport;
+    bool odds;         // odds channel (needs 'odds'), else event list (needs 'live')
+  };
+  std::vector<Out> out_;
+  // Connect snapshots, rebuilt when a connection arrives after the state moved.
+  uint64_t cache_seq_ = UINT64_MAX;
+  std::vector<Out> connect_frames_;
+  FrameRef ws_snapshot_;
+  struct FullOdds {
+    std::shared_ptr<const EventEntry> version;
+    FrameRef frame;
+  };
+  std::unordered_map<uint64_t, FullOdds> full_odds_;  // per live event, per entry version
+  // /ws
+  std::unordered_map<uint64_t, std::string> pending_live_;  // changed live events since the last live_update
+  uint64_t last_live_emit_ = 0;
+  std::unordered_map<uint64_t, std::vector<StreamConn*>> subscribers_;  // event number -> /ws subscribers
+};
+
+}  // namespace oddsrelay::relay

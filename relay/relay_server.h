@@ -1,0 +1,67 @@
+// The relay: one libuv loop thread that owns every /ws and /pt-ws
+// connection (DESIGN.md step 4). Upgraded sockets arrive from the REST
+// listener (adopt), engine batches from the engine thread (on_batch); both
+// through lock-free queues and uv_async_send. Each batch is encoded once
+// into shared frames and queued to every subscriber; each connection then
+// gets one write per loop turn.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "engine/pipeline.h"
+#include "engine/snapshot.h"
+#include "protocol/json_out.h"
+#include "rest/stream_upgrade.h"
+
+namespace oddsrelay::relay {
+
+struct RelayOptions {
+  size_t max_queue_bytes = 8 << 20;   // per connection; past it: close 1008
+  int live_update_ms = 1000;          // /ws live_update at most this often
+  int ping_interval_ms = 30'000;      // /ws server ping; no pong for 2 intervals: terminated
+  size_t max_message = 64 * 1024;     // largest client message (close 1009 past it)
+  int close_grace_ms = 2'000;         // after our close frame, wait this long for the client's
+};
+
+// Counters for /v1/status and the tests; any thread.
+struct RelayStats {
+  std::atomic<uint64_t> pt_connections{0}, ws_connections{0};
+  std::atomic<uint64_t> accepted{0}, refused_limit{0};
+  std::atomic<uint64_t> batches{0}, frames_encoded{0}, deliveries{0}, bytes_written{0};
+  std::atomic<uint64_t> conflated{0}, closed_slow{0}, closed_heartbeat{0}, closed_protocol{0};
+};
+
+class RelayLoop;
+
+class RelayServer : public BatchSink {
+ public:
+  RelayServer(RelayOptions opts, const SnapshotStore& store);
+  ~RelayServer() override;
+  RelayServer(const RelayServer&) = delete;
+  RelayServer& operator=(const RelayServer&) = delete;
+
+  void start();  // runs the loop on its own thread
+  void stop();   // any thread: closes every stream (1001) and joins
+
+  // Engine thread. Never blocks.
+  void on_batch(const BatchPtr& batch) override;
+  // Any thread (the REST loop): an upgraded connection to take over.
+  void adopt(rest::StreamTicket ticket, int fd, std::string pending);
+
+  const RelayStats& stats() const { return stats_; }
+  void write_status(json::Writer& w) const;
+
+ private:
+  RelayOptions opts_;
+  const SnapshotStore& store_;
+  RelayStats stats_;
+  std::unique_ptr<RelayLoop> loop_;
+  std::thread thread_;
+};
+
+}  // namespace oddsrelay::relay

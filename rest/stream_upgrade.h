@@ -1,0 +1,42 @@
+// The WebSocket handshake of /ws and /pt-ws as the REST side sees it: the
+// request has passed the same route, key, address, permission and rate
+// checks as any REST call; this validates the upgrade itself (RFC 6455
+// 4.2.1) and describes the stream in a ticket that travels with the socket
+// to the relay loop, which owns the connection from then on.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "protocol/http_request.h"
+
+namespace oddsrelay::rest {
+
+struct StreamTicket {
+  enum class Kind : uint8_t { Ws, PtWs };
+  Kind kind = Kind::PtWs;
+  std::string accept;            // Sec-WebSocket-Accept for the 101 response
+  uint64_t key_id = 0;           // identifies the key for the per-key connection limit
+  std::string key_name;
+  uint32_t permissions = 0;
+  uint32_t max_connections = 5;  // concurrent streams of this key
+  std::vector<int32_t> sports;   // /pt-ws sports filter; empty = every sport
+};
+
+// Receives an upgraded connection: the socket (owned by the callee) and
+// the bytes the client sent after its handshake.
+using StreamOpener = std::function<void(StreamTicket ticket, int fd, std::string pending)>;
+
+struct HandshakeError {
+  int status = 0;  // 0: the handshake is valid
+  const char* error = "";
+  const char* extra_headers = "";
+};
+
+// Validates the upgrade headers and the stream's query parameters; fills
+// kind, accept and sports.
+HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t);
+
+}  // namespace oddsrelay::rest
