@@ -110,7 +110,7 @@ void RelayLoop::adopt(Adoption& a) {
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
     std::string msg = std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}";
     send(c, text_frame(msg));
-    close_with(c, ws::kPolicyViolation, "too many connections for this API key");
+    close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
   } else {
     ++held;
     c->holds_key_slot = true;
@@ -178,11 +178,11 @@ void RelayLoop::finish_turn() {
   dirty_.clear();
 }
 
-void RelayLoop::close_with(StreamConn* c, uint16_t code, std::string_view reason) {
+void RelayLoop::close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued) {
   if (c->close_sent || c->closed) return;
   release_key_slot(c);
   unlist(c);
-  c->q.clear();
+  if (discard_queued) c->q.clear();
   c->q.push_final(close_frame(code, reason));
   c->close_sent = true;
   c->close_deadline = now() + static_cast<uint64_t>(opts_.close_grace_ms);

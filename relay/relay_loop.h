@@ -81,7 +81,9 @@ class RelayLoop {
   void on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf);
   void on_written(StreamConn* c, int status);
   void send(StreamConn* c, FrameRef f, uint64_t channel = 0);  // queues; over the limit: closes
-  void close_with(StreamConn* c, uint16_t code, std::string_view reason);
+  // Queues our close frame (after what is queued, or instead of it) and
+  // stops sending anything else; the key slot is free from now on.
+  void close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued = true);
   uint64_t now() { return uv_now(&loop_); }
 
   // The parser's handler interface (ws_frame.h), per connection.
