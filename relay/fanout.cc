@@ -19,6 +19,7 @@ namespace {
 
 constexpr size_t kMaxSubscriptions = 100;  // events per /ws connection
 constexpr size_t kMaxSubscribedMarkets = 200;
+constexpr uint64_t kMarkerChannel = UINT64_MAX;  // no event has this number
 
 bool may_evt(const StreamConn* c) { return c->ticket.permissions & rest::kPermLive; }
 bool may_odds(const StreamConn* c) { return c->ticket.permissions & rest::kPermOdds; }
@@ -32,16 +33,17 @@ FrameRef error_frame(std::string_view msg) {
 
 }  // namespace
 
+// Encodes one batch's frames onto out_; fan_out() sends the turn's frames.
 void RelayLoop::process(const Batch& b) {
   if (b.snapshot->seq <= snap_->seq) return;  // already part of the state connections started from
   SnapshotPtr prev = std::move(snap_);
   snap_ = b.snapshot;
   const Snapshot& cur = *snap_;
   stats_.batches.fetch_add(1, std::memory_order_relaxed);
-  int64_t at = 0;
-  for (const auto& r : b.records) at = std::max(at, r.at);
+  if (turn_from_ == 0) turn_from_ = cur.seq;
+  for (const auto& r : b.records) turn_at_ = std::max(turn_at_, r.at);
 
-  out_.clear();
+  const size_t first_out = out_.size();
   std::vector<std::pair<int32_t, EventItem>> evt;  // (sport, event) deltas
   for (const EventChange& ch : b.changes) {
     const EventEntry* now = cur.events.find(ch.number);
@@ -84,10 +86,21 @@ void RelayLoop::process(const Batch& b) {
     out_.push_back(Out{pt_events(sport, items), 0, sport, false});
   }
   // Event lists first, then odds: a client learns of an event before its prices.
-  std::stable_partition(out_.begin(), out_.end(), [](const Out& o) { return !o.odds; });
-  const FrameRef marker = pt_marker(cur.seq, at);
-  stats_.frames_encoded.fetch_add(out_.size() + 1, std::memory_order_relaxed);
+  std::stable_partition(out_.begin() + static_cast<ptrdiff_t>(first_out), out_.end(),
+                        [](const Out& o) { return !o.odds; });
+}
 
+// Sends the frames of every batch this turn took, then one INFO that closes
+// them: {"seq": last batch, "from": first batch, "at": newest record}. The
+// INFO is conflatable too, so a client that lags holds one, not one per batch.
+void RelayLoop::fan_out() {
+  if (turn_from_ == 0) return;
+  const uint64_t seq = snap_->seq, from = turn_from_;
+  const int64_t at = turn_at_;
+  turn_from_ = 0;
+  turn_at_ = 0;
+  const FrameRef marker = pt_marker(seq, from, at);
+  stats_.frames_encoded.fetch_add(out_.size() + 1, std::memory_order_relaxed);
   uint64_t delivered = 0;
   for (size_t i = 0; i < pt_.size(); ++i) {
     StreamConn* c = pt_[i];
@@ -99,12 +112,13 @@ void RelayLoop::process(const Batch& b) {
     }
     if (uint64_t k = c->q.take_conflated()) {
       stats_.conflated.fetch_add(k, std::memory_order_relaxed);
-      send(c, pt_marker(cur.seq, at, k));  // this connection's own INFO says so
+      send(c, pt_marker(seq, from, at, k), kMarkerChannel);  // this connection's own INFO says so
     } else {
-      send(c, marker);
+      send(c, marker, kMarkerChannel);
     }
   }
   stats_.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+  out_.clear();
 }
 
 void RelayLoop::refresh_connect_cache() {
@@ -145,15 +159,15 @@ void RelayLoop::send_connect_snapshot(StreamConn* c) {
   refresh_connect_cache();
   if (!c->is_pt()) {
     if (!ws_snapshot_) ws_snapshot_ = ws_snapshot(*snap_);
-    send(c, ws_snapshot_);
+    send_exempt(c, ws_snapshot_);
     return;
   }
   std::vector<int32_t> sports;
   for (const SportCount& s : snap_->sports)
     if (c->wants_sport(s.sport)) sports.push_back(s.sport);
-  send(c, pt_ready(*snap_, sports, (may_evt(c) ? 1u : 0u) | (may_odds(c) ? 2u : 0u)));
+  send_exempt(c, pt_ready(*snap_, sports, (may_evt(c) ? 1u : 0u) | (may_odds(c) ? 2u : 0u)));
   for (const Out& o : connect_frames_)
-    if ((o.odds ? may_odds(c) : may_evt(c)) && c->wants_sport(o.sport)) send(c, o.frame, o.channel);
+    if ((o.odds ? may_odds(c) : may_evt(c)) && c->wants_sport(o.sport)) send_exempt(c, o.frame, o.channel);
 }
 
 // /ws live_update: right away when the last one is at least an interval

@@ -67,17 +67,19 @@ FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t c
   return b.finish();
 }
 
-FrameRef pt_marker(uint64_t seq, int64_t at, uint64_t conflated) {
+FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated) {
   FrameBuilder b;
   std::string& p = b.payload();
   begin_pt(p, "INFO", "PUB");
-  char buf[96];
-  int n = conflated ? std::snprintf(buf, sizeof buf, "{\"seq\":%llu,\"at\":%lld,\"conflated\":%llu}",
-                                    static_cast<unsigned long long>(seq), static_cast<long long>(at),
-                                    static_cast<unsigned long long>(conflated))
-                    : std::snprintf(buf, sizeof buf, "{\"seq\":%llu,\"at\":%lld}", static_cast<unsigned long long>(seq),
-                                    static_cast<long long>(at));
+  char buf[128];
+  int n = std::snprintf(buf, sizeof buf, "{\"seq\":%llu,\"from\":%llu,\"at\":%lld", static_cast<unsigned long long>(seq),
+                        static_cast<unsigned long long>(from), static_cast<long long>(at));
   p.append(buf, static_cast<size_t>(n));
+  if (conflated) {
+    n = std::snprintf(buf, sizeof buf, ",\"conflated\":%llu", static_cast<unsigned long long>(conflated));
+    p.append(buf, static_cast<size_t>(n));
+  }
+  p += '}';
   return b.finish();
 }
 

@@ -5,7 +5,8 @@
 //   /pt-ws  P    evt:<sport>           {<event id>: <event object> | null}
 //           P    odds:<sport>:<number> {<market id>: <market object> | null}
 //           INFO PUB                   {"ready":true,...} on connect, then
-//                                      {"seq":N,"at":T} closing every batch
+//                                      {"seq":N,"from":M,"at":T} closing the
+//                                      frames of batches M..N
 //   /ws     {"type":"snapshot"|"live_update"|"market"|"subscribed", ...}
 //
 // null marks a removed event or market. A market object is the /v1/odds
@@ -31,7 +32,7 @@ struct EventItem {
 
 // /pt-ws
 FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask);
-FrameRef pt_marker(uint64_t seq, int64_t at, uint64_t conflated = 0);
+FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated = 0);
 FrameRef pt_events(int32_t sport, std::span<const EventItem> events);
 // Every market of the event (`markets` empty) or just those ids (a missing
 // one as null).

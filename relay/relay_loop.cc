@@ -83,6 +83,7 @@ void RelayLoop::drain() {
   while (adoptions.try_dequeue(a)) adopt(a);
   BatchPtr b;
   while (batches.try_dequeue(b)) process(*b);
+  fan_out();
   schedule_live_update();
   finish_turn();  // one write per connection for everything this turn queued
 }
@@ -102,14 +103,14 @@ void RelayLoop::adopt(Adoption& a) {
   c->all_slot = static_cast<uint32_t>(all_.size());
   all_.push_back(c);
   c->last_pong = now();
-  send(c, raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+  send_exempt(c, raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                     "Sec-WebSocket-Accept: " + c->ticket.accept + "\r\n\r\n"));
   uint32_t& held = key_slots_[c->ticket.key_id];
   if (held >= c->ticket.max_connections) {
     // SPEC.md: the extra handshake completes, gets the error, and is closed.
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
     std::string msg = std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}";
-    send(c, text_frame(msg));
+    send_exempt(c, text_frame(msg));
     close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
   } else {
     ++held;
@@ -161,6 +162,15 @@ void RelayLoop::send(StreamConn* c, FrameRef f, uint64_t channel) {
     doomed_.push_back(c);
     return;
   }
+  if (!c->dirty) {
+    c->dirty = true;
+    dirty_.push_back(c);
+  }
+}
+
+void RelayLoop::send_exempt(StreamConn* c, FrameRef f, uint64_t channel) {
+  if (c->close_sent || c->closed || c->doomed) return;
+  c->q.push_exempt(std::move(f), channel);
   if (!c->dirty) {
     c->dirty = true;
     dirty_.push_back(c);

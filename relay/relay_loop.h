@@ -81,6 +81,7 @@ class RelayLoop {
   void on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf);
   void on_written(StreamConn* c, int status);
   void send(StreamConn* c, FrameRef f, uint64_t channel = 0);  // queues; over the limit: closes
+  void send_exempt(StreamConn* c, FrameRef f, uint64_t channel = 0);  // the 101 and connect snapshot
   // Queues our close frame (after what is queued, or instead of it) and
   // stops sending anything else; the key slot is free from now on.
   void close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued = true);
@@ -107,6 +108,7 @@ class RelayLoop {
 
   // Fan-out (fanout.cc)
   void process(const Batch& b);
+  void fan_out();
   void send_connect_snapshot(StreamConn* c);
   void refresh_connect_cache();
   void schedule_live_update();
@@ -137,6 +139,8 @@ class RelayLoop {
     bool odds;         // odds channel (needs 'odds'), else event list (needs 'live')
   };
   std::vector<Out> out_;
+  uint64_t turn_from_ = 0;  // first batch of this turn; 0 = none yet
+  int64_t turn_at_ = 0;
   // Connect snapshots, rebuilt when a connection arrives after the state moved.
   uint64_t cache_seq_ = UINT64_MAX;
   std::vector<Out> connect_frames_;

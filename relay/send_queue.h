@@ -27,6 +27,9 @@ class SendQueue {
   bool push(FrameRef f, uint64_t channel = 0);
   // Queues regardless of the limit: the close frame that ends a connection.
   void push_final(FrameRef f);
+  // Queues outside the limit until written: the 101 and the connect
+  // snapshot, whose size grows with the state, not with the client's lag.
+  void push_exempt(FrameRef f, uint64_t channel = 0);
 
   bool has_queued() const { return queued_bytes_ > 0; }
   bool in_flight() const { return !inflight_.empty(); }
@@ -40,21 +43,25 @@ class SendQueue {
       if (!it.frame) continue;  // replaced by a newer frame of its channel
       out(it.frame->bytes());
       inflight_bytes_ += it.frame->size();
+      if (it.exempt) inflight_exempt_ += it.frame->size();
       inflight_.push_back(std::move(it));
     }
     queued_.clear();
     queued_bytes_ = 0;
+    queued_exempt_ = 0;
     index_.clear();
   }
   // The write in flight completed: its references are dropped.
   void written() {
     inflight_.clear();
     inflight_bytes_ = 0;
+    inflight_exempt_ = 0;
   }
   void clear() {
     queued_.clear();
     index_.clear();
     queued_bytes_ = 0;
+    queued_exempt_ = 0;
   }
 
   // Frames replaced since the last call; resets the count.
@@ -65,10 +72,13 @@ class SendQueue {
   struct Item {
     FrameRef frame;
     uint64_t channel;
+    bool exempt = false;
   };
+  size_t counted() const { return bytes() - queued_exempt_ - inflight_exempt_; }
   size_t limit_;
   std::vector<Item> queued_, inflight_;
   size_t queued_bytes_ = 0, inflight_bytes_ = 0;
+  size_t queued_exempt_ = 0, inflight_exempt_ = 0;  // of those, bytes outside the limit
   // Channel -> position in queued_, kept only while a write is in flight
   // (the slow path), so fast clients never touch the map.
   std::unordered_map<uint64_t, uint32_t> index_;

@@ -84,11 +84,12 @@ TEST_F(FrameEncoderTest, EventFrameMapsIdsToObjectsOrNull) {
 }
 
 TEST_F(FrameEncoderTest, InfoFramesCarrySeqAndConflation) {
-  auto d = body_of(payload(pt_marker(42, 1234)), "INFO", "PUB");
+  auto d = body_of(payload(pt_marker(42, 40, 1234)), "INFO", "PUB");
   EXPECT_EQ(d["seq"].GetUint64(), 42u);
+  EXPECT_EQ(d["from"].GetUint64(), 40u);
   EXPECT_EQ(d["at"].GetInt64(), 1234);
   EXPECT_FALSE(d.HasMember("conflated"));
-  auto c = body_of(payload(pt_marker(43, 1235, 3)), "INFO", "PUB");
+  auto c = body_of(payload(pt_marker(43, 43, 1235, 3)), "INFO", "PUB");
   EXPECT_EQ(c["conflated"].GetUint64(), 3u);
   int32_t sports[] = {1, 2};
   auto r = body_of(payload(pt_ready(*engine.current(), sports, 3)), "INFO", "PUB");

@@ -103,3 +103,20 @@ TEST(SendQueue, SharedFramesLiveUntilTheLastQueueDropsThem) {
 
 }  // namespace
 }  // namespace oddsrelay::relay
+
+namespace oddsrelay::relay {
+namespace {
+
+TEST(SendQueue, ExemptFramesSitOutsideTheLimitUntilWritten) {
+  SendQueue q(10);
+  q.push_exempt(text_frame(std::string(100, 's')));  // a connect snapshot bigger than the bound
+  EXPECT_TRUE(q.push(text_frame("1234")));           // 6 bytes counted
+  EXPECT_FALSE(q.push(text_frame("12345")));
+  q.take([](std::string_view) {});
+  q.written();
+  EXPECT_EQ(q.bytes(), 0u);
+  EXPECT_TRUE(q.push(text_frame("12345678")));
+}
+
+}  // namespace
+}  // namespace oddsrelay::relay

@@ -24,7 +24,7 @@ function ptws() {
         ws.ping('node');
         return;
       }
-      if (type === 'INFO') markers.push(json.seq);
+      if (type === 'INFO') markers.push([json.from, json.seq]);
       else if (!(channel.startsWith('evt:') || channel.startsWith('odds:'))) fail('unknown channel ' + channel);
       if (markers.length === 20) ws.close(1000, 'done');
     });
@@ -32,8 +32,9 @@ function ptws() {
     ws.on('close', (code) => {
       if (code !== 1000) fail('close code ' + code);
       if (!pong) fail('no pong');
-      if (markers[0] !== ready.seq + 1) fail(`first marker ${markers[0]} after ready seq ${ready.seq}`);
-      markers.forEach((s, i) => { if (s !== markers[0] + i) fail('seq gap at ' + i); });
+      // Each INFO closes batches from..seq: consecutive INFOs leave no gap.
+      if (markers[0][0] !== ready.seq + 1) fail(`first INFO from ${markers[0][0]} after ready seq ${ready.seq}`);
+      markers.slice(1).forEach(([from], i) => { if (from !== markers[i][1] + 1) fail('seq gap at ' + i); });
       resolve();
     });
     ws.on('error', (e) => fail(e.message));
