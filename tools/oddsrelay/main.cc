@@ -58,6 +58,9 @@ int run(const Options& opt) {
     return 2;
   }
 
+  // A peer that vanishes mid-write must cost an EPIPE on that socket, not
+  // the process.
+  signal(SIGPIPE, SIG_IGN);
   // Signals are taken by the main thread only: block them before any
   // thread starts so every thread inherits the mask.
   sigset_t sigs;

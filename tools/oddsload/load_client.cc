@@ -1,0 +1,342 @@
+#include "tools/oddsload/load_client.h"
+
+#include <time.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include <uv.h>
+
+namespace oddsrelay::load {
+
+namespace {
+
+int64_t wall_us() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+
+// The number after "<key>": in a flat JSON body; false if absent.
+bool json_number(std::string_view body, std::string_view key, double& out) {
+  std::string pat = "\"" + std::string(key) + "\":";
+  size_t p = body.find(pat);
+  if (p == std::string_view::npos) return false;
+  const char* s = body.data() + p + pat.size();
+  char* end = nullptr;
+  out = std::strtod(s, &end);
+  return end != s;
+}
+
+struct Loader;
+
+struct Client {
+  uv_tcp_t tcp;
+  uv_connect_t creq;
+  Loader* L = nullptr;
+  std::string in;
+  bool upgraded = false, forwarder = false, ready = false, done = false;
+  int64_t last_seq = -1;
+};
+
+struct WriteReq {
+  uv_write_t req;
+  std::string data;
+};
+
+struct Loader {
+  LoadOptions o;
+  LoadResult r;
+  uv_loop_t loop;
+  uv_timer_t tick;
+  std::vector<Client*> clients;
+  uint32_t started = 0;
+  int64_t t0 = 0, measure_from = 0, last_progress = 0;
+  uint64_t progress_frames = 0;
+  bool stopping = false;
+  char buf[256 * 1024];
+  // The forwarder's publisher connection (pipelined HTTP POSTs).
+  uv_tcp_t pub;
+  uv_connect_t pub_creq;
+  bool pub_up = false;
+  std::string pub_backlog;  // posts made before the connection was up
+};
+
+void send_bytes(uv_stream_t* s, std::string data) {
+  auto* w = new WriteReq;
+  w->data = std::move(data);
+  w->req.data = w;
+  uv_buf_t b = uv_buf_init(w->data.data(), static_cast<unsigned>(w->data.size()));
+  if (uv_write(&w->req, s, &b, 1, [](uv_write_t* req, int) { delete static_cast<WriteReq*>(req->data); }) != 0)
+    delete w;
+}
+
+// A masked client frame (mask 0: the bytes stay readable, which is legal).
+void send_frame(Client* c, uint8_t op, std::string_view payload) {
+  std::string f;
+  f += static_cast<char>(0x80 | op);
+  f += static_cast<char>(0x80 | payload.size());  // control frames only: <= 125
+  f.append(4, '\0');
+  f.append(payload);
+  send_bytes(reinterpret_cast<uv_stream_t*>(&c->tcp), std::move(f));
+}
+
+void close_client(Client* c) {
+  if (c->done) return;
+  c->done = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), nullptr);
+}
+
+void forward(Loader* L, std::string_view frame) {
+  std::string post = "POST " + L->o.forward_path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: " +
+                     std::to_string(frame.size()) + "\r\n\r\n";
+  post.append(frame);
+  ++L->r.forwarded;
+  if (L->pub_up) send_bytes(reinterpret_cast<uv_stream_t*>(&L->pub), std::move(post));
+  else L->pub_backlog += post;
+}
+
+void on_text(Client* c, std::string_view p) {
+  Loader* L = c->L;
+  const int64_t now = wall_us();
+  const bool measuring = L->measure_from && now >= L->measure_from;
+  ++L->r.frames;
+  L->r.bytes += p.size();
+  if (measuring) {
+    ++L->r.frames_measured;
+    L->r.bytes_measured += p.size();
+  }
+  double at = 0;
+  if (p.starts_with("INFO\x1FPUB\x1F")) {
+    std::string_view body = p.substr(9);
+    double seq = 0, from = 0, conflated = 0;
+    if (!json_number(body, "seq", seq)) return;
+    if (body.find("\"ready\"") != std::string_view::npos) {
+      c->ready = true;
+      c->last_seq = static_cast<int64_t>(seq);
+      return;
+    }
+    ++L->r.infos;
+    json_number(body, "from", from);
+    if (json_number(body, "conflated", conflated)) L->r.conflated += static_cast<uint64_t>(conflated);
+    else if (c->last_seq >= 0 && static_cast<int64_t>(from) != c->last_seq + 1) ++L->r.gaps;
+    c->last_seq = static_cast<int64_t>(seq);
+    if (c->forwarder) {
+      if (now < L->measure_from - 300'000) return;  // let every baseline subscriber connect first
+      // The baseline's clock starts when the frame is published to it.
+      char stamped[160];
+      int n = std::snprintf(stamped, sizeof stamped, "INFO\x1FPUB\x1F{\"seq\":%.0f,\"from\":%.0f,\"at\":%.3f}", seq, from,
+                            static_cast<double>(wall_us()) / 1000.0);
+      forward(L, std::string_view(stamped, static_cast<size_t>(n)));
+      return;
+    }
+    if (json_number(body, "at", at) && measuring) L->r.latency.add(now - static_cast<int64_t>(at * 1000.0));
+    return;
+  }
+  if (c->forwarder) {
+    if (c->ready && now >= L->measure_from - 300'000) forward(L, p);
+    return;
+  }
+  // /ws messages: live_update and market carry a ts.
+  if (p.starts_with("{\"type\":\"live_update\"") || p.starts_with("{\"type\":\"market\"")) {
+    if (json_number(p, "ts", at) && measuring) L->r.latency.add(now - static_cast<int64_t>(at * 1000.0));
+  }
+}
+
+// Parses the server frames at the front of `d`; returns bytes used.
+size_t parse_frames(Client* c, const char* d, size_t n) {
+  size_t pos = 0;
+  while (n - pos >= 2) {
+    const auto* b = reinterpret_cast<const unsigned char*>(d + pos);
+    uint8_t op = b[0] & 0x0f;
+    uint64_t len = b[1] & 0x7f;
+    size_t head = 2;
+    if (len == 126) {
+      if (n - pos < 4) break;
+      len = (uint64_t{b[2]} << 8) | b[3];
+      head = 4;
+    } else if (len == 127) {
+      if (n - pos < 10) break;
+      len = 0;
+      for (int i = 2; i < 10; ++i) len = (len << 8) | b[i];
+      head = 10;
+    }
+    if (n - pos < head + len) break;
+    std::string_view payload(d + pos + head, len);
+    pos += head + len;
+    if (op == 1 || op == 0) on_text(c, payload);
+    else if (op == 9) {
+      ++c->L->r.pings;
+      send_frame(c, 10, payload);
+    } else if (op == 8) {
+      if (!c->L->stopping) ++c->L->r.closed_early;
+      close_client(c);
+      return pos;
+    }
+  }
+  return pos;
+}
+
+void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+  auto* c = static_cast<Client*>(s->data);
+  if (c->done) return;
+  if (nread < 0) {
+    if (!c->L->stopping) ++c->L->r.closed_early;
+    close_client(c);
+    return;
+  }
+  const char* d = buf->base;
+  size_t n = static_cast<size_t>(nread);
+  if (!c->upgraded) {
+    c->in.append(d, n);
+    size_t end = c->in.find("\r\n\r\n");
+    if (end == std::string::npos) return;
+    if (c->in.compare(0, 12, "HTTP/1.1 101") != 0) {
+      ++c->L->r.failed;
+      if (c->L->r.error.empty()) c->L->r.error = "handshake refused: " + c->in.substr(0, c->in.find("\r\n"));
+      close_client(c);
+      return;
+    }
+    c->upgraded = true;
+    if (!c->forwarder) ++c->L->r.connected;
+    std::string rest = c->in.substr(end + 4);
+    c->in.clear();
+    size_t used = parse_frames(c, rest.data(), rest.size());
+    c->in.assign(rest, used);
+    return;
+  }
+  if (c->in.empty()) {
+    size_t used = parse_frames(c, d, n);
+    if (!c->done && used < n) c->in.assign(d + used, n - used);
+  } else {
+    c->in.append(d, n);
+    size_t used = parse_frames(c, c->in.data(), c->in.size());
+    if (!c->done) c->in.erase(0, used);
+  }
+}
+
+void start_client(Loader* L, bool forwarder) {
+  auto* c = new Client;
+  c->L = L;
+  c->forwarder = forwarder;
+  L->clients.push_back(c);
+  uv_tcp_init(&L->loop, &c->tcp);
+  c->tcp.data = c;
+  c->creq.data = c;
+  const bool to_baseline = !forwarder && L->o.subscribe_port;
+  sockaddr_in addr;
+  uv_ip4_addr(L->o.host.c_str(), to_baseline ? L->o.subscribe_port : L->o.port, &addr);
+  uv_tcp_connect(&c->creq, &c->tcp, reinterpret_cast<sockaddr*>(&addr), [](uv_connect_t* req, int status) {
+    auto* c = static_cast<Client*>(req->data);
+    Loader* L = c->L;
+    if (status < 0) {
+      ++L->r.failed;
+      if (L->r.error.empty()) L->r.error = std::string("connect: ") + uv_strerror(status);
+      close_client(c);
+      return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    const bool baseline = !c->forwarder && L->o.subscribe_port;
+    std::string path = baseline ? L->o.subscribe_path : L->o.path;
+    if (!baseline && !L->o.api_key.empty()) {
+      path += path.find('?') == std::string::npos ? '?' : '&';
+      path += "api_key=";
+      path += L->o.api_key;
+    }
+    send_bytes(reinterpret_cast<uv_stream_t*>(&c->tcp),
+               "GET " + path + " HTTP/1.1\r\nHost: " + L->o.host +
+                   "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                   "Sec-WebSocket-Version: 13\r\n\r\n");
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp),
+                  [](uv_handle_t* h, size_t, uv_buf_t* b) {
+                    auto* c = static_cast<Client*>(h->data);
+                    *b = uv_buf_init(c->L->buf, sizeof c->L->buf);
+                  },
+                  on_read);
+  });
+}
+
+void start_publisher(Loader* L) {
+  uv_tcp_init(&L->loop, &L->pub);
+  L->pub.data = L;
+  L->pub_creq.data = L;
+  sockaddr_in addr;
+  uv_ip4_addr(L->o.forward_host.c_str(), L->o.forward_port, &addr);
+  uv_tcp_connect(&L->pub_creq, &L->pub, reinterpret_cast<sockaddr*>(&addr), [](uv_connect_t* req, int status) {
+    auto* L = static_cast<Loader*>(req->data);
+    if (status < 0) {
+      L->r.error = std::string("publisher connect: ") + uv_strerror(status);
+      return;
+    }
+    uv_tcp_nodelay(&L->pub, 1);
+    L->pub_up = true;
+    if (!L->pub_backlog.empty()) send_bytes(reinterpret_cast<uv_stream_t*>(&L->pub), std::move(L->pub_backlog));
+    L->pub_backlog.clear();
+    // Responses are read and dropped.
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&L->pub),
+                  [](uv_handle_t* h, size_t, uv_buf_t* b) {
+                    auto* L = static_cast<Loader*>(h->data);
+                    *b = uv_buf_init(L->buf, sizeof L->buf);
+                  },
+                  [](uv_stream_t*, ssize_t, const uv_buf_t*) {});
+  });
+}
+
+void on_tick(uv_timer_t* t) {
+  auto* L = static_cast<Loader*>(t->data);
+  const int64_t now = wall_us();
+  // Open connections at the configured rate.
+  const double elapsed = static_cast<double>(now - L->t0) / 1e6;
+  const auto due = static_cast<uint32_t>(std::min<double>(L->o.connections, elapsed * L->o.connect_rate + 1));
+  while (L->started < due) {
+    start_client(L, false);
+    ++L->started;
+  }
+  if (L->o.progress_s > 0 && now - L->last_progress >= static_cast<int64_t>(L->o.progress_s * 1e6)) {
+    const double dt = static_cast<double>(now - L->last_progress) / 1e6;
+    std::fprintf(stderr, "oddsload: t=%.0fs connected=%u frames/s=%.0f p50=%.2fms p99=%.2fms gaps=%llu\n", elapsed,
+                 L->r.connected, static_cast<double>(L->r.frames - L->progress_frames) / dt,
+                 static_cast<double>(L->r.latency.quantile(0.5)) / 1000.0, static_cast<double>(L->r.latency.quantile(0.99)) / 1000.0,
+                 static_cast<unsigned long long>(L->r.gaps));
+    L->progress_frames = L->r.frames;
+    L->last_progress = now;
+  }
+  if (elapsed >= L->o.duration_s) {
+    L->stopping = true;
+    L->r.seconds = static_cast<double>(now - L->measure_from) / 1e6;
+    uv_timer_stop(t);
+    uv_close(reinterpret_cast<uv_handle_t*>(t), nullptr);
+    for (Client* c : L->clients) close_client(c);
+    if (L->o.forward) uv_close(reinterpret_cast<uv_handle_t*>(&L->pub), nullptr);
+  }
+}
+
+}  // namespace
+
+LoadResult run_load(const LoadOptions& o) {
+  auto* L = new Loader;
+  L->o = o;
+  uv_loop_init(&L->loop);
+  L->t0 = L->last_progress = wall_us();
+  // Latency counts from warm-up on, and not before every connection could be open.
+  const double ramp = static_cast<double>(o.connections) / std::max<uint32_t>(o.connect_rate, 1);
+  L->measure_from = L->t0 + static_cast<int64_t>((std::max(o.warmup_s, ramp + 0.5)) * 1e6);
+  if (o.forward) {
+    start_publisher(L);
+    start_client(L, true);
+  }
+  uv_timer_init(&L->loop, &L->tick);
+  L->tick.data = L;
+  uv_timer_start(&L->tick, on_tick, 0, 10);
+  uv_run(&L->loop, UV_RUN_DEFAULT);
+  uv_loop_close(&L->loop);
+  LoadResult r = std::move(L->r);
+  if (r.seconds < 0) r.seconds = 0;
+  for (Client* c : L->clients) delete c;
+  delete L;
+  return r;
+}
+
+}  // namespace oddsrelay::load

@@ -1,0 +1,51 @@
+// The subscriber side of the relay benchmarks: N WebSocket connections on
+// one libuv loop, each parsing every frame it gets. /pt-ws: INFO frames
+// close each turn's batches ({"seq","from","at"}); the client checks that
+// consecutive INFOs leave no gap (or say they conflated) and takes the
+// delivery latency of the turn as now - at. /ws: every message is counted;
+// latency from the `ts` of live_update and market messages. Optionally one
+// extra connection forwards what it receives to an nchan publisher (the
+// baseline of perf/relay), stamping `at` with the moment it publishes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tools/oddsload/histogram.h"
+
+namespace oddsrelay::load {
+
+struct LoadOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;
+  std::string path = "/pt-ws?protocol=v2";  // api_key appended when given
+  std::string api_key;
+  uint32_t connections = 100;
+  double duration_s = 10;
+  double warmup_s = 1;           // latency before this is not counted
+  uint32_t connect_rate = 2000;  // new connections per second
+  double progress_s = 1;         // progress line interval on stderr; 0 = off
+  // Forwarder: also subscribe once to `path` on host:port and POST every
+  // frame after the connect snapshot to http://forward_host:forward_port/forward_path.
+  bool forward = false;
+  std::string forward_host = "127.0.0.1";
+  uint16_t forward_port = 0;
+  std::string forward_path = "/pub";
+  // Subscribers connect here instead when set (the nchan side).
+  uint16_t subscribe_port = 0;
+  std::string subscribe_path;
+};
+
+struct LoadResult {
+  uint32_t connected = 0, failed = 0, closed_early = 0;
+  uint64_t frames = 0, bytes = 0, infos = 0, gaps = 0, conflated = 0, pings = 0;
+  uint64_t forwarded = 0;
+  double seconds = 0;  // measured span (after warm-up)
+  uint64_t frames_measured = 0, bytes_measured = 0;
+  Histogram latency;   // us
+  std::string error;
+};
+
+LoadResult run_load(const LoadOptions& opts);
+
+}  // namespace oddsrelay::load
