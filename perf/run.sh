@@ -12,3 +12,4 @@ run "$build/perf/bench_parse" --benchmark_format=console --benchmark_min_time=0.
 run "$build/perf/bench_memory"
 run bash perf/replay/run.sh "$build"
 run bash perf/rest/run.sh "$build"
+run bash perf/relay/run.sh "$build"

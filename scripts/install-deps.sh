@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# Installs what oddsrelay builds and tests with, from Debian's packages only.
-# Idempotent: packages already present are skipped; apt-get update runs first
-# only when something is missing.
+# Installs what oddsrelay builds and tests with: Debian's packages, plus
+# Node's ws from the npm registry for the second independent WebSocket
+# client of the e2e tests. Idempotent: what is present is skipped;
+# apt-get update runs first only when something is missing.
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config curl libuv1-dev rapidjson-dev libxxhash-dev
       libconcurrentqueue-dev libgtest-dev libbenchmark-dev libssl-dev zlib1g-dev
-      python3 libjemalloc-dev clang libclang-rt-14-dev)
+      python3 python3-websockets libjemalloc-dev clang libclang-rt-14-dev)
+# Debian's nodejs and npm, unless a node and an npm are already installed.
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#pkgs[@]} packages present"
-  exit 0
-fi
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "install-deps: done"
+fi
+# Node's ws, pinned by tests/e2e/node/package-lock.json.
+node_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/e2e/node"
+if [ ! -d "$node_dir/node_modules/ws" ]; then
+  echo "install-deps: npm ci in tests/e2e/node"
+  npm ci --prefix "$node_dir" --no-audit --no-fund --loglevel=error >/dev/null
+fi

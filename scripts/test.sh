@@ -19,10 +19,12 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
-echo "== TSan: concurrent snapshot readers"
+echo "== TSan: concurrent snapshot readers; the relay (engine, REST and relay threads) end to end"
 cmake --preset tsan >/dev/null
-cmake --build build-tsan -j"$jobs" --target engine_tests
+cmake --build build-tsan -j"$jobs" --target engine_tests oddsrelay oddsfeed
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/engine_tests --gtest_filter='SnapshotConcurrency.*'
+TSAN_OPTIONS=halt_on_error=1:exitcode=66 /usr/bin/python3 tests/e2e/test_relay.py \
+  --build-dir build-tsan --fixtures tests/fixtures
 echo "== fuzz: HTTP requests, feed lines, WebSocket frames, 45 s each"
 bash tests/fuzz/run.sh 45
 echo "== all tests passed"

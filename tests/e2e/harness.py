@@ -30,6 +30,15 @@ def binary(name):
     return os.path.join(args().build_dir, name)
 
 
+def sanitized():
+    """True when --build-dir is a sanitizer build (memory figures mean nothing there)."""
+    try:
+        with open(os.path.join(args().build_dir, "CMakeCache.txt")) as f:
+            return any(l.startswith("ODDSRELAY_SANITIZE:") and l.strip().split("=", 1)[1] for l in f)
+    except OSError:
+        return False
+
+
 def fixture(name):
     return os.path.join(args().fixtures, name)
 

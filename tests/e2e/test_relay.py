@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import shutil
+import socket
 import struct
 import subprocess
 import tempfile
@@ -290,6 +291,30 @@ class Relay(unittest.TestCase):
         code, _, _ = raw.until_close()
         self.assertEqual(code, 1000)
         raw.close()
+
+    def test_abrupt_disconnects_leave_the_server_serving(self):
+        # Peers that reset mid-stream (unread data pending) cost an EPIPE or
+        # ECONNRESET on their socket, never the process, and free their slots.
+        raws = [RawWs(self.srv.port, f"/pt-ws?api_key={FULL}&protocol=v2", rcvbuf=4096) for _ in range(20)]
+        for r in raws:
+            r.recv_frame()
+            r.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        time.sleep(0.3)
+        for r in raws:
+            r.close()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            st, status = self.rest("/v1/status")
+            if status["relay"]["pt_ws_connections"] == 0:
+                break
+            time.sleep(0.1)
+        self.assertEqual(status["relay"]["pt_ws_connections"], 0, status["relay"])
+        self.assertIsNone(self.srv.proc.poll())
+
+        async def still_serving():
+            async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None) as ws:
+                self.assertTrue(split(await ws.recv())[2]["ready"])
+        run(still_serving())
 
     def test_node_ws_client(self):
         node_dir = os.path.join(os.path.dirname(__file__), "node")
