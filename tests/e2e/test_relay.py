@@ -40,6 +40,9 @@ def split(frame):
     return t, ch, json.loads(body)
 
 
+# Streams that are left with data in flight use max_queue=None: websockets
+# stops reading while its message queue is full, so it would not see the
+# server's answer to its close (after the data) until its close timeout.
 def run(coro, timeout=60):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
@@ -117,7 +120,7 @@ class Relay(unittest.TestCase):
     # -- /pt-ws
     def test_connect_sequence_then_deltas_with_consecutive_seq(self):
         async def go():
-            async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None) as ws:
+            async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None, max_queue=None) as ws:
                 t, ch, ready = split(await ws.recv())
                 self.assertEqual((t, ch, ready["ready"], ready["protocol"]), ("INFO", "PUB", True, "v2"))
                 self.assertEqual(ready["channels"], ["evt", "odds"])
@@ -159,7 +162,7 @@ class Relay(unittest.TestCase):
     def test_sports_filter_and_permissions(self):
         async def frames(url, n=30):
             seen = []
-            async with websockets.connect(url, max_size=None) as ws:
+            async with websockets.connect(url, max_size=None, max_queue=None) as ws:
                 t, ch, ready = split(await ws.recv())
                 markers = 0
                 while markers < n:
@@ -189,7 +192,8 @@ class Relay(unittest.TestCase):
                 first = split(await ws.recv())[2]
                 pong = await ws.ping(b"desk-1")
                 await asyncio.wait_for(pong, 5)
-            async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None) as ws:
+            async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None,
+                                          max_queue=None) as ws:
                 t, ch, again = split(await ws.recv())
                 self.assertTrue(again["ready"])
                 self.assertGreaterEqual(again["seq"], first["seq"])
@@ -200,7 +204,7 @@ class Relay(unittest.TestCase):
     def test_sixth_connection_of_a_key_is_refused_and_a_slot_frees_at_once(self):
         async def go():
             url = self.url("/ws", key="limit-key")
-            held = [await websockets.connect(url, max_size=None) for _ in range(5)]
+            held = [await websockets.connect(url, max_size=None, max_queue=None) for _ in range(5)]
             extra = await websockets.connect(url, max_size=None)
             msg = json.loads(await extra.recv())
             self.assertEqual(msg, {"error": "Too many WebSocket connections for this API key"})
@@ -217,7 +221,7 @@ class Relay(unittest.TestCase):
     # -- /ws
     def test_ws_snapshot_live_updates_paced_and_subscriptions(self):
         async def go():
-            async with websockets.connect(self.url("/ws"), max_size=None) as ws:
+            async with websockets.connect(self.url("/ws"), max_size=None, max_queue=None) as ws:
                 snap = json.loads(await ws.recv())
                 self.assertEqual(snap["type"], "snapshot")
                 self.assertIsInstance(snap["ts"], int)
@@ -312,7 +316,8 @@ class Relay(unittest.TestCase):
         self.assertIsNone(self.srv.proc.poll())
 
         async def still_serving():
-            async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None) as ws:
+            async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None,
+                                          max_queue=None) as ws:
                 self.assertTrue(split(await ws.recv())[2]["ready"])
         run(still_serving())
 
