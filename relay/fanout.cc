@@ -33,6 +33,17 @@ FrameRef error_frame(std::string_view msg) {
 
 }  // namespace
 
+// One evt:<sport> frame per run of equal sports in `events` (sorted by sport).
+void RelayLoop::append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, std::vector<Out>& out) {
+  std::vector<EventItem> items;
+  for (size_t i = 0; i < events.size();) {
+    const int32_t sport = events[i].first;
+    items.clear();
+    for (; i < events.size() && events[i].first == sport; ++i) items.push_back(events[i].second);
+    out.push_back(Out{pt_events(sport, items), 0, sport, false});
+  }
+}
+
 // Encodes one batch's frames onto out_; fan_out() sends the turn's frames.
 void RelayLoop::process(const Batch& b) {
   if (b.snapshot->seq <= snap_->seq) return;  // already part of the state connections started from
@@ -78,13 +89,7 @@ void RelayLoop::process(const Batch& b) {
     }
   }
   std::stable_sort(evt.begin(), evt.end(), [](auto& a, auto& b) { return a.first < b.first; });
-  std::vector<EventItem> items;
-  for (size_t i = 0; i < evt.size();) {
-    const int32_t sport = evt[i].first;
-    items.clear();
-    for (; i < evt.size() && evt[i].first == sport; ++i) items.push_back(evt[i].second);
-    out_.push_back(Out{pt_events(sport, items), 0, sport, false});
-  }
+  append_event_frames(evt, out_);
   // Event lists first, then odds: a client learns of an event before its prices.
   std::stable_partition(out_.begin() + static_cast<ptrdiff_t>(first_out), out_.end(),
                         [](const Out& o) { return !o.odds; });
@@ -136,13 +141,7 @@ void RelayLoop::refresh_connect_cache() {
   });
   std::sort(evt.begin(), evt.end(),
             [](auto& a, auto& b) { return std::pair(a.first, a.second.entry->number) < std::pair(b.first, b.second.entry->number); });
-  std::vector<EventItem> items;
-  for (size_t i = 0; i < evt.size();) {
-    const int32_t sport = evt[i].first;
-    items.clear();
-    for (; i < evt.size() && evt[i].first == sport; ++i) items.push_back(evt[i].second);
-    connect_frames_.push_back(Out{pt_events(sport, items), 0, sport, false});
-  }
+  append_event_frames(evt, connect_frames_);
   std::sort(live.begin(), live.end(), [](auto& a, auto& b) { return a->number < b->number; });
   if (full_odds_.size() > 4 * live.size() + 1024) full_odds_.clear();  // drop events long gone
   for (const auto& e : live) {

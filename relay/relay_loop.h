@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "protocol/ws_frame.h"
+#include "relay/frame_encoder.h"
 #include "relay/relay_server.h"
 #include "relay/send_queue.h"
 
@@ -139,6 +140,7 @@ class RelayLoop {
     bool odds;         // odds channel (needs 'odds'), else event list (needs 'live')
   };
   std::vector<Out> out_;
+  static void append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, std::vector<Out>& out);
   uint64_t turn_from_ = 0;  // first batch of this turn; 0 = none yet
   int64_t turn_at_ = 0;
   // Connect snapshots, rebuilt when a connection arrives after the state moved.
