@@ -93,9 +93,9 @@ label, ours, base, subs, rss0, nrss0 = sys.argv[1], json.loads(sys.argv[2]), jso
 def row(name, d, rss_before):
     per = (d["rss_kib"] - rss_before) * 1024 / max(d["connected"], 1)
     return (f"| {name} | {d['connected']}/{subs} | {d['frames_per_s']:,.0f} | {d['bytes_per_s']/1e6:,.1f} | "
-            f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {d['max_ms']:.2f} | {per/1024:.1f} | {d['gaps']} |")
+            f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {d['max_ms']:.2f} | {per/1024:.1f} | {d['gaps']} / {d['out_of_order']} |")
 print(f"\n### {label}\n")
-print("| server | subscribers | frames/s | MB/s | p50 ms | p99 ms | p99.9 ms | max ms | RSS KiB/conn | seq gaps |")
+print("| server | subscribers | frames/s | MB/s | p50 ms | p99 ms | p99.9 ms | max ms | RSS KiB/conn | seq gaps / out of order |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 print(row("oddsrelay", ours, rss0))
 print(row("nginx+nchan", base, nrss0))

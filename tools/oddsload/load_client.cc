@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <uv.h>
@@ -39,6 +40,7 @@ struct Client {
   std::string in;
   bool upgraded = false, forwarder = false, ready = false, done = false;
   int64_t last_seq = -1;
+  std::unordered_map<uint64_t, int64_t> channel_ls;  // odds channel -> newest "ls" seen on it
 };
 
 struct WriteReq {
@@ -137,6 +139,20 @@ void on_text(Client* c, std::string_view p) {
   }
   if (c->forwarder) {
     if (c->ready && now >= L->measure_from - 300'000) forward(L, p);
+    return;
+  }
+  // Per-channel order: an odds frame carries each changed market whole, so
+  // its newest line time ("ls") never goes back on the same channel.
+  if (p.starts_with("P\x1Fodds:")) {
+    size_t colon = p.find(':', 7), sep = p.find('\x1F', 2);
+    if (colon == std::string_view::npos || sep == std::string_view::npos || colon > sep) return;
+    uint64_t number = std::strtoull(p.data() + colon + 1, nullptr, 10);
+    int64_t newest = 0;
+    for (size_t at_ls = p.find("\"ls\":", sep); at_ls != std::string_view::npos; at_ls = p.find("\"ls\":", at_ls + 5))
+      newest = std::max<int64_t>(newest, std::strtoll(p.data() + at_ls + 5, nullptr, 10));
+    int64_t& last = c->channel_ls[number];
+    if (newest && newest < last) ++L->r.out_of_order;
+    last = std::max(last, newest);
     return;
   }
   // /ws messages: live_update and market carry a ts.

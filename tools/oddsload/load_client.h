@@ -2,7 +2,8 @@
 // one libuv loop, each parsing every frame it gets. /pt-ws: INFO frames
 // close each turn's batches ({"seq","from","at"}); the client checks that
 // consecutive INFOs leave no gap (or say they conflated) and takes the
-// delivery latency of the turn as now - at. /ws: every message is counted;
+// delivery latency of the turn as now - at; per odds channel, that line
+// times ("ls") never go back. /ws: every message is counted;
 // latency from the `ts` of live_update and market messages. Optionally one
 // extra connection forwards what it receives to an nchan publisher (the
 // baseline of perf/relay), stamping `at` with the moment it publishes.
@@ -39,6 +40,7 @@ struct LoadOptions {
 struct LoadResult {
   uint32_t connected = 0, failed = 0, closed_early = 0;
   uint64_t frames = 0, bytes = 0, infos = 0, gaps = 0, conflated = 0, pings = 0;
+  uint64_t out_of_order = 0;  // odds frames older than the channel's previous one
   uint64_t forwarded = 0;
   double seconds = 0;  // measured span (after warm-up)
   uint64_t frames_measured = 0, bytes_measured = 0;

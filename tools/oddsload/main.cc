@@ -123,18 +123,19 @@ int main(int argc, char** argv) {
   if (json) {
     std::printf("{\"connections\":%u,\"connected\":%u,\"failed\":%u,\"closed_early\":%u,\"seconds\":%.2f,"
                 "\"frames\":%" PRIu64 ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64
-                ",\"conflated\":%" PRIu64 ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
+                ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64 ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
                 ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f}\n",
                 o.connections, r.connected, r.failed, r.closed_early, r.seconds, r.frames,
                 static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
-                r.conflated, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)),
+                r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)),
                 ms(r.latency.quantile(0.999)), ms(r.latency.max()));
   } else {
     std::printf("connections %u/%u (failed %u, closed early %u) over %.1f s measured\n", r.connected, o.connections,
                 r.failed, r.closed_early, r.seconds);
-    std::printf("frames/s %.0f  bytes/s %.0f  INFO %" PRIu64 "  gaps %" PRIu64 "  conflated %" PRIu64 "\n",
+    std::printf("frames/s %.0f  bytes/s %.0f  INFO %" PRIu64 "  gaps %" PRIu64 "  conflated %" PRIu64
+                "  out of order %" PRIu64 "\n",
                 static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
-                r.conflated);
+                r.conflated, r.out_of_order);
     std::printf("latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  (%" PRIu64 " samples)\n",
                 ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)),
                 ms(r.latency.max()), r.latency.count());
