@@ -17,6 +17,8 @@ inline constexpr const char* kMethodNotAllowed = "Method not allowed";
 inline constexpr const char* kIpNotAllowed = "Source address not allowed for this API key";
 inline constexpr const char* kBadOddsBody =
     "Invalid body: expected {\"sport\": <int>, \"market\": <int>, \"events\": [<event id>, ...]}";
+inline constexpr const char* kGroupsNeedSport = "groups=1 needs a sport parameter: groups are sport-scoped";
+
 // WebSocket handshakes and messages
 inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // SPEC.md
 inline constexpr const char* kUpgradeRequired = "WebSocket upgrade required: send Upgrade: websocket";

@@ -68,6 +68,8 @@ constexpr Route kRoutes[] = {
     {"/v1/odds", "GET, POST, OPTIONS", kPermOdds},
     {"/v1/scores", "GET, OPTIONS", kPermScores},
     {"/v1/status", "GET, OPTIONS", 0},
+    {"/v1/markets", "GET, OPTIONS", kPermOdds},
+    {"/v1/market-groups", "GET, OPTIONS", kPermOdds},
     {"/ws", "GET", kPermLive},
     {"/pt-ws", "GET", kPermLive | kPermOdds},
 };
@@ -144,7 +146,9 @@ struct RestApi::Call {
   }
 };
 
-RestApi::RestApi(RestContext ctx) : ctx_(std::move(ctx)), limiter_(ctx_.rate_window_s) {}
+RestApi::RestApi(RestContext ctx) : ctx_(std::move(ctx)), limiter_(ctx_.rate_window_s) {
+  if (ctx_.catalog) catalog_views_ = std::make_unique<CatalogViews>(ctx_.catalog);
+}
 
 void RestApi::refuse(int status, const char* why, std::string& out) {
   std::string body = "{\"error\":\"";
@@ -319,6 +323,64 @@ void get_scores(RestApi::Call& c) {
   c.send(200);
 }
 
+// A 0/1 flag parameter; false with an error sent when it is anything else.
+bool flag_param(RestApi::Call& c, const char* name, bool& out) {
+  auto v = c.param(name);
+  if (!v || v->empty() || *v == "0") return (out = false, true);
+  if (*v == "1") return (out = true, true);
+  c.error(400, std::string("Invalid ") + name + " parameter: expected 0 or 1");
+  return false;
+}
+
+// `lang`: one of the catalog's codes; anything else resolves to English.
+int lang_param(RestApi::Call& c, const Catalog& cat, bool& given) {
+  auto v = c.param("lang");
+  given = v && !v->empty();
+  int i = given ? cat.lang_index(*v) : 0;
+  return i < 0 ? 0 : i;
+}
+
+// A cached catalog answer, or 304 when the client holds the same version.
+void send_cached(RestApi::Call& c, const CatalogViews::Encoded& e) {
+  std::string extra = "ETag: " + e.etag + "\r\nCache-Control: no-cache\r\n";
+  std::string_view inm = c.req.header("If-None-Match");
+  if (!inm.empty() && (inm == "*" || inm.find(e.etag) != std::string_view::npos ||
+                       inm.find(std::string_view(e.etag).substr(2)) != std::string_view::npos)) {
+    http::ResponseHead h;
+    h.status = 304;
+    h.extra = extra;
+    h.keep_alive = c.req.keep_alive;
+    http::append_response(c.out, h, {});
+    return;
+  }
+  http::ResponseHead h;
+  h.extra = extra;
+  h.keep_alive = c.req.keep_alive;
+  if (!e.gz.empty() && c.req.header("Accept-Encoding").find("gzip") != std::string_view::npos) {
+    h.content_encoding = "gzip";
+    http::append_response(c.out, h, e.gz);
+  } else {
+    http::append_response(c.out, h, e.body);
+  }
+}
+
+void get_markets(RestApi::Call& c, CatalogViews& views) {
+  std::optional<int32_t> sport;
+  bool nested = false, groups = false, lang_given = false;
+  if (!c.sport_param(sport) || !flag_param(c, "nested", nested) || !flag_param(c, "groups", groups)) return;
+  if (groups && !sport) return c.error(400, err::kGroupsNeedSport);
+  int lang = lang_param(c, views.catalog(), lang_given);
+  send_cached(c, views.markets(sport, nested, groups, lang));
+}
+
+void get_market_groups(RestApi::Call& c, CatalogViews& views) {
+  std::optional<int32_t> sport;
+  bool lang_given = false;
+  if (!c.sport_param(sport)) return;
+  int lang = lang_param(c, views.catalog(), lang_given);
+  send_cached(c, views.market_groups(sport, lang, lang_given));
+}
+
 }  // namespace
 
 void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
@@ -328,6 +390,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     if (req.path == r.path) route = &r;
   const bool stream = route && route->path[1] != 'v';
   if (stream && !ctx_.open_stream) route = nullptr;
+  if (route && std::string_view(route->path).starts_with("/v1/market") && !catalog_views_) route = nullptr;
   if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
     http::ResponseHead h;
     h.status = 204;
@@ -393,6 +456,8 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   else if (p == "/v1/event") get_event(c);
   else if (p == "/v1/odds") post ? post_odds(c) : get_odds(c, odds_cache_);
   else if (p == "/v1/scores") get_scores(c);
+  else if (p == "/v1/markets") get_markets(c, *catalog_views_);
+  else if (p == "/v1/market-groups") get_market_groups(c, *catalog_views_);
   else if (p == "/v1/status") {
     c.begin_success();
     c.w.Key("status");

@@ -12,7 +12,9 @@
 #include "engine/published.h"
 #include "engine/snapshot.h"
 #include "protocol/json_out.h"
+#include "engine/catalog.h"
 #include "rest/api_keys.h"
+#include "rest/catalog_views.h"
 #include "rest/http_server.h"
 #include "rest/odds_cache.h"
 #include "rest/rate_limiter.h"
@@ -25,6 +27,7 @@ using KeyStorePtr = std::shared_ptr<const KeyStore>;
 struct RestContext {
   const SnapshotStore* snapshots = nullptr;
   const Published<KeyStore>* keys = nullptr;
+  CatalogPtr catalog;  // the market dictionary; null: /v1/markets answers 404
   int rate_window_s = 60;
   int64_t started_ms = 0;
   // Writes the "feed" object of /v1/status (source, counters, done).
@@ -50,6 +53,7 @@ class RestApi : public HttpHandler {
   RestContext ctx_;
   RateLimiter limiter_;
   OddsCache odds_cache_;
+  std::unique_ptr<CatalogViews> catalog_views_;
 };
 
 }  // namespace oddsrelay::rest

@@ -25,6 +25,8 @@ Options:
   --data-dir DIR         durable state: the journal is replayed on start and
                          every applied record is appended to it
   --keys FILE            API keys (docs/api.md)
+  --catalog FILE         market catalog (default: data/catalog.json as built
+                         into the binary; tools/catalog/gen_catalog.py)
   --progress SECONDS     interval of the progress line on stderr (default 5;
                          0 = off)
   --exit-after-replay    exit once a replay is applied (benchmarks, tests)
@@ -169,6 +171,8 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       if (!need(out.data_dir)) return false;
     } else if (a == "--keys") {
       if (!need(out.keys)) return false;
+    } else if (a == "--catalog") {
+      if (!need(out.catalog)) return false;
     } else if (a == "--progress") {
       std::string v;
       if (!need(v)) return false;

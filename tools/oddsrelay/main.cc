@@ -53,6 +53,15 @@ int run(const Options& opt) {
     return 2;
   }
   Published<rest::KeyStore> key_store(keys);
+  CatalogPtr catalog;
+  try {
+    catalog = opt.catalog.empty() ? Catalog::builtin() : Catalog::load_file(opt.catalog);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oddsrelay: %s\n", e.what());
+    return 2;
+  }
+  std::fprintf(stderr, "oddsrelay: catalog %s: %zu markets, %zu sports\n", catalog->version().c_str(),
+               catalog->markets().size(), catalog->sports().size());
   if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
     return 2;
@@ -122,6 +131,7 @@ int run(const Options& opt) {
   rest::RestContext ctx;
   ctx.snapshots = &engine.store();
   ctx.keys = &key_store;
+  ctx.catalog = catalog;
   ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
   ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
     relay.adopt(std::move(t), fd, std::move(pending));

@@ -1,0 +1,206 @@
+#include "engine/catalog.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+namespace oddsrelay {
+
+namespace {
+
+using rapidjson::Value;
+
+[[noreturn]] void bad(const std::string& what) { throw std::runtime_error("catalog: " + what); }
+
+std::string str_or_empty(const Value& o, const char* k) {
+  if (!o.HasMember(k) || o[k].IsNull()) return {};
+  if (o[k].IsString()) return std::string(o[k].GetString(), o[k].GetStringLength());
+  if (o[k].IsInt64()) return std::to_string(o[k].GetInt64());
+  bad(std::string("field '") + k + "' is not a string");
+}
+
+const Value& member(const Value& o, const char* k, const std::string& where) {
+  if (!o.IsObject() || !o.HasMember(k)) bad(where + " has no '" + k + "'");
+  return o[k];
+}
+
+}  // namespace
+
+bool CatalogMarket::in_sport(int32_t sport) const { return std::binary_search(sports.begin(), sports.end(), sport); }
+
+std::shared_ptr<const Catalog> Catalog::parse(std::string_view json) {
+  rapidjson::Document d;
+  d.Parse(json.data(), json.size());
+  if (d.HasParseError())
+    bad(std::string("not valid JSON: ") + rapidjson::GetParseError_En(d.GetParseError()) + " at offset " +
+        std::to_string(d.GetErrorOffset()));
+  if (!d.IsObject()) bad("the top level is not an object");
+  auto c = std::make_shared<Catalog>();
+  const Value& version = member(d, "version", "the catalog");
+  if (!version.IsString()) bad("version is not a string");
+  c->version_ = version.GetString();
+  const Value& langs = member(d, "languages", "the catalog");
+  if (!langs.IsArray() || langs.Empty() || !langs[0].IsString() || std::string_view(langs[0].GetString()) != "en")
+    bad("languages must be an array starting with \"en\"");
+  for (const auto& l : langs.GetArray()) {
+    if (!l.IsString()) bad("languages has a non-string");
+    c->languages_.emplace_back(l.GetString());
+  }
+  for (const auto& [k, v] : member(d, "vocabulary", "the catalog").GetObject()) {
+    if (!v.IsObject()) bad("vocabulary entry is not an object");
+    std::vector<std::string> row(c->languages_.size());
+    row[0] = k.GetString();
+    for (const auto& [lang, text] : v.GetObject()) {
+      int i = c->lang_index(lang.GetString());
+      if (i > 0 && text.IsString()) row[static_cast<size_t>(i)] = text.GetString();
+    }
+    c->vocab_.emplace(k.GetString(), std::move(row));
+  }
+  for (const auto& [k, v] : member(d, "outcomes", "the catalog").GetObject()) {
+    if (!v.IsArray() || v.Empty()) bad(std::string("outcome ") + k.GetString() + " has no name parts");
+    std::vector<std::string> parts;
+    for (const auto& p : v.GetArray()) parts.emplace_back(p.IsString() ? p.GetString() : "");
+    c->outcomes_.emplace(static_cast<uint32_t>(std::stoul(k.GetString())), std::move(parts));
+  }
+  const Value& markets = member(d, "markets", "the catalog");
+  if (!markets.IsArray()) bad("markets is not an array");
+  for (const auto& mv : markets.GetArray()) {
+    CatalogMarket m;
+    const Value& id = member(mv, "id", "a market");
+    if (!id.IsUint() || id.GetUint() == 0) bad("a market id is not a positive integer");
+    m.id = id.GetUint();
+    const std::string where = "market " + std::to_string(m.id);
+    for (const auto& s : member(mv, "sports", where).GetArray()) m.sports.push_back(s.GetInt());
+    std::sort(m.sports.begin(), m.sports.end());
+    m.kind = str_or_empty(mv, "kind");
+    m.period = str_or_empty(mv, "period");
+    m.team = str_or_empty(mv, "team");
+    m.stat = str_or_empty(mv, "stat");
+    m.line = str_or_empty(mv, "line");
+    m.code = str_or_empty(mv, "code");
+    const Value& n = member(mv, "name", where);
+    m.name = {str_or_empty(n, "period"), str_or_empty(n, "team"), str_or_empty(n, "stat"),
+              str_or_empty(n, "family"), str_or_empty(n, "suffix"), str_or_empty(n, "en")};
+    if (m.name.en.empty()) bad(where + " has no English name");
+    for (const auto& o : member(mv, "outcomes", where).GetArray()) {
+      if (!c->outcomes_.count(o.GetUint())) bad(where + " names an unknown outcome " + std::to_string(o.GetUint()));
+      m.outcomes.push_back(o.GetUint());
+    }
+    if (!c->by_id_.emplace(m.id, c->markets_.size()).second) bad("market id " + std::to_string(m.id) + " twice");
+    c->markets_.push_back(std::move(m));
+  }
+  std::sort(c->markets_.begin(), c->markets_.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  for (size_t i = 0; i < c->markets_.size(); ++i) c->by_id_[c->markets_[i].id] = i;
+  for (const auto& [k, v] : member(d, "tabs", "the catalog").GetObject()) {
+    SportTabs t;
+    for (auto [phase, out] : {std::pair{"prematch", &t.prematch}, std::pair{"live", &t.live}}) {
+      for (const auto& tv : member(v, phase, std::string("tabs of sport ") + k.GetString()).GetArray()) {
+        CatalogTab tab{str_or_empty(tv, "key"), str_or_empty(tv, "name"), {}};
+        for (const auto& mid : member(tv, "markets", "tab " + tab.key).GetArray()) {
+          if (!c->market(mid.GetUint())) bad("tab " + tab.key + " names an unknown market " + std::to_string(mid.GetUint()));
+          tab.markets.push_back(mid.GetUint());
+        }
+        out->push_back(std::move(tab));
+      }
+    }
+    int32_t sport = std::stoi(k.GetString());
+    c->tabs_.emplace(sport, std::move(t));
+    c->sports_.push_back(sport);
+  }
+  std::sort(c->sports_.begin(), c->sports_.end());
+  return c;
+}
+
+std::shared_ptr<const Catalog> Catalog::load_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) bad("cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse(ss.str());
+}
+
+int Catalog::lang_index(std::string_view code) const {
+  for (size_t i = 0; i < languages_.size(); ++i)
+    if (languages_[i] == code) return static_cast<int>(i);
+  return -1;
+}
+
+const CatalogMarket* Catalog::market(uint32_t id) const {
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : &markets_[it->second];
+}
+
+const SportTabs* Catalog::tabs(int32_t sport) const {
+  auto it = tabs_.find(sport);
+  return it == tabs_.end() ? nullptr : &it->second;
+}
+
+std::string_view Catalog::translate(std::string_view phrase, int lang) const {
+  if (lang <= 0 || phrase.empty()) return phrase;
+  auto it = vocab_.find(std::string(phrase));
+  if (it == vocab_.end() || it->second[static_cast<size_t>(lang)].empty()) return phrase;
+  return it->second[static_cast<size_t>(lang)];
+}
+
+std::string Catalog::market_name(const CatalogMarket& m, int lang) const {
+  if (lang <= 0) return m.name.en;
+  // Other languages: "<period> - <team> - <stat> - <family> <suffix>", each
+  // part translated; English word order would not survive translation.
+  std::string out;
+  auto add = [&](std::string_view part) {
+    if (part.empty()) return;
+    if (!out.empty()) out += " - ";
+    out += translate(part, lang);
+  };
+  add(m.name.period);
+  add(m.name.team);
+  add(m.name.stat);
+  add(m.name.family);
+  if (!m.name.suffix.empty()) {
+    out += ' ';
+    out += m.name.suffix;
+  }
+  return out;
+}
+
+std::string Catalog::outcome_name(uint32_t outcome, int lang) const {
+  auto it = outcomes_.find(outcome);
+  if (it == outcomes_.end()) return "Outcome " + std::to_string(outcome);
+  std::string out;
+  for (const auto& p : it->second) {
+    if (!out.empty()) out += " & ";
+    out += translate(p, lang);
+  }
+  return out;
+}
+
+std::string Catalog::fallback_market_label(uint32_t id) { return "Market " + std::to_string(id); }
+
+Catalog::Coverage Catalog::coverage(int lang) const {
+  std::set<std::string> used;
+  for (const auto& m : markets_)
+    for (const std::string* p : {&m.name.period, &m.name.team, &m.name.stat, &m.name.family})
+      if (!p->empty()) used.insert(*p);
+  for (const auto& [id, parts] : outcomes_)
+    for (const auto& p : parts) used.insert(p);
+  for (const auto& [sport, t] : tabs_)
+    for (const auto* v : {&t.prematch, &t.live})
+      for (const auto& tab : *v) used.insert(tab.name);
+  Coverage c;
+  for (const auto& p : used) {
+    auto it = vocab_.find(p);
+    // Words without letters ("1X", "2:1", "00:00-14:59") read the same everywhere.
+    bool words = std::any_of(p.begin(), p.end(), [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)); });
+    if (!words && it == vocab_.end()) continue;
+    ++c.phrases;
+    if (lang == 0 || (it != vocab_.end() && lang > 0 && !it->second[static_cast<size_t>(lang)].empty())) ++c.translated;
+  }
+  return c;
+}
+
+}  // namespace oddsrelay
