@@ -119,6 +119,9 @@ class Catalog:
         return f"{period} - {core}" if period else core
 
 
+# Sports the simulator prices with its goals model: their totals use the
+# spec's goal ids (1007 prematch, 1018 live) rather than 1080.
+SIM_GOALS_MODEL = {3, 4, 6, 26, 29, 39}
 INTERVAL_SCALE = 2  # interval markets per sport relative to SPORTS' count
 
 TAB_NAMES = {"main_markets": "Main", "goal_markets": "Goals", "points_markets": "Points", "games_markets": "Games",
@@ -363,7 +366,7 @@ def team_sport(c, s, kind, stat, unit, nper, draw, n_iv, iv_len):
         hid = (1005 if kind != "points" or True else None) if pk == "ft" else None
         c.add(s, "handicap", "Handicap", HC, period, pk, stat=stat, line="handicap", market_id=hid,
               code=f"{pc}_HC" if code else None, tabs=ptab + ["handicap_markets"])
-        tid = (1007 if kind == "goals" else 1080) if pk == "ft" else None
+        tid = (1007 if s in SIM_GOALS_MODEL else 1080) if pk == "ft" else None
         c.add(s, "total", "Total", OU, period, pk, stat=None if tid == 1080 else stat, line="total", market_id=tid,
               code=f"{pc}_OU" if code else None, tabs=ptab + [main_tab],
               en_name="Total Over/Under" if tid == 1080 else None)
@@ -411,8 +414,8 @@ def team_sport(c, s, kind, stat, unit, nper, draw, n_iv, iv_len):
     # The simulator's live ladders share the spec's ids with soccer.
     c.add(s, "handicap_asian", "Asian Handicap", HC, line="handicap", market_id=1011, tabs=["main_markets"],
           prematch=False)
-    if kind == "goals":
-        c.add(s, "total", "Total", OU, stat="Goals", line="total", market_id=1018, tabs=["main_markets"],
+    if s in SIM_GOALS_MODEL:
+        c.add(s, "total", "Total", OU, stat=stat, line="total", market_id=1018, tabs=["main_markets"],
               prematch=False)
     c.add(s, "highest_period", f"Highest Scoring {unit}",
           [c.outcome(c.period_phrase(unit, i)) for i in range(1, nper + 1)] + [c.outcome("Draw")],
