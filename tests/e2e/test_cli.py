@@ -30,6 +30,11 @@ class Cli(unittest.TestCase):
         self.assert_refused([h.binary("oddsrelay"), "--feed", "sim:rate=-1"], "bad --feed sim option")
         self.assert_refused([h.binary("oddsrelay"), "--feed", "replay:/nonexistent/f.jsonl"], "cannot read replay file")
         self.assert_refused([h.binary("oddsrelay"), "--keys", "/nonexistent/keys.json"], "cannot read keys file")
+        self.assert_refused([h.binary("oddsrelay"), "--catalog", "/nonexistent/catalog.json"], "catalog: cannot read")
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
+            bad.write('{"version": 3}')
+            bad.flush()
+            self.assert_refused([h.binary("oddsrelay"), "--catalog", bad.name], "version is not a string")
         self.assert_refused([h.binary("oddsfeed"), "frobnicate"], "unknown command")
         self.assert_refused([h.binary("oddsfeed"), "inspect", "/nonexistent"], "cannot open")
 

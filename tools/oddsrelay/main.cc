@@ -60,12 +60,13 @@ int run(const Options& opt) {
     std::fprintf(stderr, "oddsrelay: %s\n", e.what());
     return 2;
   }
-  std::fprintf(stderr, "oddsrelay: catalog %s: %zu markets, %zu sports\n", catalog->version().c_str(),
-               catalog->markets().size(), catalog->sports().size());
+
   if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
     return 2;
   }
+  std::fprintf(stderr, "oddsrelay: catalog %s: %zu markets, %zu sports\n", catalog->version().c_str(),
+               catalog->markets().size(), catalog->sports().size());
 
   // A peer that vanishes mid-write must cost an EPIPE on that socket, not
   // the process.
