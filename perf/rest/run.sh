@@ -34,6 +34,7 @@ first=${ids%%,*}
 mkdir -p "$dir/www"
 curl -s -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/odds?ids=$ids" > "$dir/www/odds.json"
 curl -s -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/event?id=$first" > "$dir/www/event.json"
+curl -s -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/markets?lang=de" > "$dir/www/markets.json"
 cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 pid $dir/nginx.pid;
@@ -53,7 +54,7 @@ chmod -R a+rX "$dir"  # nginx's workers run unprivileged: they must read the fil
 nginx -c "$dir/nginx.conf"
 sleep 0.3
 # Both servers must answer with the same bytes, or the comparison is void.
-for f in odds event; do
+for f in odds event markets; do
   got=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "http://127.0.0.1:$nport/$f.json")
   [ "$got" = "200 $(wc -c < "$dir/www/$f.json")" ] || { echo "nginx does not serve $f.json: $got"; exit 1; }
 done
@@ -73,10 +74,13 @@ bench oddsrelay_odds "http://127.0.0.1:$port/v1/odds?ids=$ids" "X-API-Key: perf-
 bench nginx_odds "http://127.0.0.1:$nport/odds.json"
 bench oddsrelay_event "http://127.0.0.1:$port/v1/event?id=$first" "X-API-Key: perf-key"
 bench nginx_event "http://127.0.0.1:$nport/event.json"
+bench oddsrelay_markets "http://127.0.0.1:$port/v1/markets?lang=de" "X-API-Key: perf-key"
+bench nginx_markets "http://127.0.0.1:$nport/markets.json"
 python3 - "$dir" <<'PY'
 import sys
 d = sys.argv[1]
 r = lambda n: float(open(f"{d}/{n}.rps").read())
 print(f"ratio /v1/odds  (oddsrelay / nginx): {r('oddsrelay_odds') / r('nginx_odds'):.2f}  (goal >= 0.8)")
 print(f"ratio /v1/event (oddsrelay / nginx): {r('oddsrelay_event') / r('nginx_event'):.2f}")
+print(f"ratio /v1/markets?lang=de (oddsrelay / nginx): {r('oddsrelay_markets') / r('nginx_markets'):.2f}")
 PY
