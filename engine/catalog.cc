@@ -179,6 +179,11 @@ std::string Catalog::outcome_name(uint32_t outcome, int lang) const {
   return out;
 }
 
+const std::vector<std::string>* Catalog::outcome_parts(uint32_t outcome) const {
+  auto it = outcomes_.find(outcome);
+  return it == outcomes_.end() ? nullptr : &it->second;
+}
+
 std::string Catalog::fallback_market_label(uint32_t id) { return "Market " + std::to_string(id); }
 
 Catalog::Coverage Catalog::coverage(int lang) const {

@@ -68,6 +68,8 @@ class Catalog {
   std::string_view translate(std::string_view phrase, int lang) const;
   std::string market_name(const CatalogMarket& m, int lang) const;
   std::string outcome_name(uint32_t outcome, int lang) const;
+  // An outcome's English name parts ({"Home"}, {"Home", "Over", "2.5"}), or null.
+  const std::vector<std::string>* outcome_parts(uint32_t outcome) const;
   // The label for a market id that is not in the catalog (docs/api.md).
   static std::string fallback_market_label(uint32_t id);
 

@@ -14,6 +14,7 @@
 #include "rest/errors.h"
 #include "rest/gzip.h"
 #include "rest/json_views.h"
+#include "rest/policy_doc.h"
 
 namespace oddsrelay::rest {
 
@@ -68,6 +69,7 @@ constexpr Route kRoutes[] = {
     {"/v1/odds", "GET, POST, OPTIONS", kPermOdds},
     {"/v1/scores", "GET, OPTIONS", kPermScores},
     {"/v1/status", "GET, OPTIONS", 0},
+    {"/v1/settlements", "GET, OPTIONS", kPermScores},
     {"/v1/markets", "GET, OPTIONS", kPermOdds},
     {"/v1/market-groups", "GET, OPTIONS", kPermOdds},
     {"/ws", "GET", kPermLive},
@@ -364,6 +366,50 @@ void send_cached(RestApi::Call& c, const CatalogViews::Encoded& e) {
   }
 }
 
+// GET /v1/settlements: ids (aliases event_id, fixture_id), include_inplay, lang.
+void get_settlements(RestApi::Call& c, CatalogViews& views, SettlementCache& cache) {
+  std::optional<std::string> ids;
+  for (const char* name : {"ids", "event_id", "fixture_id"})
+    if ((ids = c.param(name)) && !ids->empty()) break;
+  bool inplay = false, lang_given = false;
+  if (!flag_param(c, "include_inplay", inplay)) return;
+  const std::vector<std::string> list = split_ids(ids.value_or(""));
+  if (list.empty()) return c.error(400, err::kMissingIds);
+  if (list.size() > kMaxIds) return c.error(400, err::kTooManyIds);
+  const int lang = lang_param(c, views.catalog(), lang_given);
+  std::string& b = c.body;
+  b += "{\"success\":true,\"version\":\"v1\",\"policy_url\":\"/docs/settlement\",\"data\":{";
+  std::vector<std::string_view> missing;
+  std::unordered_set<uint64_t> seen;
+  bool first = true;
+  for (const std::string& id : list) {
+    ParsedId p = parse_event_id(id);
+    auto e = p.ok() ? c.snap->events.find_shared(p.number) : nullptr;
+    if (!e || (!e->score && e->markets.empty() && !e->listed())) {
+      missing.push_back(id);
+      continue;
+    }
+    if (!seen.insert(e->number).second) continue;
+    if (!first) b += ',';
+    first = false;
+    b += '"';
+    b += e->key;  // ids that parsed need no escaping
+    b += "\":";
+    b += cache.get(e, views.catalog(), lang, inplay);
+  }
+  b += "},\"not_found\":[";
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (i) b += ',';
+    std::string esc;
+    json::StringSink sink(esc);
+    json::Writer w(sink);
+    json::str(w, missing[i]);
+    b += esc;
+  }
+  b += "]}";
+  c.send(200);
+}
+
 void get_markets(RestApi::Call& c, CatalogViews& views) {
   std::optional<int32_t> sport;
   bool nested = false, groups = false, lang_given = false;
@@ -390,7 +436,16 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     if (req.path == r.path) route = &r;
   const bool stream = route && route->path[1] != 'v';
   if (stream && !ctx_.open_stream) route = nullptr;
-  if (route && std::string_view(route->path).starts_with("/v1/market") && !catalog_views_) route = nullptr;
+  if (route && (std::string_view(route->path).starts_with("/v1/market") || std::string_view(route->path) == "/v1/settlements") &&
+      !catalog_views_)
+    route = nullptr;
+  if (req.path == "/docs/settlement" && (req.method == "GET" || req.method == "HEAD")) {  // public: no key
+    http::ResponseHead h;
+    h.content_type = "text/markdown; charset=utf-8";
+    h.keep_alive = req.keep_alive;
+    http::append_response(out, h, settlement_policy());
+    return;
+  }
   if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
     http::ResponseHead h;
     h.status = 204;
@@ -456,6 +511,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   else if (p == "/v1/event") get_event(c);
   else if (p == "/v1/odds") post ? post_odds(c) : get_odds(c, odds_cache_);
   else if (p == "/v1/scores") get_scores(c);
+  else if (p == "/v1/settlements") get_settlements(c, *catalog_views_, settlements_);
   else if (p == "/v1/markets") get_markets(c, *catalog_views_);
   else if (p == "/v1/market-groups") get_market_groups(c, *catalog_views_);
   else if (p == "/v1/status") {
@@ -475,6 +531,13 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     c.w.Key("feed");
     if (ctx_.feed_status) ctx_.feed_status(c.w);
     else c.w.Null();
+    c.w.Key("settlements");
+    c.w.StartObject();
+    c.w.Key("computed");
+    c.w.Uint64(settlements_.computed());
+    c.w.Key("served");
+    c.w.Uint64(settlements_.served());
+    c.w.EndObject();
     if (ctx_.relay_status) {
       c.w.Key("relay");
       ctx_.relay_status(c.w);

@@ -18,6 +18,7 @@
 #include "rest/http_server.h"
 #include "rest/odds_cache.h"
 #include "rest/rate_limiter.h"
+#include "rest/settlement_views.h"
 #include "rest/stream_upgrade.h"
 
 namespace oddsrelay::rest {
@@ -54,6 +55,7 @@ class RestApi : public HttpHandler {
   RateLimiter limiter_;
   OddsCache odds_cache_;
   std::unique_ptr<CatalogViews> catalog_views_;
+  SettlementCache settlements_;
 };
 
 }  // namespace oddsrelay::rest
