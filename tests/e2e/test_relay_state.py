@@ -81,7 +81,12 @@ class DeltasRebuildRestState(WithKeys):
                             self.assertEqual(body["from"], seq + 1, "a batch is missing")
                             seq = body["seq"]
                             if done_seq is None and "finished" in srv.log():
-                                done_seq = rest(port, "/v1/status")["seq"]
+                                # The source is done; the engine may still be applying its
+                                # queue: the final seq is the one that stops moving.
+                                a = rest(port, "/v1/status")["seq"]
+                                time.sleep(0.3)
+                                if rest(port, "/v1/status")["seq"] == a:
+                                    done_seq = a
                             if done_seq is not None and seq >= done_seq:
                                 return events, odds, seq
                             continue

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import unittest
 
 import harness as h
@@ -218,6 +219,17 @@ class Settlements(unittest.TestCase):
         srv = h.Server("--feed", feed, "--keys", cls.keys, "--data-dir", cls.data, "--progress", "0")
         srv.wait_for(r"serving http://")
         srv.wait_for(r"replay of .* finished")
+        # The source is done; wait until the engine has applied its queue too.
+        last = None
+        for _ in range(100):
+            c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+            c.request("GET", "/v1/status", headers={"X-API-Key": KEY})
+            seq = json.loads(c.getresponse().read())["seq"]
+            c.close()
+            if seq == last:
+                break
+            last = seq
+            time.sleep(0.2)
         return srv
 
     @classmethod
