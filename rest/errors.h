@@ -19,6 +19,10 @@ inline constexpr const char* kBadOddsBody =
     "Invalid body: expected {\"sport\": <int>, \"market\": <int>, \"events\": [<event id>, ...]}";
 inline constexpr const char* kGroupsNeedSport = "groups=1 needs a sport parameter: groups are sport-scoped";
 
+inline constexpr const char* kNoStreamCoverage = "No stream coverage for this event";
+inline constexpr const char* kBadStreamSignature = "Invalid stream signature";
+inline constexpr const char* kStreamExpired = "Stream URL expired";
+
 // WebSocket handshakes and messages
 inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // SPEC.md
 inline constexpr const char* kUpgradeRequired = "WebSocket upgrade required: send Upgrade: websocket";

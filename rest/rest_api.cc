@@ -15,6 +15,7 @@
 #include "rest/gzip.h"
 #include "rest/json_views.h"
 #include "rest/policy_doc.h"
+#include "rest/rdstn.h"
 
 namespace oddsrelay::rest {
 
@@ -70,6 +71,8 @@ constexpr Route kRoutes[] = {
     {"/v1/scores", "GET, OPTIONS", kPermScores},
     {"/v1/status", "GET, OPTIONS", 0},
     {"/v1/settlements", "GET, OPTIONS", kPermScores},
+    {"/rdstn", "POST, OPTIONS", kPermLive | kPermPrematch},
+    {"/v1/stream", "GET, OPTIONS", kPermStream},
     {"/v1/markets", "GET, OPTIONS", kPermOdds},
     {"/v1/market-groups", "GET, OPTIONS", kPermOdds},
     {"/ws", "GET", kPermLive},
@@ -410,6 +413,57 @@ void get_settlements(RestApi::Call& c, CatalogViews& views, SettlementCache& cac
   c.send(200);
 }
 
+// GET /v1/stream?id=: a signed player URL for an event with coverage.
+void get_stream(RestApi::Call& c, const ApiKey& key, const StreamOptions& o, const StreamSigner& signer) {
+  auto id = c.param("id");
+  if (!id || id->empty()) return c.error(400, err::kMissingId);
+  const EventEntry* e = lookup(*c.snap, *id);
+  if (!e || !e->listed()) return c.error(404, err::kEventNotFound);
+  if (!e->live() || std::find(o.sports.begin(), o.sports.end(), e->sport()) == o.sports.end())
+    return c.error(404, err::kNoStreamCoverage);
+  char key_id[17];
+  for (int i = 0; i < 8; ++i) std::snprintf(key_id + 2 * i, 3, "%02x", key.digest[static_cast<size_t>(i)]);
+  const int64_t exp = wall_ms() / 1000 + o.ttl_s;
+  const std::string sig = signer.sign(e->key, key_id, exp);
+  std::string host(c.req.header("Host"));
+  std::string url = (host.empty() ? std::string() : "http://" + host) + "/stream/play?event=" + e->key + "&key=" +
+                    key_id + "&exp=" + std::to_string(exp) + "&sig=" + sig;
+  c.begin_success();
+  c.w.Key("data");
+  c.w.StartObject();
+  c.w.Key("event_id");
+  json::str(c.w, e->key);
+  c.w.Key("url");
+  json::str(c.w, url);
+  c.w.Key("expires_at");
+  c.w.Int64(exp);
+  c.w.Key("format");
+  c.w.String("hls");
+  c.w.EndObject();
+  c.w.EndObject();
+  c.send(200);
+}
+
+// GET /stream/play: the player behind a signed URL (no API key: the
+// signature is the credential).
+void stream_play(RestApi::Call& c, const StreamSigner& signer) {
+  auto event = c.param("event"), key = c.param("key"), exp = c.param("exp"), sig = c.param("sig");
+  auto e = exp ? parse_int(*exp) : std::nullopt;
+  if (!event || !key || !e || !sig) return c.error(403, err::kBadStreamSignature);
+  switch (signer.verify(*event, *key, *e, *sig, wall_ms() / 1000)) {
+    case StreamSigner::Check::BadSignature: return c.error(403, err::kBadStreamSignature);
+    case StreamSigner::Check::Expired: return c.error(403, err::kStreamExpired);
+    case StreamSigner::Check::Ok: break;
+  }
+  c.begin_success();
+  c.w.Key("event_id");
+  json::str(c.w, *event);
+  c.w.Key("playlist");
+  json::str(c.w, "/stream/" + *event + "/index.m3u8");
+  c.w.EndObject();
+  c.send(200);
+}
+
 void get_markets(RestApi::Call& c, CatalogViews& views) {
   std::optional<int32_t> sport;
   bool nested = false, groups = false, lang_given = false;
@@ -434,11 +488,15 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   const Route* route = nullptr;
   for (const auto& r : kRoutes)
     if (req.path == r.path) route = &r;
-  const bool stream = route && route->path[1] != 'v';
+  const bool stream = route && (req.path == "/ws" || req.path == "/pt-ws");
   if (stream && !ctx_.open_stream) route = nullptr;
   if (route && (std::string_view(route->path).starts_with("/v1/market") || std::string_view(route->path) == "/v1/settlements") &&
       !catalog_views_)
     route = nullptr;
+  if (req.path == "/stream/play" && req.method == "GET") {  // public: the signature is the credential
+    stream_play(c, stream_signer_);
+    return;
+  }
   if (req.path == "/docs/settlement" && (req.method == "GET" || req.method == "HEAD")) {  // public: no key
     http::ResponseHead h;
     h.content_type = "text/markdown; charset=utf-8";
@@ -459,7 +517,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   }
   if (!route) return c.error(404, err::kNotFound);
   const bool post = req.method == "POST";
-  if (!(req.method == "GET" || (post && std::strstr(route->methods, "POST")))) {
+  if (!((req.method == "GET" && std::strstr(route->methods, "GET")) || (post && std::strstr(route->methods, "POST")))) {
     std::string allow = std::string("Allow: ") + route->methods + "\r\n";
     return c.error(405, err::kMethodNotAllowed, allow);
   }
@@ -511,7 +569,12 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   else if (p == "/v1/event") get_event(c);
   else if (p == "/v1/odds") post ? post_odds(c) : get_odds(c, odds_cache_);
   else if (p == "/v1/scores") get_scores(c);
-  else if (p == "/v1/settlements") get_settlements(c, *catalog_views_, settlements_);
+  else if (p == "/v1/stream") get_stream(c, *key, ctx_.stream, stream_signer_);
+  else if (p == "/rdstn") {
+    std::string err;
+    if (answer_rdstn(req.body, *c.snap, key->permissions & kPermOdds, c.body, err) != 200) c.error(400, err);
+    else c.send(200);
+  } else if (p == "/v1/settlements") get_settlements(c, *catalog_views_, settlements_);
   else if (p == "/v1/markets") get_markets(c, *catalog_views_);
   else if (p == "/v1/market-groups") get_market_groups(c, *catalog_views_);
   else if (p == "/v1/status") {

@@ -19,6 +19,7 @@
 #include "rest/odds_cache.h"
 #include "rest/rate_limiter.h"
 #include "rest/settlement_views.h"
+#include "rest/stream_addon.h"
 #include "rest/stream_upgrade.h"
 
 namespace oddsrelay::rest {
@@ -29,6 +30,7 @@ struct RestContext {
   const SnapshotStore* snapshots = nullptr;
   const Published<KeyStore>* keys = nullptr;
   CatalogPtr catalog;  // the market dictionary; null: /v1/markets answers 404
+  StreamOptions stream;
   int rate_window_s = 60;
   int64_t started_ms = 0;
   // Writes the "feed" object of /v1/status (source, counters, done).
@@ -56,6 +58,7 @@ class RestApi : public HttpHandler {
   OddsCache odds_cache_;
   std::unique_ptr<CatalogViews> catalog_views_;
   SettlementCache settlements_;
+  StreamSigner stream_signer_;
 };
 
 }  // namespace oddsrelay::rest

@@ -41,6 +41,9 @@ Options:
                          pong for two intervals is closed (default 30000)
   --max-queue-bytes N    per-stream send queue bound; a subscriber past it
                          is closed with 1008 (default 8388608)
+  --stream-sports LIST   sport ids whose live events have a stream add-on
+                         (default 1,2,5; empty = none)
+  --stream-ttl SECONDS   lifetime of signed stream URLs (default 3600)
   --help                 this text
 )";
 
@@ -59,6 +62,7 @@ constexpr IntOption kIntOptions[] = {
     {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
     {"--max-queue-bytes", 64 * 1024, uint64_t{1} << 32, &Options::max_queue_bytes},
+    {"--stream-ttl", 1, 30 * 86400, &Options::stream_ttl_s},
 };
 const IntOption* int_option(std::string_view name) {
   for (const auto& o : kIntOptions)
@@ -171,6 +175,22 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       if (!need(out.data_dir)) return false;
     } else if (a == "--keys") {
       if (!need(out.keys)) return false;
+    } else if (a == "--stream-sports") {
+      std::string v;
+      if (!need(v)) return false;
+      out.stream_sports.clear();
+      std::string_view rest = v;
+      while (!rest.empty()) {
+        size_t c = rest.find(',');
+        uint64_t n = 0;
+        if (!parse_u64(rest.substr(0, c), n) || n == 0 || n > 100000) {
+          err = "bad --stream-sports '" + v + "' (sport ids separated by commas)";
+          return false;
+        }
+        out.stream_sports.push_back(static_cast<int32_t>(n));
+        if (c == std::string_view::npos) break;
+        rest.remove_prefix(c + 1);
+      }
     } else if (a == "--catalog") {
       if (!need(out.catalog)) return false;
     } else if (a == "--progress") {

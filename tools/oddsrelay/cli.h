@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tools/sources/simulator.h"
 
@@ -31,6 +32,8 @@ struct Options {
   int64_t ws_update_ms = 1000;         // /ws live_update interval
   int64_t ws_ping_ms = 30'000;         // /ws heartbeat interval
   int64_t max_queue_bytes = 8 << 20;   // per-stream send queue bound
+  int64_t stream_ttl_s = 3600;         // lifetime of signed stream URLs
+  std::vector<int32_t> stream_sports = {1, 2, 5};  // live events of these sports have a stream
   bool exit_after_replay = false;
   bool help = false;
 };

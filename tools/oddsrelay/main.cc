@@ -133,6 +133,8 @@ int run(const Options& opt) {
   ctx.snapshots = &engine.store();
   ctx.keys = &key_store;
   ctx.catalog = catalog;
+  ctx.stream.sports = opt.stream_sports;
+  ctx.stream.ttl_s = opt.stream_ttl_s;
   ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
   ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
     relay.adopt(std::move(t), fd, std::move(pending));

@@ -1,0 +1,35 @@
+// The live stream add-on (SPEC.md "GET /v1/stream"): for an event with
+// coverage, a player URL signed with HMAC-SHA256 over (event, key, expiry)
+// under a secret the server draws at start; /stream/play checks it. Only
+// the signing and checking live here; routes are in rest_api.cc.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oddsrelay::rest {
+
+struct StreamOptions {
+  std::vector<int32_t> sports = {1, 2, 5};  // live events of these sports have a stream
+  int64_t ttl_s = 3600;                     // lifetime of a signed URL
+};
+
+class StreamSigner {
+ public:
+  StreamSigner();  // a fresh random secret
+  explicit StreamSigner(std::string_view secret) : secret_(secret) {}
+
+  // Lowercase hex HMAC-SHA256 of "<event>|<key>|<exp>".
+  std::string sign(std::string_view event, std::string_view key, int64_t exp) const;
+
+  enum class Check { Ok, BadSignature, Expired };
+  Check verify(std::string_view event, std::string_view key, int64_t exp, std::string_view sig, int64_t now_s) const;
+
+ private:
+  std::string secret_;
+};
+
+}  // namespace oddsrelay::rest
