@@ -111,6 +111,48 @@ bool hex_digest(std::string_view hex, Digest& out) {
   return true;
 }
 
+WebhookConfig parse_webhook(const rapidjson::Value& v, const std::string& where) {
+  if (!v.IsObject() || !v.HasMember("url") || !v["url"].IsString())
+    throw std::runtime_error(where + " needs {\"url\": \"http://host:port/path\"}");
+  WebhookConfig w;
+  w.url = v["url"].GetString();
+  std::string_view u = w.url;
+  if (!u.starts_with("http://")) throw std::runtime_error(where + ".url must start with http://");
+  u.remove_prefix(7);
+  size_t slash = u.find('/');
+  std::string_view hostport = u.substr(0, slash);
+  w.path = slash == std::string_view::npos ? "/" : std::string(u.substr(slash));
+  size_t colon = hostport.rfind(':');
+  w.host = std::string(hostport.substr(0, colon));
+  if (colon != std::string_view::npos) {
+    int port = 0;
+    for (char ch : hostport.substr(colon + 1)) {
+      if (ch < '0' || ch > '9' || port > 65535) throw std::runtime_error(where + ".url has a bad port");
+      port = port * 10 + (ch - '0');
+    }
+    if (port <= 0 || port > 65535) throw std::runtime_error(where + ".url has a bad port");
+    w.port = static_cast<uint16_t>(port);
+  }
+  if (w.host.empty()) throw std::runtime_error(where + ".url has no host");
+  if (v.HasMember("secret")) {
+    if (!v["secret"].IsString()) throw std::runtime_error(where + ".secret is not a string");
+    w.secret = v["secret"].GetString();
+  }
+  if (v.HasMember("events")) {
+    if (!v["events"].IsArray()) throw std::runtime_error(where + ".events is not an array");
+    w.events = 0;
+    for (const auto& e : v["events"].GetArray()) {
+      std::string_view n = e.IsString() ? e.GetString() : "";
+      if (n == "odds_update") w.events |= kHookOdds;
+      else if (n == "score_update") w.events |= kHookScore;
+      else if (n == "event_ended") w.events |= kHookEnded;
+      else if (n == "settlement_changed") w.events |= kHookSettlement;
+      else throw std::runtime_error(where + ".events has an unknown event");
+    }
+  }
+  return w;
+}
+
 }  // namespace
 
 std::shared_ptr<const KeyStore> KeyStore::parse(std::string_view json) {
@@ -175,7 +217,7 @@ std::shared_ptr<const KeyStore> KeyStore::parse(std::string_view json) {
       key.ws_connections = k["ws_connections"].GetUint();
     }
     if (k.HasMember("widget") && k["widget"].IsObject()) key.widget_json = raw_json(k["widget"]);
-    if (k.HasMember("webhook") && k["webhook"].IsObject()) key.webhook_json = raw_json(k["webhook"]);
+    if (k.HasMember("webhook") && !k["webhook"].IsNull()) key.webhook = parse_webhook(k["webhook"], where + ".webhook");
     store->keys_.push_back(std::move(key));
   }
   return store;

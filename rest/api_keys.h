@@ -37,6 +37,20 @@ std::optional<std::array<uint8_t, 16>> parse_ip(std::string_view s);
 using Digest = std::array<uint8_t, 32>;
 Digest sha256(std::string_view data);
 
+// A key's webhook endpoint (docs/api.md "Webhooks").
+enum WebhookEvent : uint32_t {
+  kHookOdds = 1 << 0,        // odds_update
+  kHookScore = 1 << 1,       // score_update
+  kHookEnded = 1 << 2,       // event_ended
+  kHookSettlement = 1 << 3,  // settlement_changed
+};
+struct WebhookConfig {
+  std::string url, host, path;  // http://host:port/path
+  uint16_t port = 80;
+  std::string secret;           // HMAC-SHA256 key of X-Signature
+  uint32_t events = kHookOdds | kHookScore | kHookEnded | kHookSettlement;
+};
+
 struct ApiKey {
   std::string name;
   Digest digest{};
@@ -47,7 +61,7 @@ struct ApiKey {
   std::vector<Cidr> allow_ips;         // empty = any address
   uint32_t ws_connections = 5;         // concurrent /ws + /pt-ws streams (SPEC.md limit)
   std::string widget_json = "{}";      // per-key widget settings, raw JSON
-  std::string webhook_json;            // raw JSON, empty = none
+  std::optional<WebhookConfig> webhook;
   bool allows_ip(const std::array<uint8_t, 16>& ip) const;
 };
 
@@ -63,6 +77,10 @@ class KeyStore {
   // the caller). Compares digests in constant time against every key.
   const ApiKey* find(std::string_view presented) const;
   size_t size() const { return keys_.size(); }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const ApiKey& k : keys_) f(k);
+  }
 
  private:
   std::vector<ApiKey> keys_;

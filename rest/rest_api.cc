@@ -605,6 +605,10 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
       c.w.Key("relay");
       ctx_.relay_status(c.w);
     }
+    if (ctx_.webhook_status) {
+      c.w.Key("webhooks");
+      ctx_.webhook_status(c.w);
+    }
     if (ctx_.server) {
       c.w.Key("http");
       c.w.StartObject();

@@ -38,8 +38,8 @@ struct RestContext {
   const HttpServer* server = nullptr;  // for connection counters, may be null
   // Takes upgraded /ws and /pt-ws connections; null: streams answer 404.
   StreamOpener open_stream;
-  // Writes the "relay" object of /v1/status; may be empty.
-  std::function<void(json::Writer&)> relay_status;
+  // Write the "relay" and "webhooks" objects of /v1/status; may be empty.
+  std::function<void(json::Writer&)> relay_status, webhook_status;
 };
 
 class RestApi : public HttpHandler {

@@ -8,15 +8,6 @@ namespace oddsrelay::rest {
 
 namespace {
 
-const char* match_result_name(feed::MatchResult r) {
-  switch (r) {
-    case feed::MatchResult::Abandoned: return "abandoned";
-    case feed::MatchResult::Cancelled: return "cancelled";
-    case feed::MatchResult::Expunged: return "expunged";
-    default: return "completed";
-  }
-}
-
 void id_key(json::Writer& w, uint32_t id) {
   char buf[16];
   int n = std::snprintf(buf, sizeof buf, "%u", id);
@@ -31,7 +22,7 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
   w.String(feed::status_name(s.status));
   if (s.status == feed::ScoreStatus::Ended) {
     w.Key("result");
-    w.String(match_result_name(s.result));
+    w.String(s.result == feed::MatchResult::None ? "completed" : feed::result_name(s.result));
   }
   w.Key("score");
   if (s.score) {

@@ -44,6 +44,9 @@ Options:
   --stream-sports LIST   sport ids whose live events have a stream add-on
                          (default 1,2,5; empty = none)
   --stream-ttl SECONDS   lifetime of signed stream URLs (default 3600)
+  --webhook-retries N    attempts per event_ended / settlement_changed
+                         callback before it counts as dropped (default 8)
+  --webhook-timeout MS   one webhook POST, connect to answer (default 3000)
   --help                 this text
 )";
 
@@ -63,6 +66,8 @@ constexpr IntOption kIntOptions[] = {
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
     {"--max-queue-bytes", 64 * 1024, uint64_t{1} << 32, &Options::max_queue_bytes},
     {"--stream-ttl", 1, 30 * 86400, &Options::stream_ttl_s},
+    {"--webhook-retries", 1, 1000, &Options::webhook_retries},
+    {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},
 };
 const IntOption* int_option(std::string_view name) {
   for (const auto& o : kIntOptions)

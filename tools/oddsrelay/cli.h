@@ -33,6 +33,8 @@ struct Options {
   int64_t ws_ping_ms = 30'000;         // /ws heartbeat interval
   int64_t max_queue_bytes = 8 << 20;   // per-stream send queue bound
   int64_t stream_ttl_s = 3600;         // lifetime of signed stream URLs
+  int64_t webhook_retries = 8;         // attempts per event_ended / settlement_changed callback
+  int64_t webhook_timeout_ms = 3000;   // one webhook POST
   std::vector<int32_t> stream_sports = {1, 2, 5};  // live events of these sports have a stream
   bool exit_after_replay = false;
   bool help = false;

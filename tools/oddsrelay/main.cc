@@ -16,6 +16,7 @@
 
 #include "engine/pipeline.h"
 #include "relay/relay_server.h"
+#include "relay/webhooks.h"
 #include "rest/api_keys.h"
 #include "rest/http_server.h"
 #include "rest/rest_api.h"
@@ -121,6 +122,12 @@ int run(const Options& opt) {
   relay::RelayServer relay(relay_opts, engine.store());
   pipeline.add_sink(&relay);
   relay.start();
+  relay::WebhookOptions hook_opts;
+  hook_opts.max_attempts = static_cast<int>(opt.webhook_retries);
+  hook_opts.timeout_ms = static_cast<int>(opt.webhook_timeout_ms);
+  relay::Webhooks webhooks(hook_opts, key_store);
+  pipeline.add_sink(&webhooks);
+  webhooks.start();
   pipeline.start();
 
   std::unique_ptr<Source> source;
@@ -140,6 +147,7 @@ int run(const Options& opt) {
     relay.adopt(std::move(t), fd, std::move(pending));
   };
   ctx.relay_status = [&relay](json::Writer& w) { relay.write_status(w); };
+  ctx.webhook_status = [&webhooks](json::Writer& w) { webhooks.write_status(w); };
   ctx.started_ms = wall_ms();
   const Source* src = source.get();
   const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim" : "replay";
@@ -170,6 +178,7 @@ int run(const Options& opt) {
     source->stop();
     pipeline.stop();
     relay.stop();
+    webhooks.stop();
     return 1;
   }
   const char* shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
@@ -212,6 +221,7 @@ int run(const Options& opt) {
   source->stop();
   pipeline.stop();
   relay.stop();  // after the last batch: the pipeline calls into it until then
+  webhooks.stop();
   if (capture) capture->close();
   if (journal) journal->close();
   print_progress(engine, *source, last_applied, 0);

@@ -1,0 +1,292 @@
+#include "relay/webhooks.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <openssl/hmac.h>
+
+#include "relay/http_post.h"
+#include "rest/json_views.h"
+
+namespace oddsrelay::relay {
+
+namespace {
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string hmac_hex(const std::string& secret, const std::string& body) {
+  unsigned char mac[32];
+  unsigned int n = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(body.data()),
+       body.size(), mac, &n);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < n; ++i) {
+    out += hex[mac[i] >> 4];
+    out += hex[mac[i] & 15];
+  }
+  return out;
+}
+
+void write_final(json::Writer& w, const EventEntry& e) {
+  const ScoreState& s = *e.score;
+  w.Key("score");
+  if (s.final_score) {
+    w.StartObject();
+    w.Key("home");
+    w.Int(s.final_score->first);
+    w.Key("away");
+    w.Int(s.final_score->second);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.Key("result");
+  w.String(s.final_result == feed::MatchResult::None ? "completed" : feed::result_name(s.final_result));
+  w.Key("final_version");
+  w.Uint(s.final_version);
+  w.Key("settled_at");
+  w.Int64(s.final_at);
+}
+
+}  // namespace
+
+// One receiver: its queue, its thread, its retry clock.
+class Webhooks::Endpoint {
+ public:
+  Endpoint(const rest::WebhookConfig& cfg, bool sandbox, const WebhookOptions& o, WebhookStats& stats)
+      : cfg_(cfg), sandbox_(sandbox), o_(o), stats_(stats), thread_([this] { run(); }) {}
+  ~Endpoint() {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  uint32_t events() const { return cfg_.events; }
+
+  void push(Note n) {
+    std::lock_guard lk(mu_);
+    if (n.odds) {
+      auto [it, fresh] = odds_.try_emplace(n.event);
+      if (!fresh) stats_.coalesced.fetch_add(1, std::memory_order_relaxed);
+      else odds_order_.push_back(n.event);
+      it->second = std::move(n);
+    } else {
+      if (fifo_.size() >= o_.max_queue) {  // only non-critical callbacks give way
+        for (auto it = fifo_.begin(); it != fifo_.end(); ++it)
+          if (!it->critical) {
+            fifo_.erase(it);
+            stats_.dropped.fetch_add(1, std::memory_order_relaxed);
+            break;
+          }
+      }
+      fifo_.push_back(std::move(n));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  bool take(Note& n) {
+    if (!fifo_.empty()) {
+      n = std::move(fifo_.front());
+      fifo_.pop_front();
+      return true;
+    }
+    while (!odds_order_.empty()) {
+      uint64_t ev = odds_order_.front();
+      odds_order_.pop_front();
+      auto it = odds_.find(ev);
+      if (it == odds_.end()) continue;
+      n = std::move(it->second);
+      odds_.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  std::string body_of(const Note& n) const {
+    std::string b;
+    json::StringSink sink(b);
+    json::Writer w(sink);
+    w.StartObject();
+    w.Key("event");
+    json::str(w, n.kind);
+    if (sandbox_) {
+      w.Key("sandbox");
+      w.Bool(true);
+    }
+    w.Key("ts");
+    w.Int64(wall_ms());
+    w.Key("at");
+    w.Int64(n.at);
+    w.Key("data");
+    w.RawValue(n.data.data(), n.data.size(), rapidjson::kObjectType);
+    w.EndObject();
+    return b;
+  }
+
+  void run() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      cv_.wait(lk, [&] { return stop_ || !fifo_.empty() || !odds_order_.empty(); });
+      if (stop_) return;
+      Note n;
+      if (!take(n)) continue;
+      const int limit = n.critical ? o_.max_attempts : o_.max_attempts_other;
+      int backoff = o_.backoff_first_ms;
+      for (int attempt = 1;; ++attempt) {
+        lk.unlock();
+        const std::string body = body_of(n);
+        std::string headers = "X-Webhook-Event: " + n.kind + "\r\nX-Signature: " + hmac_hex(cfg_.secret, body) + "\r\n";
+        PostResult r = http_post(cfg_.host, cfg_.port, cfg_.path, body, headers, o_.timeout_ms);
+        lk.lock();
+        if (r.status >= 200 && r.status < 300) {
+          stats_.delivered.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        stats_.failed_attempts.fetch_add(1, std::memory_order_relaxed);
+        // A newer odds_update for this event supersedes the one that failed.
+        if (n.odds && odds_.count(n.event)) {
+          stats_.coalesced.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        if (attempt >= limit) {
+          stats_.dropped.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        if (cv_.wait_for(lk, std::chrono::milliseconds(backoff), [&] { return stop_; })) return;
+        backoff = std::min(backoff * 2, o_.backoff_max_ms);
+      }
+    }
+  }
+
+  rest::WebhookConfig cfg_;
+  bool sandbox_;
+  const WebhookOptions& o_;
+  WebhookStats& stats_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::deque<Note> fifo_;
+  std::unordered_map<uint64_t, Note> odds_;
+  std::deque<uint64_t> odds_order_;
+  std::thread thread_;  // last: started once everything above exists
+};
+
+Webhooks::Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys) : opts_(opts), keys_(keys) {}
+
+Webhooks::~Webhooks() { stop(); }
+
+void Webhooks::start() {
+  dispatcher_ = std::thread([this] { dispatch(); });
+}
+
+void Webhooks::stop() {
+  if (!dispatcher_.joinable()) return;
+  stopping_ = true;
+  batches_.enqueue(nullptr);  // wakes the dispatcher
+  dispatcher_.join();
+  endpoints_.clear();
+}
+
+void Webhooks::on_batch(const BatchPtr& batch) {
+  if (!stopping_.load(std::memory_order_relaxed)) batches_.enqueue(batch);
+}
+
+Webhooks::Endpoint& Webhooks::endpoint_for(const rest::ApiKey& key) {
+  const rest::WebhookConfig& c = *key.webhook;
+  std::string id = c.url + '\n' + c.secret + (key.sandbox ? "\ns" : "\n") + std::to_string(c.events);
+  auto& slot = endpoints_[id];
+  if (!slot) {
+    slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_);
+    stats_.endpoints.store(endpoints_.size(), std::memory_order_relaxed);
+  }
+  return *slot;
+}
+
+void Webhooks::dispatch() {
+  BatchPtr b;
+  SnapshotPtr prev;  // the state before the batch being dispatched
+  for (;;) {
+    batches_.wait_dequeue(b);
+    if (stopping_ || !b) return;
+    SnapshotPtr before = std::exchange(prev, b->snapshot);
+    auto keys = keys_.load();
+    std::vector<Endpoint*> targets;
+    keys->for_each([&](const rest::ApiKey& k) {
+      if (k.enabled && k.webhook) targets.push_back(&endpoint_for(k));
+    });
+    if (targets.empty()) continue;
+    int64_t at = 0;
+    for (const auto& r : b->records) at = std::max(at, r.at);
+    const Snapshot& s = *b->snapshot;
+    for (const EventChange& ch : b->changes) {
+      const EventEntry* e = s.events.find(ch.number);
+      if (!e) continue;
+      auto make = [&](const char* kind, uint32_t mask, bool critical, bool odds, auto&& body) {
+        Note n;
+        n.event = ch.number;
+        n.kind = kind;
+        n.critical = critical;
+        n.odds = odds;
+        n.at = at;
+        json::StringSink sink(n.data);
+        json::Writer w(sink);
+        w.StartObject();
+        w.Key("event_id");
+        json::str(w, e->key);
+        w.Key("sport");
+        w.Int(ch.sport);
+        body(w);
+        w.EndObject();
+        for (Endpoint* t : targets)
+          if (t->events() & mask) t->push(n);
+      };
+      if (ch.bits & kOddsChanged)
+        make("odds_update", rest::kHookOdds, false, true, [&](json::Writer& w) {
+          w.Key("markets");
+          w.StartObject();
+          for (uint32_t id : b->markets_of(ch)) {
+            json::key(w, std::to_string(id));
+            if (const Market* m = e->market(id)) rest::write_market(w, *m, rest::OddsForm::Get);
+            else w.Null();
+          }
+          w.EndObject();
+        });
+      if ((ch.bits & kScoreChanged) && e->score)
+        make("score_update", rest::kHookScore, false, false, [&](json::Writer& w) {
+          w.Key("score");
+          rest::write_score(w, *e);
+        });
+      if ((ch.bits & kFinalChanged) && e->score) {
+        // Ended within this batch: the state before it had no final.
+        const EventEntry* old = before ? before->events.find(ch.number) : nullptr;
+        if (!(old && old->score && old->score->ended))
+          make("event_ended", rest::kHookEnded, true, false, [&](json::Writer& w) { write_final(w, *e); });
+        make("settlement_changed", rest::kHookSettlement, true, false, [&](json::Writer& w) { write_final(w, *e); });
+      }
+    }
+  }
+}
+
+void Webhooks::write_status(json::Writer& w) const {
+  auto field = [&](const char* k, const std::atomic<uint64_t>& v) {
+    w.Key(k);
+    w.Uint64(v.load(std::memory_order_relaxed));
+  };
+  w.StartObject();
+  field("endpoints", stats_.endpoints);
+  field("delivered", stats_.delivered);
+  field("failed_attempts", stats_.failed_attempts);
+  field("dropped", stats_.dropped);
+  field("coalesced", stats_.coalesced);
+  w.EndObject();
+}
+
+}  // namespace oddsrelay::relay

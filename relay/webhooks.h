@@ -1,0 +1,79 @@
+// Webhooks (SPEC.md "Webhook callbacks", docs/api.md "Webhooks"): engine
+// batches become JSON callbacks POSTed to each key's endpoint, signed with
+// X-Signature = HMAC-SHA256(body, secret). The engine thread only enqueues
+// the batch; a dispatcher thread turns it into notifications; each
+// endpoint has its own thread, queue and retry clock, so a receiver that is
+// down or slow delays nobody else. odds_update is coalesced per event
+// while it waits (the newest replaces the queued one); event_ended and
+// settlement_changed are retried with exponential backoff up to a limit,
+// then counted as dropped.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include <concurrentqueue/blockingconcurrentqueue.h>
+
+#include "engine/pipeline.h"
+#include "engine/published.h"
+#include "protocol/json_out.h"
+#include "rest/api_keys.h"
+
+namespace oddsrelay::relay {
+
+struct WebhookOptions {
+  int max_attempts = 8;          // per critical callback (event_ended, settlement_changed)
+  int max_attempts_other = 3;    // odds_update, score_update
+  int timeout_ms = 3000;         // one POST, connect to answer
+  int backoff_first_ms = 250;    // doubled per failed attempt
+  int backoff_max_ms = 30'000;
+  size_t max_queue = 10'000;     // queued callbacks per endpoint besides coalesced odds
+};
+
+struct WebhookStats {
+  std::atomic<uint64_t> delivered{0}, failed_attempts{0}, dropped{0}, coalesced{0}, endpoints{0};
+};
+
+class Webhooks : public BatchSink {
+ public:
+  Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys);
+  ~Webhooks() override;
+  void start();
+  void stop();  // delivers nothing more; joins every thread
+
+  void on_batch(const BatchPtr& batch) override;  // engine thread: never blocks
+  void write_status(json::Writer& w) const;
+  const WebhookStats& stats() const { return stats_; }
+
+  struct Note {
+    uint64_t event = 0;
+    bool critical = false;
+    bool odds = false;   // coalesced per event
+    std::string kind;    // odds_update, ...
+    std::string data;    // the JSON "data" object
+    int64_t at = 0;      // feed time of the change
+  };
+  class Endpoint;
+
+ private:
+  void dispatch();
+  Endpoint& endpoint_for(const rest::ApiKey& key);
+
+  WebhookOptions opts_;
+  const Published<rest::KeyStore>& keys_;
+  WebhookStats stats_;
+  moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;
+  std::atomic<bool> stopping_{false};
+  std::thread dispatcher_;
+  std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;  // by url + secret + sandbox; dispatcher only
+};
+
+}  // namespace oddsrelay::relay
