@@ -219,6 +219,11 @@ void Engine::apply_score(feed::Record& rec) {
   auto s = e.score ? std::make_shared<ScoreState>(*e.score) : std::make_shared<ScoreState>();
   EventChange& ch = change_for(e);
   ch.bits |= kScoreChanged;
+  if (sr.home && sr.away &&
+      (s->timeline.empty() || s->timeline.back().home != *sr.home || s->timeline.back().away != *sr.away)) {
+    if (s->timeline.size() >= ScoreState::kTimelineMax) s->timeline.erase(s->timeline.begin());
+    s->timeline.push_back(ScorePoint{rec.at, *sr.home, *sr.away, sr.clock.value_or("")});
+  }
   s->last = sr;
   s->ts = rec.at;
   if (sr.status == feed::ScoreStatus::Ended) {

@@ -29,9 +29,18 @@ struct MarketRef {
 using MarketList = std::vector<MarketRef>;
 const Market* find_market(const MarketList& markets, uint32_t market_id);
 
+// One change of the scoreline, for the widget's timeline.
+struct ScorePoint {
+  int64_t at = 0;
+  int32_t home = 0, away = 0;
+  std::string clock;
+};
+
 struct ScoreState {
   feed::ScoreRec last;  // the latest score record as received
   int64_t ts = 0;       // at of that record
+  static constexpr size_t kTimelineMax = 64;
+  std::vector<ScorePoint> timeline;  // scoreline changes, oldest first; the last kTimelineMax
   // The settlement anchor (SPEC.md rule 1 and 9): fixed by the first `ended`
   // record, replaced by a later `ended` record with another score or result.
   bool ended = false;

@@ -23,6 +23,10 @@ inline constexpr const char* kNoStreamCoverage = "No stream coverage for this ev
 inline constexpr const char* kBadStreamSignature = "Invalid stream signature";
 inline constexpr const char* kStreamExpired = "Stream URL expired";
 
+inline constexpr const char* kMissingEventId = "Missing event_id parameter";
+inline constexpr const char* kMissingEvent = "Missing event parameter";
+inline constexpr const char* kExplorerKeyOrigin = "This demo key only works from the explorer page of this server";
+
 // WebSocket handshakes and messages
 inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // SPEC.md
 inline constexpr const char* kUpgradeRequired = "WebSocket upgrade required: send Upgrade: websocket";

@@ -6,6 +6,8 @@
 #include <optional>
 #include <unordered_set>
 
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <rapidjson/document.h>
 
 #include "protocol/event_id.h"
@@ -14,8 +16,9 @@
 #include "rest/errors.h"
 #include "rest/gzip.h"
 #include "rest/json_views.h"
-#include "rest/policy_doc.h"
+#include "rest/embedded_files.h"
 #include "rest/rdstn.h"
+#include "rest/widget_views.h"
 
 namespace oddsrelay::rest {
 
@@ -73,6 +76,9 @@ constexpr Route kRoutes[] = {
     {"/v1/settlements", "GET, OPTIONS", kPermScores},
     {"/rdstn", "POST, OPTIONS", kPermLive | kPermPrematch},
     {"/v1/stream", "GET, OPTIONS", kPermStream},
+    {"/widget-events", "GET, OPTIONS", kPermWidget},
+    {"/widget-data", "GET, OPTIONS", kPermWidget},
+    {"/widget", "GET", kPermWidget},
     {"/v1/markets", "GET, OPTIONS", kPermOdds},
     {"/v1/market-groups", "GET, OPTIONS", kPermOdds},
     {"/ws", "GET", kPermLive},
@@ -153,6 +159,16 @@ struct RestApi::Call {
 
 RestApi::RestApi(RestContext ctx) : ctx_(std::move(ctx)), limiter_(ctx_.rate_window_s) {
   if (ctx_.catalog) catalog_views_ = std::make_unique<CatalogViews>(ctx_.catalog);
+  unsigned char raw[16];
+  RAND_bytes(raw, sizeof raw);
+  char hex[33];
+  for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+  explorer_key_ = std::string("explorer-") + hex;
+  explorer_api_key_.name = "explorer";
+  explorer_api_key_.digest = sha256(explorer_key_);
+  explorer_api_key_.permissions = kPermLive | kPermPrematch | kPermOdds | kPermScores;  // read-only
+  explorer_api_key_.rate_limit = 600;
+  explorer_api_key_.ws_connections = 100;  // shared by every visitor of the page
 }
 
 void RestApi::refuse(int status, const char* why, std::string& out) {
@@ -328,6 +344,19 @@ void get_scores(RestApi::Call& c) {
   c.send(200);
 }
 
+// True when the request's Origin (or, without one, its Referer) names the
+// host it was sent to: the explorer page calling its own server.
+bool same_origin(const http::Request& req) {
+  std::string_view host = req.header("Host"), from = req.header("Origin");
+  if (from.empty()) from = req.header("Referer");
+  if (host.empty() || from.empty()) return false;
+  size_t scheme = from.find("://");
+  if (scheme == std::string_view::npos) return false;
+  from.remove_prefix(scheme + 3);
+  from = from.substr(0, from.find('/'));
+  return from == host;
+}
+
 // A 0/1 flag parameter; false with an error sent when it is anything else.
 bool flag_param(RestApi::Call& c, const char* name, bool& out) {
   auto v = c.param(name);
@@ -464,6 +493,26 @@ void stream_play(RestApi::Call& c, const StreamSigner& signer) {
   c.send(200);
 }
 
+void get_widget_data(RestApi::Call& c, const ApiKey& key) {
+  auto id = c.param("event_id");
+  if (!id || id->empty()) return c.error(400, err::kMissingEventId);
+  const EventEntry* e = lookup(*c.snap, *id);
+  if (!e || !e->listed()) return c.error(404, err::kEventNotFound);
+  c.begin_success();
+  c.w.Key("data");
+  write_widget_data(c.w, *e, key.widget_json);
+  c.w.EndObject();
+  c.send(200);
+}
+
+void send_page(RestApi::Call& c, std::string_view html) {
+  http::ResponseHead h;
+  h.content_type = "text/html; charset=utf-8";
+  h.keep_alive = c.req.keep_alive;
+  h.extra = "Cache-Control: no-cache\r\n";
+  http::append_response(c.out, h, html);
+}
+
 void get_markets(RestApi::Call& c, CatalogViews& views) {
   std::optional<int32_t> sport;
   bool nested = false, groups = false, lang_given = false;
@@ -493,6 +542,13 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   if (route && (std::string_view(route->path).starts_with("/v1/market") || std::string_view(route->path) == "/v1/settlements") &&
       !catalog_views_)
     route = nullptr;
+  if (req.path == "/docs/explore" && req.method == "GET") {  // public: the page carries its own key
+    auto ev = c.param("event");
+    if (!ev || ev->empty()) return c.error(400, err::kMissingEvent);
+    std::string page(explorer_page());
+    if (size_t at = page.find("__DEMO_KEY__"); at != std::string::npos) page.replace(at, 12, explorer_key_);
+    return send_page(c, page);
+  }
   if (req.path == "/stream/play" && req.method == "GET") {  // public: the signature is the credential
     stream_play(c, stream_signer_);
     return;
@@ -527,6 +583,13 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   if (presented.empty() && (from_query = c.param("api_key"))) presented = *from_query;
   KeyStorePtr keys = ctx_.keys->load();
   const ApiKey* key = keys->find(presented);
+  if (!key && !presented.empty() && presented.size() == explorer_key_.size() &&
+      CRYPTO_memcmp(presented.data(), explorer_key_.data(), presented.size()) == 0) {
+    // The explorer's demo key works only from a page of this server: its
+    // Origin (or Referer) must name the host the request was sent to.
+    if (!same_origin(req)) return c.error(403, err::kExplorerKeyOrigin);
+    key = &explorer_api_key_;
+  }
   if (!key || !key->enabled) return c.error(401, err::kInvalidKey);
   if (!key->allows_ip(peer.ip)) return c.error(403, err::kIpNotAllowed);
   if (route->perms && !(key->permissions & route->perms))
@@ -570,6 +633,17 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   else if (p == "/v1/odds") post ? post_odds(c) : get_odds(c, odds_cache_);
   else if (p == "/v1/scores") get_scores(c);
   else if (p == "/v1/stream") get_stream(c, *key, ctx_.stream, stream_signer_);
+  else if (p == "/widget-events") {
+    c.begin_success();
+    c.w.Key("data");
+    write_widget_events(c.w, *c.snap);
+    c.w.EndObject();
+    c.send(200);
+  } else if (p == "/widget-data") get_widget_data(c, *key);
+  else if (p == "/widget") {
+    if (!c.param("event_id") || c.param("event_id")->empty()) return c.error(400, err::kMissingEventId);
+    send_page(c, widget_page());
+  }
   else if (p == "/rdstn") {
     std::string err;
     if (answer_rdstn(req.body, *c.snap, key->permissions & kPermOdds, c.body, err) != 200) c.error(400, err);

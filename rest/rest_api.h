@@ -59,6 +59,8 @@ class RestApi : public HttpHandler {
   std::unique_ptr<CatalogViews> catalog_views_;
   SettlementCache settlements_;
   StreamSigner stream_signer_;
+  std::string explorer_key_;  // the explorer page's demo key, new at every start
+  ApiKey explorer_api_key_;
 };
 
 }  // namespace oddsrelay::rest

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs what oddsrelay builds and tests with: Debian's packages, plus
+# Installs what oddsrelay builds and tests with: Debian's packages (Chromium
+# for the page tests among them), plus
 # Node's ws from the npm registry for the second independent WebSocket
 # client of the e2e tests. Idempotent: what is present is skipped;
 # apt-get update runs first only when something is missing.
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config curl libuv1-dev rapidjson-dev libxxhash-dev
       libconcurrentqueue-dev libgtest-dev libbenchmark-dev libssl-dev zlib1g-dev
-      python3 python3-websockets libjemalloc-dev clang libclang-rt-14-dev)
+      python3 python3-websockets libjemalloc-dev clang libclang-rt-14-dev chromium)
 # Debian's nodejs and npm, unless a node and an npm are already installed.
 command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)
