@@ -4,8 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include <openssl/hmac.h>
-
+#include "protocol/hmac.h"
 #include "relay/http_post.h"
 #include "rest/json_views.h"
 
@@ -16,20 +15,6 @@ namespace {
 int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string hmac_hex(const std::string& secret, const std::string& body) {
-  unsigned char mac[32];
-  unsigned int n = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(body.data()),
-       body.size(), mac, &n);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < n; ++i) {
-    out += hex[mac[i] >> 4];
-    out += hex[mac[i] & 15];
-  }
-  return out;
 }
 
 void write_final(json::Writer& w, const EventEntry& e) {
@@ -143,7 +128,7 @@ class Webhooks::Endpoint {
       for (int attempt = 1;; ++attempt) {
         lk.unlock();
         const std::string body = body_of(n);
-        std::string headers = "X-Webhook-Event: " + n.kind + "\r\nX-Signature: " + hmac_hex(cfg_.secret, body) + "\r\n";
+        std::string headers = "X-Webhook-Event: " + n.kind + "\r\nX-Signature: " + hmac_sha256_hex(cfg_.secret, body) + "\r\n";
         PostResult r = http_post(cfg_.host, cfg_.port, cfg_.path, body, headers, o_.timeout_ms);
         lk.lock();
         if (r.status >= 200 && r.status < 300) {

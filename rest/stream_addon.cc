@@ -3,8 +3,9 @@
 #include <stdexcept>
 
 #include <openssl/crypto.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
+
+#include "protocol/hmac.h"
 
 namespace oddsrelay::rest {
 
@@ -20,17 +21,7 @@ std::string StreamSigner::sign(std::string_view event, std::string_view key, int
   msg += key;
   msg += '|';
   msg += std::to_string(exp);
-  unsigned char mac[32];
-  unsigned int n = 0;
-  HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()), reinterpret_cast<const unsigned char*>(msg.data()),
-       msg.size(), mac, &n);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < n; ++i) {
-    out += hex[mac[i] >> 4];
-    out += hex[mac[i] & 15];
-  }
-  return out;
+  return hmac_sha256_hex(secret_, msg);
 }
 
 StreamSigner::Check StreamSigner::verify(std::string_view event, std::string_view key, int64_t exp, std::string_view sig,
