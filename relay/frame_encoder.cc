@@ -32,12 +32,6 @@ void begin_pt(std::string& p, std::string_view type, std::string_view channel) {
   p += kSep;
 }
 
-void market_key(json::Writer& w, uint32_t id) {
-  char buf[16];
-  int n = std::snprintf(buf, sizeof buf, "%u", id);
-  w.Key(buf, static_cast<rapidjson::SizeType>(n));
-}
-
 }  // namespace
 
 FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t channels) {
@@ -102,7 +96,7 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
   } else {
     w.StartObject();
     for (uint32_t id : markets) {
-      market_key(w, id);
+      json::id_key(w, id);
       if (const Market* m = e.market(id)) rest::write_market(w, *m, rest::OddsForm::Get);
       else w.Null();
     }

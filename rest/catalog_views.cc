@@ -13,12 +13,6 @@ namespace oddsrelay::rest {
 
 namespace {
 
-void id_key(json::Writer& w, uint32_t id) {
-  char buf[16];
-  int n = std::snprintf(buf, sizeof buf, "%u", id);
-  w.Key(buf, static_cast<rapidjson::SizeType>(n));
-}
-
 // The tab keys of `sport` that hold market `id`, per phase.
 void write_groups(json::Writer& w, const SportTabs* tabs, uint32_t id) {
   w.StartObject();
@@ -110,7 +104,7 @@ const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport,
   w.Key("markets");
   w.StartObject();
   for (const CatalogMarket* m : ms) {
-    id_key(w, m->id);
+    json::id_key(w, m->id);
     json::str(w, c.market_name(*m, lang));
   }
   w.EndObject();
@@ -118,7 +112,7 @@ const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport,
   w.StartObject();
   for (const CatalogMarket* m : ms)
     if (!m->code.empty()) {
-      id_key(w, m->id);
+      json::id_key(w, m->id);
       json::str(w, m->code);
     }
   w.EndObject();
@@ -127,7 +121,7 @@ const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport,
   w.Key("outcomes");
   w.StartObject();
   for (uint32_t o : outcome_ids) {
-    id_key(w, o);
+    json::id_key(w, o);
     json::str(w, c.outcome_name(o, lang));
   }
   w.EndObject();
@@ -135,7 +129,7 @@ const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport,
     w.Key("markets_full");
     w.StartObject();
     for (const CatalogMarket* m : ms) {
-      id_key(w, m->id);
+      json::id_key(w, m->id);
       w.StartObject();
       w.Key("name");
       json::str(w, c.market_name(*m, lang));
@@ -150,7 +144,7 @@ const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport,
       w.Key("outcomes");
       w.StartObject();
       for (uint32_t o : m->outcomes) {
-        id_key(w, o);
+        json::id_key(w, o);
         json::str(w, c.outcome_name(o, lang));
       }
       w.EndObject();

@@ -1,7 +1,6 @@
 #include "rest/json_views.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 namespace oddsrelay::rest {
@@ -36,15 +35,13 @@ void write_events(json::Writer& w, const std::vector<const EventEntry*>& events)
 }
 
 void write_market(json::Writer& w, const Market& m, OddsForm form) {
-  char buf[16];
   w.StartObject();
   for (const Line& l : m.lines) {
     json::key(w, l.key.view());
     w.StartObject();
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
       const Outcome& o = m.outcomes[i];
-      int n = std::snprintf(buf, sizeof buf, "%u", o.id);
-      w.Key(buf, static_cast<rapidjson::SizeType>(n));
+      json::id_key(w, o.id);
       w.StartArray();
       w.Int(o.price);
       w.Uint(o.flags);
@@ -66,12 +63,10 @@ void write_market(json::Writer& w, const Market& m, OddsForm form) {
 }
 
 void write_odds(json::Writer& w, const EventEntry& e, OddsForm form, std::optional<uint32_t> only_market) {
-  char buf[16];
   w.StartObject();
   for (const auto& ref : e.markets) {
     if (only_market && ref.id != *only_market) continue;
-    int n = std::snprintf(buf, sizeof buf, "%u", ref.id);
-    w.Key(buf, static_cast<rapidjson::SizeType>(n));
+    json::id_key(w, ref.id);
     write_market(w, *ref, form);
   }
   w.EndObject();

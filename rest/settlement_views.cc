@@ -1,18 +1,11 @@
 #include "rest/settlement_views.h"
 
-#include <cstdio>
 
 #include "engine/settlement.h"
 
 namespace oddsrelay::rest {
 
 namespace {
-
-void id_key(json::Writer& w, uint32_t id) {
-  char buf[16];
-  int n = std::snprintf(buf, sizeof buf, "%u", id);
-  w.Key(buf, static_cast<rapidjson::SizeType>(n));
-}
 
 void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, const Catalog& c, int lang) {
   w.StartObject();
@@ -53,7 +46,7 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
   w.Key("markets");
   w.StartObject();
   for (const MarketSettlement& m : s.markets) {
-    id_key(w, m.market);
+    json::id_key(w, m.market);
     w.StartObject();
     w.Key("name");
     const CatalogMarket* cm = c.market(m.market);
@@ -69,7 +62,7 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
       w.Key("outcomes");
       w.StartObject();
       for (const OutcomeSettlement& o : l.outcomes) {
-        id_key(w, o.outcome);
+        json::id_key(w, o.outcome);
         w.StartObject();
         w.Key("name");
         json::str(w, c.outcome_name(o.outcome, lang));
