@@ -89,7 +89,7 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
 const std::string& SettlementCache::get(const std::shared_ptr<const EventEntry>& e, const Catalog& catalog, int lang,
                                         bool include_inplay) {
   ++served_;
-  const uint64_t k = (e->number << 6) | (static_cast<uint64_t>(lang) << 1) | (include_inplay ? 1 : 0);
+  const Key k{e->number, lang, include_inplay};
   const bool ended = e->score && e->score->ended;
   auto it = slots_.find(k);
   if (it != slots_.end()) {

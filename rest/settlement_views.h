@@ -33,7 +33,17 @@ class SettlementCache {
     std::string key;                            // display id it was encoded with
     std::string json;
   };
-  std::unordered_map<uint64_t, Slot> slots_;
+  // (event number, language, include_inplay): any event number, no packing.
+  struct Key {
+    uint64_t number;
+    int lang;
+    bool inplay;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.number * 64 + static_cast<uint64_t>(k.lang) * 2 + k.inplay); }
+  };
+  std::unordered_map<Key, Slot, KeyHash> slots_;
   uint64_t computed_ = 0, served_ = 0;
 };
 
