@@ -2,6 +2,7 @@
 --build-dir, on loopback only, with bounded waits; every helper kills what it
 started. Each test file is one ctest test and exits non-zero on failure."""
 import argparse
+import http.client
 import os
 import re
 import signal
@@ -99,6 +100,21 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         os.unlink(self.err.name)
+
+
+def request(port, path, key=None, method="GET", headers=None, body=None):
+    """One HTTP request to the server on loopback, the key in X-API-Key;
+    returns (response, body bytes). The response's status and headers stay
+    readable after the connection is closed."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    hdrs = dict(headers or {})
+    if key:
+        hdrs["X-API-Key"] = key
+    c.request(method, path, body=body, headers=hdrs)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r, data
 
 
 def stopped_digest(log):

@@ -2,7 +2,6 @@
 (every op, key pattern, bound and error) and the stream add-on (covered,
 uncovered and unknown events, permission, and a signed URL that works until
 it expires and fails once tampered with)."""
-import http.client
 import json
 import os
 import shutil
@@ -37,14 +36,7 @@ class Channels(unittest.TestCase):
         assert rc == 0, log
 
     def call(self, method, path, body=None, key=KEY):
-        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
-        headers = {"Content-Type": "application/json"}
-        if key:
-            headers["X-API-Key"] = key
-        c.request(method, path, body=body, headers=headers)
-        r = c.getresponse()
-        data = r.read()
-        c.close()
+        r, data = h.request(self.srv.port, path, key, method, {"Content-Type": "application/json"}, body)
         return r.status, json.loads(data)
 
     def rdstn(self, cmds, status=200, key=KEY):

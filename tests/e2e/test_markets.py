@@ -3,7 +3,6 @@ parameter combination, language resolution and translated names in all 24
 languages, the weak ETag and 304, gzip, permissions, and that every market
 the simulator sends is in the catalog of its sport."""
 import gzip
-import http.client
 import json
 import os
 import shutil
@@ -38,15 +37,7 @@ class Markets(unittest.TestCase):
         assert rc == 0, log
 
     def req(self, path, key=KEY, headers=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
-        hdrs = dict(headers or {})
-        if key:
-            hdrs["X-API-Key"] = key
-        c.request("GET", path, headers=hdrs)
-        r = c.getresponse()
-        body = r.read()
-        c.close()
-        return r, body
+        return h.request(self.srv.port, path, key, headers=headers)
 
     def get(self, path, status=200, **kw):
         r, body = self.req(path, **kw)

@@ -2,7 +2,6 @@
 event with its live response and updates its odds as frames arrive (its
 demo key refused from anywhere else); the widget renders two keys'
 settings. Screenshots go to --screenshots (default: the build dir)."""
-import http.client
 import json
 import os
 import shutil
@@ -47,14 +46,7 @@ class Pages(unittest.TestCase):
         assert rc == 0, log
 
     def get(self, path, key="page-key", headers=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
-        hdrs = dict(headers or {})
-        if key:
-            hdrs["X-API-Key"] = key
-        c.request("GET", path, headers=hdrs)
-        r = c.getresponse()
-        body = r.read()
-        c.close()
+        r, body = h.request(self.srv.port, path, key, headers=headers)
         return r.status, body
 
     def live_soccer(self):

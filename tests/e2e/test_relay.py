@@ -6,7 +6,6 @@ seq markers without gaps, filters and permissions, the per-key limit,
 ping/pong, the /ws heartbeat, live_update pacing, subscriptions, protocol
 errors with their close codes, and a client that stops reading."""
 import asyncio
-import http.client
 import json
 import os
 import shutil
@@ -70,19 +69,11 @@ class Relay(unittest.TestCase):
         return f"ws://127.0.0.1:{self.srv.port}{path}?api_key={key}{extra}"
 
     def rest(self, path, key=FULL):
-        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
-        c.request("GET", path, headers={"X-API-Key": key})
-        r = c.getresponse()
-        data = r.read()
-        c.close()
+        r, data = h.request(self.srv.port, path, key)
         return r.status, json.loads(data)
 
     def handshake(self, path, headers):
-        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
-        c.request("GET", path, headers=headers)
-        r = c.getresponse()
-        body = r.read()
-        c.close()
+        r, body = h.request(self.srv.port, path, headers=headers)
         return r.status, json.loads(body) if body else None, r
 
     # -- handshake

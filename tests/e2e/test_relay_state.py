@@ -4,7 +4,6 @@ state REST serves (replayed feed, compared at the same seq); a client that
 stops reading is closed with 1008 at its byte bound while another client
 keeps every batch; a client that reads slowly is conflated and told so."""
 import asyncio
-import http.client
 import json
 import os
 import shutil
@@ -30,11 +29,8 @@ def split(frame):
 
 
 def rest(port, path):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    c.request("GET", path, headers={"X-API-Key": KEY})
-    r = c.getresponse()
-    data = json.loads(r.read())
-    c.close()
+    r, body = h.request(port, path, KEY)
+    data = json.loads(body)
     assert r.status == 200, data
     return data
 

@@ -53,15 +53,7 @@ class Rest(unittest.TestCase):
 
     # -- helpers
     def req(self, path, key=FULL, method="GET", body=None, headers=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
-        hdrs = dict(headers or {})
-        if key is not None:
-            hdrs["X-API-Key"] = key
-        c.request(method, path, body=body, headers=hdrs)
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        return r, data
+        return h.request(self.srv.port, path, key, method, headers, body)
 
     def get_json(self, path, status=200, **kw):
         r, data = self.req(path, **kw)

@@ -5,7 +5,6 @@ outcomes at the last read, V1-pending markets, an unknown market, a live
 event with include_inplay), checked through HTTP; then the server is
 restarted on the same --data-dir with nothing new and must answer byte for
 byte the same."""
-import http.client
 import json
 import os
 import shutil
@@ -222,10 +221,7 @@ class Settlements(unittest.TestCase):
         # The source is done; wait until the engine has applied its queue too.
         last = None
         for _ in range(100):
-            c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
-            c.request("GET", "/v1/status", headers={"X-API-Key": KEY})
-            seq = json.loads(c.getresponse().read())["seq"]
-            c.close()
+            seq = json.loads(h.request(srv.port, "/v1/status", KEY)[1])["seq"]
             if seq == last:
                 break
             last = seq
@@ -239,11 +235,7 @@ class Settlements(unittest.TestCase):
         shutil.rmtree(cls.dir)
 
     def get(self, path, status=200, key=KEY, raw=False):
-        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
-        c.request("GET", path, headers={"X-API-Key": key})
-        r = c.getresponse()
-        body = r.read()
-        c.close()
+        r, body = h.request(self.srv.port, path, key)
         self.assertEqual(r.status, status, body[:300])
         return body if raw else json.loads(body)
 
