@@ -59,11 +59,31 @@ const EventEntry* lookup(const Snapshot& s, std::string_view id) {
   return p.ok() ? s.events.find(p.number) : nullptr;
 }
 
+// What a route needs besides a key and a permission.
+enum RouteFlags : uint8_t {
+  kPublic = 1 << 0,   // no key: the page or the URL carries its own credential
+  kStream = 1 << 1,   // a WebSocket upgrade, handed to the relay
+  kCatalog = 1 << 2,  // answered from the market catalog
+};
+
 struct Route {
   const char* path;
   const char* methods;  // for Allow
   uint32_t perms;       // any one of these; 0 = a valid key suffices
+  uint8_t flags = 0;
 };
+
+// Whether `method` is one of the route's comma-separated methods.
+bool allows_method(const Route& r, std::string_view method) {
+  for (std::string_view list = r.methods; !list.empty();) {
+    size_t c = list.find(',');
+    if (list.substr(0, c) == method) return true;
+    if (c == std::string_view::npos) break;
+    list.remove_prefix(c + 1);
+    while (!list.empty() && list.front() == ' ') list.remove_prefix(1);
+  }
+  return false;
+}
 
 constexpr Route kRoutes[] = {
     {"/v1/sports", "GET, OPTIONS", 0},
@@ -73,16 +93,19 @@ constexpr Route kRoutes[] = {
     {"/v1/odds", "GET, POST, OPTIONS", kPermOdds},
     {"/v1/scores", "GET, OPTIONS", kPermScores},
     {"/v1/status", "GET, OPTIONS", 0},
-    {"/v1/settlements", "GET, OPTIONS", kPermScores},
+    {"/v1/settlements", "GET, OPTIONS", kPermScores, kCatalog},
     {"/rdstn", "POST, OPTIONS", kPermLive | kPermPrematch},
     {"/v1/stream", "GET, OPTIONS", kPermStream},
     {"/widget-events", "GET, OPTIONS", kPermWidget},
     {"/widget-data", "GET, OPTIONS", kPermWidget},
     {"/widget", "GET", kPermWidget},
-    {"/v1/markets", "GET, OPTIONS", kPermOdds},
-    {"/v1/market-groups", "GET, OPTIONS", kPermOdds},
-    {"/ws", "GET", kPermLive},
-    {"/pt-ws", "GET", kPermLive | kPermOdds},
+    {"/v1/markets", "GET, OPTIONS", kPermOdds, kCatalog},
+    {"/v1/market-groups", "GET, OPTIONS", kPermOdds, kCatalog},
+    {"/ws", "GET", kPermLive, kStream},
+    {"/pt-ws", "GET", kPermLive | kPermOdds, kStream},
+    {"/docs/explore", "GET", 0, kPublic},
+    {"/docs/settlement", "GET, HEAD", 0, kPublic},
+    {"/stream/play", "GET", 0, kPublic},
 };
 
 std::string perm_names(uint32_t perms) {
@@ -532,34 +555,30 @@ void get_market_groups(RestApi::Call& c, CatalogViews& views) {
 
 }  // namespace
 
+// The routes that need no key.
+void RestApi::answer_public(Call& c, std::string_view path) {
+  if (path == "/stream/play") return stream_play(c, stream_signer_);
+  if (path == "/docs/settlement") {
+    http::ResponseHead h;
+    h.content_type = "text/markdown; charset=utf-8";
+    h.keep_alive = c.req.keep_alive;
+    return http::append_response(c.out, h, settlement_policy());
+  }
+  // /docs/explore: the page carries the origin-locked demo key.
+  auto ev = c.param("event");
+  if (!ev || ev->empty()) return c.error(400, err::kMissingEvent);
+  std::string page(explorer_page());
+  if (size_t at = page.find("__DEMO_KEY__"); at != std::string::npos) page.replace(at, 12, explorer_key_);
+  send_page(c, page);
+}
+
 void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
   Call c(req, out);
   const Route* route = nullptr;
   for (const auto& r : kRoutes)
     if (req.path == r.path) route = &r;
-  const bool stream = route && (req.path == "/ws" || req.path == "/pt-ws");
-  if (stream && !ctx_.open_stream) route = nullptr;
-  if (route && (std::string_view(route->path).starts_with("/v1/market") || std::string_view(route->path) == "/v1/settlements") &&
-      !catalog_views_)
-    route = nullptr;
-  if (req.path == "/docs/explore" && req.method == "GET") {  // public: the page carries its own key
-    auto ev = c.param("event");
-    if (!ev || ev->empty()) return c.error(400, err::kMissingEvent);
-    std::string page(explorer_page());
-    if (size_t at = page.find("__DEMO_KEY__"); at != std::string::npos) page.replace(at, 12, explorer_key_);
-    return send_page(c, page);
-  }
-  if (req.path == "/stream/play" && req.method == "GET") {  // public: the signature is the credential
-    stream_play(c, stream_signer_);
-    return;
-  }
-  if (req.path == "/docs/settlement" && (req.method == "GET" || req.method == "HEAD")) {  // public: no key
-    http::ResponseHead h;
-    h.content_type = "text/markdown; charset=utf-8";
-    h.keep_alive = req.keep_alive;
-    http::append_response(out, h, settlement_policy());
-    return;
-  }
+  const bool stream = route && (route->flags & kStream);
+  if (route && ((stream && !ctx_.open_stream) || ((route->flags & kCatalog) && !catalog_views_))) route = nullptr;
   if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
     http::ResponseHead h;
     h.status = 204;
@@ -573,10 +592,11 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   }
   if (!route) return c.error(404, err::kNotFound);
   const bool post = req.method == "POST";
-  if (!((req.method == "GET" && std::strstr(route->methods, "GET")) || (post && std::strstr(route->methods, "POST")))) {
+  if (!allows_method(*route, req.method)) {
     std::string allow = std::string("Allow: ") + route->methods + "\r\n";
     return c.error(405, err::kMethodNotAllowed, allow);
   }
+  if (route->flags & kPublic) return answer_public(c, req.path);
 
   std::string_view presented = req.header("X-API-Key");
   std::optional<std::string> from_query;

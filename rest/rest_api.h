@@ -53,6 +53,7 @@ class RestApi : public HttpHandler {
   struct Call;  // one request being answered
 
  private:
+  void answer_public(Call& c, std::string_view path);
   RestContext ctx_;
   RateLimiter limiter_;
   OddsCache odds_cache_;
