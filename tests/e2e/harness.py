@@ -80,6 +80,19 @@ class Server:
             time.sleep(0.1)
         raise AssertionError(f"no /{pattern}/ in output within {timeout}s:\n{self.log()[-3000:]}")
 
+    def count(self, pattern):
+        """How many times /pattern/ occurs in what the server printed so far."""
+        return len(re.findall(pattern, self.log()))
+
+    def wait_for_more(self, pattern, before, timeout=30):
+        """Waits until /pattern/ occurs more than `before` times; returns the
+        last line that holds it (for output that repeats, e.g. after SIGHUP)."""
+        wait_until(lambda: self.count(pattern) > before or self.proc.poll() is not None, timeout,
+                   f"/{pattern}/ more than {before} times")
+        lines = [l for l in self.log().splitlines() if re.search(pattern, l)]
+        assert len(lines) > before, f"server exited before /{pattern}/:\n{self.log()[-3000:]}"
+        return lines[-1]
+
     def stop(self, sig=signal.SIGTERM, timeout=30):
         """Stops the server; returns (exit code, everything it printed)."""
         if self.proc.poll() is None:
@@ -100,6 +113,19 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         os.unlink(self.err.name)
+
+
+def wait_until(fn, timeout=30, what="the condition", interval=0.05):
+    """Polls fn until it returns something true, and returns that; a
+    generous deadline that fails the test only when it never happens."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout}s")
+        time.sleep(interval)
 
 
 def request(port, path, key=None, method="GET", headers=None, body=None):

@@ -1,5 +1,6 @@
 """The command lines of oddsrelay and oddsfeed: help, bad flags, bad files."""
 import os
+import re
 import tempfile
 import unittest
 
@@ -10,8 +11,15 @@ class Cli(unittest.TestCase):
     def test_help_lists_every_flag(self):
         rc, out, _ = h.run([h.binary("oddsrelay"), "--help"])
         self.assertEqual(rc, 0)
-        for flag in ["--listen", "--feed", "--capture", "--data-dir", "--keys", "--help", "replay:FILE", "speed=X"]:
+        flags = ["--listen", "--feed", "--capture", "--data-dir", "--keys", "--catalog", "--progress",
+                 "--exit-after-replay", "--header-timeout", "--idle-timeout", "--rate-window", "--ws-update",
+                 "--ws-ping", "--max-queue-bytes", "--stream-sports", "--stream-ttl", "--webhook-retries",
+                 "--webhook-timeout", "--help"]
+        for flag in flags + ["sim[:seed=N,events=N,rate=N,minute=MS]", "replay:FILE[,speed=X]"]:
             self.assertIn(flag, out)
+        # Every flag the help names is one the parser knows (an unknown one is refused).
+        for flag in set(re.findall(r"^  (--[a-z-]+)", out, re.M)):
+            self.assertIn(flag, flags)
         rc, out, _ = h.run([h.binary("oddsfeed"), "--help"])
         self.assertEqual(rc, 0)
         for cmd in ["gen", "inspect", "digest"]:

@@ -1,13 +1,13 @@
 """/v1/markets and /v1/market-groups through the real binary: every
 parameter combination, language resolution and translated names in all 24
-languages, the weak ETag and 304, gzip, permissions, and that every market
-the simulator sends is in the catalog of its sport."""
+languages, the weak ETag and 304 (by tag, in a list, and `*`), gzip,
+permissions, that every market the simulator sends is in the catalog of its
+sport, and that --catalog with another valid file serves that file."""
 import gzip
 import json
 import os
 import shutil
 import tempfile
-import time
 import unittest
 
 import harness as h
@@ -109,8 +109,14 @@ class Markets(unittest.TestCase):
         r4, _ = self.req("/v1/markets?sport=1&lang=fr", headers={"If-None-Match": tag})
         self.assertEqual(r4.status, 200)
         self.assertNotEqual(r4.getheader("ETag"), tag)
-        r5, _ = self.req("/v1/markets?sport=1&lang=de", headers={"If-None-Match": 'W/"0000000000000000", ' + tag})
-        self.assertEqual(r5.status, 304)
+        r5, body5 = self.req("/v1/markets?sport=1&lang=de", headers={"If-None-Match": 'W/"0000000000000000", ' + tag})
+        self.assertEqual((r5.status, body5), (304, b""))
+        r7, body7 = self.req("/v1/markets?sport=1&lang=de", headers={"If-None-Match": "*"})  # any version
+        self.assertEqual((r7.status, body7, r7.getheader("ETag")), (304, b"", tag))
+        r8, body8 = self.req("/v1/markets?sport=1&lang=de", headers={"If-None-Match": 'W/"0000000000000000"'})
+        self.assertEqual((r8.status, json.loads(body8)), (200, json.loads(body)))
+        r9, _ = self.req("/v1/market-groups?sport=1", headers={"If-None-Match": "*"})
+        self.assertEqual(r9.status, 304)
         r6, body6 = self.req("/v1/markets?sport=1&lang=de", headers={"Accept-Encoding": "gzip"})
         self.assertEqual(r6.getheader("Content-Encoding"), "gzip")
         self.assertEqual(json.loads(gzip.decompress(body6)), json.loads(body))
@@ -145,20 +151,84 @@ class Markets(unittest.TestCase):
         self.get("/v1/market-groups", 403, key="live-only")
 
     def test_every_simulated_market_is_in_the_catalog_of_its_sport(self):
-        time.sleep(1)
-        live = self.get("/v1/live")["data"]
-        checked = 0
-        for sport, events in live.items():
-            names = self.get(f"/v1/markets?sport={sport}")["data"]["markets"]
-            ids = list(events)[:20]
-            if not ids:
-                continue
-            odds = self.get("/v1/odds?ids=" + ",".join(ids))["data"]
-            for ev in odds.values():
-                missing = [mid for mid in ev if mid not in names]
-                self.assertEqual(missing, [], f"markets of sport {sport} missing from its catalog")
-                checked += len(ev)
-        self.assertGreater(checked, 50)
+        def check():
+            checked = 0
+            for sport, events in self.get("/v1/live")["data"].items():
+                names = self.get(f"/v1/markets?sport={sport}")["data"]["markets"]
+                ids = list(events)[:20]
+                if not ids:
+                    continue
+                odds = self.get("/v1/odds?ids=" + ",".join(ids))["data"]
+                for ev in odds.values():
+                    missing = [mid for mid in ev if mid not in names]
+                    self.assertEqual(missing, [], f"markets of sport {sport} missing from its catalog")
+                    checked += len(ev)
+            return checked > 50
+        h.wait_until(check, 60, "more than 50 simulated live markets", interval=0.5)
+
+
+class OtherCatalog(unittest.TestCase):
+    """--catalog with another valid file: that file is what the catalog
+    routes serve, and its version changes every ETag."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = h.Server("--feed", "replay:" + h.fixture("small.jsonl") + ",speed=max", "--progress", "0",
+                           "--catalog", h.fixture("catalog_small.json"))
+        cls.key = cls.srv.wait_for(r"demo API key \(sandbox, all permissions\): (demo-[0-9a-f]{32})").group(1)
+        cls.builtin = h.Server("--feed", "replay:" + h.fixture("small.jsonl") + ",speed=max", "--progress", "0")
+        cls.builtin_key = cls.builtin.wait_for(r"demo API key \(sandbox, all permissions\): (demo-[0-9a-f]{32})").group(1)
+
+    @classmethod
+    def tearDownClass(cls):
+        for srv in (cls.srv, cls.builtin):
+            rc, log = srv.stop()
+            srv.__exit__()
+            assert rc == 0, log
+
+    def get(self, path, srv=None, headers=None):
+        srv = srv or self.srv
+        r, body = h.request(srv.port, path, self.key if srv is self.srv else self.builtin_key, headers=headers)
+        self.assertEqual(r.status, 200, body[:300])
+        return r, json.loads(body)
+
+    def test_the_file_is_served(self):
+        self.assertIn("catalog test-small-7: 3 markets, 1 sports", self.srv.log())
+        _, d = self.get("/v1/markets")
+        self.assertEqual(d["data"], {
+            "lang": "en",
+            "markets": {"1001": "Full Time Result", "1007": "Goals Over/Under", "9901": "Test Corners"},
+            "codes": {"1001": "TEST_1X2", "9901": "TEST_CORNERS"},
+            "outcomes": {"2001": "Home", "2002": "Draw", "2003": "Away", "2101": "Over", "2102": "Under"}})
+        _, d = self.get("/v1/markets?sport=2&nested=1&lang=de")
+        self.assertEqual(d["data"]["markets_full"], {"1007": {"name": "Goals Over/Under", "groups": {"prematch": [], "live": []},
+                                                              "outcomes": {"2101": "Over", "2102": "Under"}}})
+        self.assertEqual(d["data"]["lang"], "de")
+        self.assertEqual(self.get("/v1/markets?lang=fr")[1]["data"]["lang"], "en")  # not in this file's languages
+        _, g = self.get("/v1/market-groups?sport=1&lang=de")
+        self.assertEqual(g["data"], {"sport": 1, "lang": "de",
+                                     "prematch": [{"key": "main_markets", "name": "Hauptwetten", "markets": [1001, 1007]},
+                                                  {"key": "corner_markets", "name": "Corners", "markets": [9901]}],
+                                     "live": [{"key": "main_markets", "name": "Hauptwetten", "markets": [1001]}]})
+        _, every = self.get("/v1/market-groups")
+        self.assertEqual(list(every["data"]), ["1"])
+        # The feed is served as before: odds do not depend on the catalog.
+        h.wait_until(lambda: self.get("/v1/status")[1]["last_update"] == 1767225602000, 30, "small.jsonl served")
+        _, o = self.get("/v1/odds?ids=5001")
+        self.assertEqual(o["data"]["s7-101.5001"]["1001"]["s"]["2001"], [190, 0, None, 1767225602000])
+
+    def test_its_version_changes_the_etags(self):
+        for q in ("/v1/markets?sport=1", "/v1/markets", "/v1/market-groups?sport=1"):
+            mine, body = self.get(q)
+            builtin, builtin_body = self.get(q, srv=self.builtin)
+            self.assertRegex(mine.getheader("ETag"), r'^W/"[0-9a-f]{16}"$')
+            self.assertNotEqual(mine.getheader("ETag"), builtin.getheader("ETag"), q)
+            self.assertNotEqual(body, builtin_body, q)
+            # The built-in catalog's tag is not this server's version: a full answer, not 304.
+            r, again = self.get(q, headers={"If-None-Match": builtin.getheader("ETag")})
+            self.assertEqual(again, body)
+            self.assertEqual(h.request(self.srv.port, q, self.key,
+                                       headers={"If-None-Match": mine.getheader("ETag")})[0].status, 304)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """The pages in headless Chromium: the explorer shows every call for a live
-event with its live response and updates its odds as frames arrive (its
-demo key refused from anywhere else); the widget renders two keys'
-settings. Screenshots go to --screenshots (default: the build dir)."""
+event with its live response and updates its odds as frames arrive; its
+demo key is refused from anywhere else, read-only, held to 600 requests
+per window and 100 streams; the widget renders two keys' settings.
+Screenshots go to --screenshots (default: the build dir)."""
+import base64
+import http.client
 import json
 import os
 import shutil
-import sys
+import socket
 import tempfile
 import time
 import unittest
@@ -14,6 +17,8 @@ import harness as h
 from browser import Browser
 
 SHOTS = os.environ.get("ODDSRELAY_SCREENSHOTS")
+RATE_WINDOW_S = 10  # --rate-window: short, so the explorer key's limit test waits little for a fresh window
+EXPLORER_LIMIT, EXPLORER_STREAMS = 600, 100  # docs/api.md
 KEYS = {"keys": [
     {"key": "page-key", "permissions": ["live", "prematch", "odds", "scores", "widget"]},
     {"key": "w-dark", "permissions": ["widget"],
@@ -34,9 +39,11 @@ class Pages(unittest.TestCase):
         keys = os.path.join(cls.dir, "keys.json")
         with open(keys, "w") as f:
             json.dump(KEYS, f)
-        cls.srv = h.Server("--feed", "sim:seed=6,events=80,rate=600", "--keys", keys, "--progress", "0")
+        cls.srv = h.Server("--feed", "sim:seed=6,events=80,rate=600", "--keys", keys, "--progress", "0",
+                           "--rate-window", str(RATE_WINDOW_S))
         cls.srv.wait_for(r"serving http://")
-        time.sleep(1)
+        events = lambda: json.loads(h.request(cls.srv.port, "/widget-events", "page-key")[1])["data"]
+        h.wait_until(lambda: any(e["sport"] == 1 for e in events()), 60, "a live soccer event")
 
     @classmethod
     def tearDownClass(cls):
@@ -57,6 +64,7 @@ class Pages(unittest.TestCase):
     def test_widget_json(self):
         eid = self.live_soccer()
         st, body = self.get(f"/widget-data?event_id={eid}", key="w-dark")
+        self.assertEqual(st, 200, body)
         d = json.loads(body)["data"]
         self.assertEqual(d["event_id"], eid)
         for k in ("home", "away", "score", "clock", "period", "match_length", "timeline", "stats", "settings"):
@@ -66,18 +74,136 @@ class Pages(unittest.TestCase):
         self.assertEqual(self.get("/widget-data", key="w-dark")[0], 400)
         self.assertEqual(self.get("/widget-data?event_id=987654321", key="w-dark")[0], 404)
 
-    def test_explorer_key_is_locked_to_the_page(self):
+    def explorer_key(self):
         st, page = self.get("/docs/explore?event=1", key=None)
         self.assertEqual(st, 200)
         demo = page.decode().split('const KEY = "', 1)[1].split('"', 1)[0]
-        self.assertTrue(demo.startswith("explorer-"))
-        own = f"http://127.0.0.1:{self.srv.port}"
-        self.assertEqual(self.get("/v1/live", key=demo, headers={"Origin": own})[0], 200)
-        self.assertEqual(self.get("/v1/live", key=demo, headers={"Referer": own + "/docs/explore?event=1"})[0], 200)
-        self.assertEqual(self.get("/v1/live", key=demo)[0], 403)  # no Origin, no Referer
-        self.assertEqual(self.get("/v1/live", key=demo, headers={"Origin": "http://evil.example"})[0], 403)
-        self.assertEqual(self.get("/widget-events", key=demo, headers={"Origin": own})[0], 403)  # read-only scope
+        self.assertRegex(demo, r"^explorer-[0-9a-f]{32}$")
+        return demo, f"http://127.0.0.1:{self.srv.port}"
+
+    def test_explorer_key_is_locked_to_the_page(self):
+        demo, own = self.explorer_key()
+        locked = (403, {"error": "This demo key only works from the explorer page of this server"})
+        ok = lambda st_body: (st_body[0], json.loads(st_body[1])["success"])
+        self.assertEqual(ok(self.get("/v1/live", key=demo, headers={"Origin": own})), (200, True))
+        self.assertEqual(ok(self.get("/v1/live", key=demo, headers={"Referer": own + "/docs/explore?event=1"})),
+                         (200, True))
+        other_port = f"http://127.0.0.1:{h.free_port()}"
+        for headers in ({}, {"Origin": "http://evil.example"}, {"Origin": other_port},  # no Origin/Referer, others
+                        {"Referer": "http://evil.example/docs/explore?event=1"}, {"Origin": "127.0.0.1"},
+                        {"Origin": "http://evil.example", "Referer": own + "/docs/explore"}):  # Origin decides
+            st, body = self.get("/v1/live", key=demo, headers=headers)
+            self.assertEqual((st, json.loads(body)), locked, headers)
         self.assertEqual(self.get("/docs/explore", key=None)[0], 400)
+
+    def test_explorer_key_is_read_only(self):
+        demo, own = self.explorer_key()
+        eid = self.live_soccer()
+        for path in ("/v1/sports", "/v1/live", "/v1/prematch", f"/v1/event?id={eid}", f"/v1/odds?ids={eid}",
+                     "/v1/scores", f"/v1/settlements?ids={eid}", "/v1/markets?sport=1", "/v1/status"):
+            st, body = self.get(path, key=demo, headers={"Origin": own})
+            self.assertEqual(st, 200, (path, body[:200]))
+        for path, perm in (("/widget-events", "widget"), (f"/widget-data?event_id={eid}", "widget"),
+                           (f"/v1/stream?id={eid}", "stream")):
+            st, body = self.get(path, key=demo, headers={"Origin": own})
+            self.assertEqual((st, json.loads(body)), (403, {"error": f"API key lacks the '{perm}' permission"}), path)
+
+    def test_explorer_key_holds_100_streams(self):
+        demo, own = self.explorer_key()
+        relay = lambda: self.get_json("/v1/status")["relay"]
+        h.wait_until(lambda: relay()["ws_connections"] + relay()["pt_ws_connections"] == 0, 30, "earlier streams closed")
+        streams = []
+        try:
+            for _ in range(EXPLORER_STREAMS):
+                streams.append(self.ws_handshake(demo, own))
+                self.assertEqual(streams[-1][1], 101)
+            h.wait_until(lambda: relay()["ws_connections"] == EXPLORER_STREAMS, 30, "100 streams open")
+            extra, status = self.ws_handshake(demo, own)
+            streams.append((extra, status))
+            self.assertEqual(status, 101)
+            # The refusal text, then a close frame with 1008.
+            opcode, text = self.ws_frame(extra)
+            self.assertEqual((opcode, text[:80]),
+                             (1, b'{"error":"Too many WebSocket connections for this API key"}'))
+            opcode, close = self.ws_frame(extra)
+            self.assertEqual((opcode, int.from_bytes(close[:2], "big")), (8, 1008))
+        finally:
+            for s, _ in streams:
+                s.close()
+
+    def test_explorer_key_rate_limit(self):
+        # 600 requests per window: an attempt counts when it starts in a
+        # window no one used yet (earlier tests used the key) and ends in it.
+        demo, own = self.explorer_key()
+        bucket = lambda t: int(t // RATE_WINDOW_S)
+        for _ in range(5):
+            now = bucket(time.time())
+            h.wait_until(lambda: bucket(time.time()) > now, 3 * RATE_WINDOW_S, "a fresh rate window")
+            first = time.time()
+            c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
+            ok = 0
+            while ok <= EXPLORER_LIMIT:
+                sent = time.time()
+                c.request("GET", "/v1/sports", headers={"X-API-Key": demo, "Origin": own})
+                r = c.getresponse()
+                body = r.read()
+                received = time.time()
+                if r.status != 200:
+                    break
+                ok += 1
+            c.close()
+            if bucket(first) == bucket(received):
+                break
+        else:
+            self.fail("no attempt fitted in one rate window")
+        d = json.loads(body)
+        self.assertEqual((ok, r.status), (EXPLORER_LIMIT, 429), d)
+        self.assertEqual(d, {"error": "Rate limit exceeded", "limit": EXPLORER_LIMIT, "window": f"{RATE_WINDOW_S}s",
+                             "retry_after": d["retry_after"]})
+        end = (bucket(received) + 1) * RATE_WINDOW_S
+        self.assertTrue(end - int(received) <= d["retry_after"] <= end - int(sent), d)
+        self.assertEqual(self.get("/v1/sports", key="page-key")[0], 200)  # other keys are not limited by it
+
+    def get_json(self, path, key="page-key"):
+        st, body = self.get(path, key=key)
+        self.assertEqual(st, 200, body[:200])
+        return json.loads(body)
+
+    @staticmethod
+    def ws_frame(sock):
+        """One unmasked server frame: (opcode, payload)."""
+        def exactly(n):
+            data = b""
+            while len(data) < n:
+                chunk = sock.recv(n - len(data))
+                if not chunk:
+                    raise AssertionError("stream closed mid-frame")
+                data += chunk
+            return data
+        b0, b1 = exactly(2)
+        n = b1 & 0x7F
+        if n == 126:
+            n = int.from_bytes(exactly(2), "big")
+        elif n == 127:
+            n = int.from_bytes(exactly(8), "big")
+        return b0 & 0x0F, exactly(n)
+
+    def ws_handshake(self, key, origin):
+        """A /ws handshake with an Origin; returns (socket, status). The
+        socket is left unread: /ws sends little (a snapshot, then at most
+        one update a second)."""
+        s = socket.create_connection(("127.0.0.1", self.srv.port), timeout=30)
+        wskey = base64.b64encode(os.urandom(16)).decode()
+        s.sendall((f"GET /ws?api_key={key} HTTP/1.1\r\nHost: 127.0.0.1:{self.srv.port}\r\nOrigin: {origin}\r\n"
+                   f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {wskey}\r\n"
+                   "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = s.recv(1)
+            if not chunk:
+                raise AssertionError("closed during the handshake: %r" % head)
+            head += chunk
+        return s, int(head.split(b" ")[1])
 
     def test_explorer_in_chromium(self):
         eid = self.live_soccer()
@@ -137,8 +263,10 @@ class Pages(unittest.TestCase):
             with open(path, "rb") as f:
                 return f.read()
         self.assertNotEqual(png(d["shot"]), png(l["shot"]))
-        st, _ = self.get(f"/widget?event_id={eid}&api_key=no-widget", key=None)
-        self.assertEqual(st, 403)
+        st, body = self.get(f"/widget?event_id={eid}&api_key=no-widget", key=None)
+        self.assertEqual((st, json.loads(body)), (403, {"error": "API key lacks the 'widget' permission"}))
+        st, body = self.get(f"/widget?event_id={eid}&api_key=w-dark", key=None)
+        self.assertEqual((st, body.count(b"<html")), (200, 1))
 
 
 if __name__ == "__main__":

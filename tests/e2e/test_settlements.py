@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 import unittest
 
 import harness as h
@@ -70,11 +69,23 @@ class Feed:
     def __init__(self):
         self.lines = [json.dumps({"op": "header", "format": "oddsfeed", "version": 1, "provider": "s7"})]
         self.at = T0
+        # Per event number, worked out from the records as docs/settlement.md
+        # says: the at of the record that set the current final (the first
+        # `ended`, or a later one with another score or result), and of the
+        # last score record.
+        self.final_at, self.final, self.score_at = {}, {}, {}
 
     def rec(self, **r):
         self.at += 100
         r = {"at": self.at, **r}
         self.lines.append(json.dumps(r, separators=(",", ":")))
+        if r["op"] == "score":
+            n = int(r["id"].rsplit(".", 1)[1])
+            self.score_at[n] = self.at
+            if r["status"] == "ended":
+                final = (r.get("home"), r.get("away"), r.get("result", "completed"))
+                if self.final.get(n) != final:
+                    self.final[n], self.final_at[n] = final, self.at
 
     def event(self, n, live=True):
         self.rec(op="event", id=f"s7-1.{n}", event={
@@ -166,7 +177,7 @@ def build_feed(path):
             f.score(n, "ended", hs, as_)
     with open(path, "w") as out:
         out.write("\n".join(f.lines) + "\n")
-    return len(SCORES) + len(SPECIAL)
+    return f
 
 
 def expected_regular(hs, as_):
@@ -209,7 +220,8 @@ class Settlements(unittest.TestCase):
             json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]},
                                 {"key": "no-scores", "permissions": ["live", "odds"]}]}, f)
         cls.feed = os.path.join(cls.dir, "settle.jsonl")
-        cls.events = build_feed(cls.feed)
+        cls.built = build_feed(cls.feed)
+        cls.records = len(cls.built.lines) - 1
         cls.data = os.path.join(cls.dir, "data")
         cls.srv = cls.start("replay:" + cls.feed + ",speed=max")
 
@@ -218,21 +230,18 @@ class Settlements(unittest.TestCase):
         srv = h.Server("--feed", feed, "--keys", cls.keys, "--data-dir", cls.data, "--progress", "0")
         srv.wait_for(r"serving http://")
         srv.wait_for(r"replay of .* finished")
-        # The source is done; wait until the engine has applied its queue too.
-        last = None
-        for _ in range(100):
-            seq = json.loads(h.request(srv.port, "/v1/status", KEY)[1])["seq"]
-            if seq == last:
-                break
-            last = seq
-            time.sleep(0.2)
+        # The source is done; wait until the served snapshot holds the feed's
+        # last record (its clock is that record's at).
+        status = lambda: json.loads(h.request(srv.port, "/v1/status", KEY)[1])
+        h.wait_until(lambda: status()["last_update"] == cls.built.at, 60, "the last record served")
         return srv
 
     @classmethod
     def tearDownClass(cls):
-        cls.srv.stop()
+        rc, log = cls.srv.stop()
         cls.srv.__exit__()
         shutil.rmtree(cls.dir)
+        assert rc == 0, log
 
     def get(self, path, status=200, key=KEY, raw=False):
         r, body = h.request(self.srv.port, path, key)
@@ -252,8 +261,16 @@ class Settlements(unittest.TestCase):
             for l in m["lines"].values():
                 yield from l["outcomes"].values()
 
-    def test_feed_has_thirty_events(self):
-        self.assertGreaterEqual(self.events, 30)
+    def test_every_record_and_event_of_the_feed_is_served(self):
+        st = self.get("/v1/status")
+        self.assertEqual((st["feed"]["source"], st["feed"]["malformed"], st["feed"]["records_skipped"]),
+                         ("replay", 0, 0))
+        self.assertEqual(st["feed"]["records_applied"], self.records)
+        numbers = list(range(1, len(SCORES) + 1)) + list(SPECIAL)
+        r = self.settle(numbers)
+        self.assertEqual(r["not_found"], [])
+        self.assertEqual(sorted(r["data"]), sorted(f"s7-1.{n}" for n in numbers))
+        self.assertEqual(len(r["data"]), 36)
 
     def test_envelope_and_record_shape(self):
         r = self.settle([5, 424242])
@@ -318,12 +335,27 @@ class Settlements(unittest.TestCase):
         self.assertEqual(self.outcome(rec(117), EXACT["id"], "s", oid(EXACT, "6+")), ("win", None))
         self.assertEqual(self.outcome(rec(117), 1004, "s", 2202), ("win", None))
 
-    def test_corrections_change_settled_at(self):
-        d = self.settle([105, 109])["data"]
-        self.assertGreater(d["s7-1.105"]["settled_at"], 0)
-        # 105 ended 1-0 then was corrected: settled_at is the correction's time,
-        # later than 109's single final (records are 100 ms apart in the feed).
-        self.assertNotEqual(d["s7-1.105"]["settled_at"], d["s7-1.109"]["settled_at"])
+    def test_settled_at_is_the_record_that_set_the_final(self):
+        numbers = list(range(1, len(SCORES) + 1)) + list(SPECIAL)
+        d = self.settle(numbers)["data"]
+        final_at, score_at = self.built.final_at, self.built.score_at
+        for n in numbers:
+            rec = d[f"s7-1.{n}"]
+            # Ended: the record that set the current final; otherwise the last score record.
+            want = final_at[n] if rec["status"] == "ended" else score_at[n]
+            self.assertEqual(rec["settled_at"], want, (n, SPECIAL.get(n)))
+        # The cases that tell the rule apart: 105 ended 1-0 and was corrected
+        # to 1-1 a record later, so its settled_at is the correction's at;
+        # 109's second `ended` repeats the score, so its first one counts;
+        # 112 was corrected twice: the last correction counts.
+        ended = lambda n: [json.loads(l)["at"] for l in self.built.lines[1:]
+                           if f'"id":"s7-1.{n}"' in l and '"status":"ended"' in l]
+        self.assertEqual(len(ended(105)), 2)
+        self.assertEqual(d["s7-1.105"]["settled_at"], ended(105)[1])
+        self.assertEqual(len(ended(109)), 2)
+        self.assertEqual(d["s7-1.109"]["settled_at"], ended(109)[0])
+        self.assertEqual(d["s7-1.112"]["settled_at"], ended(112)[2])
+        self.assertEqual(d["s7-1.107"]["status"], "live")
 
     def test_include_inplay(self):
         live = self.settle([107, 113, 114], "&include_inplay=1")["data"]

@@ -94,4 +94,29 @@ TEST(RateLimiter, CountsPerWindowAndResets) {
   }
 }
 
+TEST(RateLimiter, RetryAfterCountsToTheBucketEnd) {
+  auto ks = KeyStore::parse(R"({"keys":[{"key":"a","rate_limit":1}]})");
+  const ApiKey& a = *ks->find("a");
+  RateLimiter rl(10);
+  EXPECT_EQ(rl.window(), 10);
+  EXPECT_TRUE(rl.check(a, 1000).allowed);  // 1000 starts the bucket [1000, 1010)
+  EXPECT_EQ(rl.check(a, 1000).retry_after, 10);
+  EXPECT_EQ(rl.check(a, 1009).retry_after, 1);
+  auto v = rl.check(a, 1010);
+  EXPECT_TRUE(v.allowed);
+  EXPECT_EQ(v.retry_after, 0);
+}
+
+TEST(RateLimiter, CountsSurviveAKeysReload) {
+  // Counted per key digest: the same key in a freshly loaded store is the
+  // same count; another key is not.
+  auto before = KeyStore::parse(R"({"keys":[{"key":"a","rate_limit":2}]})");
+  auto after = KeyStore::parse(R"({"keys":[{"key":"b","rate_limit":2},{"key":"a","rate_limit":2,"name":"renamed"}]})");
+  RateLimiter rl(60);
+  EXPECT_TRUE(rl.check(*before->find("a"), 6000).allowed);
+  EXPECT_TRUE(rl.check(*before->find("a"), 6001).allowed);
+  EXPECT_FALSE(rl.check(*after->find("a"), 6002).allowed);
+  EXPECT_TRUE(rl.check(*after->find("b"), 6002).allowed);
+}
+
 }  // namespace oddsrelay::rest

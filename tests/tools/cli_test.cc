@@ -1,6 +1,12 @@
+// Every flag of tools/oddsrelay/cli.cc: a good value lands in its Options
+// field (both `--flag value` and `--flag=value`), bounds are inclusive, and a
+// bad or missing value is refused with one line naming the flag.
 #include "tools/oddsrelay/cli.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 namespace oddsrelay {
 
@@ -9,6 +15,35 @@ bool parse(std::vector<const char*> args, Options& o, std::string& err) {
   args.insert(args.begin(), "oddsrelay");
   return parse_cli(static_cast<int>(args.size()), args.data(), o, err);
 }
+
+// Refused, with a one-line reason that holds `words`.
+void expect_refused(std::vector<const char*> args, const std::string& words) {
+  Options o;
+  std::string err;
+  std::string shown;
+  for (const char* a : args) shown += std::string(a) + " ";
+  EXPECT_FALSE(parse(args, o, err)) << shown;
+  EXPECT_NE(err.find(words), std::string::npos) << shown << "-> " << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+}
+
+// The integer flags as docs and --help give them: name, bounds, field.
+struct IntFlag {
+  const char* name;
+  int64_t min, max;
+  int64_t Options::*field;
+};
+const IntFlag kIntFlags[] = {
+    {"--header-timeout", 1, 3'600'000, &Options::header_timeout_ms},
+    {"--idle-timeout", 1, 3'600'000, &Options::idle_timeout_ms},
+    {"--rate-window", 1, 3600, &Options::rate_window_s},
+    {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
+    {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
+    {"--max-queue-bytes", 64 * 1024, int64_t{1} << 32, &Options::max_queue_bytes},
+    {"--stream-ttl", 1, 30 * 86400, &Options::stream_ttl_s},
+    {"--webhook-retries", 1, 1000, &Options::webhook_retries},
+    {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},
+};
 }  // namespace
 
 TEST(Cli, Defaults) {
@@ -19,17 +54,41 @@ TEST(Cli, Defaults) {
   EXPECT_EQ(o.port, 8080);
   EXPECT_EQ(o.feed.kind, FeedSpec::Kind::Sim);
   EXPECT_EQ(o.feed.sim.seed, 1u);
+  EXPECT_EQ(o.feed.sim.events, 300u);
+  EXPECT_EQ(o.feed.sim.rate, 200);
+  EXPECT_EQ(o.feed.sim.minute_ms, 4000);
+  EXPECT_EQ(o.capture, "");
+  EXPECT_EQ(o.data_dir, "");
+  EXPECT_EQ(o.keys, "");
+  EXPECT_EQ(o.catalog, "");
+  EXPECT_DOUBLE_EQ(o.progress_s, 5);
+  EXPECT_FALSE(o.exit_after_replay);
+  EXPECT_FALSE(o.help);
+  EXPECT_EQ(o.header_timeout_ms, 10'000);
+  EXPECT_EQ(o.idle_timeout_ms, 60'000);
+  EXPECT_EQ(o.rate_window_s, 60);
+  EXPECT_EQ(o.ws_update_ms, 1000);
+  EXPECT_EQ(o.ws_ping_ms, 30'000);
+  EXPECT_EQ(o.max_queue_bytes, 8 << 20);
+  EXPECT_EQ(o.stream_ttl_s, 3600);
+  EXPECT_EQ(o.webhook_retries, 8);
+  EXPECT_EQ(o.webhook_timeout_ms, 3000);
+  EXPECT_EQ(o.stream_sports, (std::vector<int32_t>{1, 2, 5}));
 }
 
 TEST(Cli, EveryFlag) {
   Options o;
   std::string err;
   ASSERT_TRUE(parse({"--listen", "0.0.0.0:9000", "--feed", "sim:seed=7,events=50,rate=1000,minute=100", "--capture",
-                     "c.jsonl", "--data-dir=d", "--keys", "k.json", "--progress", "0.5", "--exit-after-replay"},
+                     "c.jsonl", "--data-dir=d", "--keys", "k.json", "--catalog", "cat.json", "--progress", "0.5",
+                     "--exit-after-replay", "--header-timeout", "1500", "--idle-timeout=2500", "--rate-window", "7",
+                     "--ws-update", "250", "--ws-ping", "400", "--max-queue-bytes", "70000", "--stream-sports",
+                     "3,4,12", "--stream-ttl", "90", "--webhook-retries", "2", "--webhook-timeout", "750"},
                     o, err))
       << err;
   EXPECT_EQ(o.host, "0.0.0.0");
   EXPECT_EQ(o.port, 9000);
+  EXPECT_EQ(o.feed.kind, FeedSpec::Kind::Sim);
   EXPECT_EQ(o.feed.sim.seed, 7u);
   EXPECT_EQ(o.feed.sim.events, 50u);
   EXPECT_EQ(o.feed.sim.rate, 1000);
@@ -37,8 +96,91 @@ TEST(Cli, EveryFlag) {
   EXPECT_EQ(o.capture, "c.jsonl");
   EXPECT_EQ(o.data_dir, "d");
   EXPECT_EQ(o.keys, "k.json");
+  EXPECT_EQ(o.catalog, "cat.json");
   EXPECT_DOUBLE_EQ(o.progress_s, 0.5);
   EXPECT_TRUE(o.exit_after_replay);
+  EXPECT_EQ(o.header_timeout_ms, 1500);
+  EXPECT_EQ(o.idle_timeout_ms, 2500);
+  EXPECT_EQ(o.rate_window_s, 7);
+  EXPECT_EQ(o.ws_update_ms, 250);
+  EXPECT_EQ(o.ws_ping_ms, 400);
+  EXPECT_EQ(o.max_queue_bytes, 70000);
+  EXPECT_EQ(o.stream_sports, (std::vector<int32_t>{3, 4, 12}));
+  EXPECT_EQ(o.stream_ttl_s, 90);
+  EXPECT_EQ(o.webhook_retries, 2);
+  EXPECT_EQ(o.webhook_timeout_ms, 750);
+  EXPECT_FALSE(o.help);
+}
+
+TEST(Cli, HelpInBothSpellings) {
+  for (const char* flag : {"--help", "-h"}) {
+    Options o;
+    std::string err;
+    ASSERT_TRUE(parse({flag}, o, err)) << flag;
+    EXPECT_TRUE(o.help) << flag;
+  }
+}
+
+TEST(Cli, IntegerFlagsTakeTheirBoundsAndRefuseTheRest) {
+  for (const IntFlag& f : kIntFlags) {
+    SCOPED_TRACE(f.name);
+    for (int64_t good : {f.min, f.max, (f.min + f.max) / 2}) {
+      Options o;
+      std::string err;
+      const std::string v = std::to_string(good), inline_form = std::string(f.name) + "=" + v;
+      ASSERT_TRUE(parse({f.name, v.c_str()}, o, err)) << err;
+      EXPECT_EQ(o.*(f.field), good);
+      Options o2;
+      ASSERT_TRUE(parse({inline_form.c_str()}, o2, err)) << err;
+      EXPECT_EQ(o2.*(f.field), good);
+    }
+    const std::string range = "(" + std::to_string(f.min) + ".." + std::to_string(f.max) + ")";
+    const std::string below = std::to_string(f.min - 1), above = std::to_string(f.max + 1);
+    for (const std::string& bad : {below, above, std::string("-5"), std::string("12x"), std::string("ten"),
+                                   std::string(""), std::string("1.5"), std::string("99999999999999999999999")})
+      expect_refused({f.name, bad.c_str()}, std::string("bad ") + f.name + " '" + bad + "' " + range);
+    expect_refused({f.name}, std::string(f.name) + " needs a value");
+  }
+}
+
+TEST(Cli, StringFlagsNeedAValue) {
+  const std::pair<const char*, std::string Options::*> flags[] = {
+      {"--capture", &Options::capture}, {"--data-dir", &Options::data_dir},
+      {"--keys", &Options::keys},       {"--catalog", &Options::catalog}};
+  for (auto [name, field] : flags) {
+    SCOPED_TRACE(name);
+    Options o;
+    std::string err;
+    const std::string inline_form = std::string(name) + "=a=b.json";  // only the first '=' splits
+    ASSERT_TRUE(parse({inline_form.c_str()}, o, err)) << err;
+    EXPECT_EQ(o.*field, "a=b.json");
+    expect_refused({name}, std::string(name) + " needs a value");
+  }
+}
+
+TEST(Cli, ListenFeedProgressAndStreamSports) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({"--listen=[::1]:1", "--stream-sports", "", "--progress", "0"}, o, err)) << err;
+  EXPECT_EQ(o.host, "[::1]");
+  EXPECT_EQ(o.port, 1);
+  EXPECT_TRUE(o.stream_sports.empty());  // empty = no stream coverage
+  EXPECT_DOUBLE_EQ(o.progress_s, 0);
+  ASSERT_TRUE(parse({"--listen", "h:65535", "--feed", "replay:f.jsonl,speed=4", "--stream-sports", "100000"}, o, err));
+  EXPECT_EQ(o.port, 65535);
+  EXPECT_EQ(o.feed.kind, FeedSpec::Kind::Replay);
+  EXPECT_EQ(o.feed.path, "f.jsonl");
+  EXPECT_EQ(o.feed.speed, 4);
+  EXPECT_EQ(o.stream_sports, (std::vector<int32_t>{100000}));
+
+  for (const char* bad : {"8080", "h:0", "h:70000", ":80", "h:", "h:x", ""}) expect_refused({"--listen", bad}, "bad --listen");
+  expect_refused({"--listen"}, "--listen needs a value");
+  for (const char* bad : {"x", "-1", "", "1s"}) expect_refused({"--progress", bad}, "bad --progress");
+  expect_refused({"--progress"}, "--progress needs a value");
+  for (const char* bad : {"0", "x", "1,,2", "100001", "-3", "1;2"})
+    expect_refused({"--stream-sports", bad}, "bad --stream-sports");
+  expect_refused({"--stream-sports"}, "--stream-sports needs a value");
+  expect_refused({"--feed"}, "--feed needs a value");
 }
 
 TEST(Cli, ReplaySpecs) {
@@ -54,18 +196,49 @@ TEST(Cli, ReplaySpecs) {
   EXPECT_EQ(f.speed, 2.5);
 }
 
+TEST(Cli, SimSpecBounds) {
+  FeedSpec f;
+  std::string err;
+  ASSERT_TRUE(parse_feed_spec("sim", f, err));
+  EXPECT_EQ(f.kind, FeedSpec::Kind::Sim);
+  ASSERT_TRUE(parse_feed_spec("sim:events=1,rate=1,minute=10", f, err));
+  EXPECT_EQ(f.sim.events, 1u);
+  EXPECT_EQ(f.sim.rate, 1);
+  EXPECT_EQ(f.sim.minute_ms, 10);
+  ASSERT_TRUE(parse_feed_spec("sim:events=1000000,rate=10000000,minute=600000", f, err));
+  EXPECT_EQ(f.sim.events, 1000000u);
+  EXPECT_EQ(f.sim.rate, 10000000);
+  EXPECT_EQ(f.sim.minute_ms, 600000);
+  for (const char* bad : {"sim:events=0", "sim:events=1000001", "sim:rate=10000001", "sim:minute=9", "sim:minute=600001",
+                          "sim:seed=", "sim:seed"})
+    expect_refused({"--feed", bad}, "bad --feed sim option");
+}
+
 TEST(Cli, BadInputGivesOneLineReasons) {
   for (std::vector<const char*> args : std::vector<std::vector<const char*>>{
            {"--bogus"}, {"--listen"}, {"--listen", "8080"}, {"--listen", "h:0"}, {"--listen", "h:70000"},
            {"--feed", "kafka"}, {"--feed", "sim:rate=0"}, {"--feed", "sim:seed=x"}, {"--feed", "sim:color=red"},
            {"--feed", "replay:"}, {"--feed", "replay:f,speed=0"}, {"--feed", "replay:f,speed=fast"},
-           {"--progress", "-1"}}) {
+           {"--progress", "-1"}, {"-x"}, {"positional"}}) {
     Options o;
     std::string err;
     EXPECT_FALSE(parse(args, o, err)) << args[0];
     EXPECT_FALSE(err.empty());
     EXPECT_EQ(err.find('\n'), std::string::npos);
   }
+  expect_refused({"--frobnicate"}, "unknown option '--frobnicate'");
+  expect_refused({"--feed", "kafka"}, "unknown --feed 'kafka'");
+  expect_refused({"--feed", "replay:"}, "--feed replay: needs a file");
+  expect_refused({"--feed", "replay:f,speed=0"}, "bad replay speed '0'");
+  expect_refused({"--feed", "replay:f,speed=1000001"}, "bad replay speed");
+}
+
+TEST(Cli, UsageNamesEveryFlag) {
+  const std::string usage = kUsage;
+  for (const char* flag : {"--listen", "--feed", "--capture", "--data-dir", "--keys", "--catalog", "--progress",
+                           "--exit-after-replay", "--stream-sports", "--help"})
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+  for (const IntFlag& f : kIntFlags) EXPECT_NE(usage.find(f.name), std::string::npos) << f.name;
 }
 
 }  // namespace oddsrelay
