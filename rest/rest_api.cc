@@ -325,7 +325,10 @@ void post_odds(RestApi::Call& c) {
   std::vector<std::string> ids;
   for (const auto& v : d["events"].GetArray()) {
     if (!v.IsString()) return c.error(400, err::kBadOddsBody);
-    ids.emplace_back(v.GetString(), v.GetStringLength());
+    std::string_view id(v.GetString(), v.GetStringLength());
+    // A repeated id is counted once, as on GET: it does not use up the limit.
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.emplace_back(id);
+    if (ids.size() > kMaxIds) break;  // already too many: resolve_ids refuses it
   }
   std::vector<const EventEntry*> events;
   if (!resolve_ids(c, ids, events)) return;

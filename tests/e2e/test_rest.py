@@ -526,12 +526,18 @@ class OddsPost(unittest.TestCase):
         raw = self.post({"market": 1001, "events": forms})
         self.assertEqual(raw.count(b'"s7-101.8001":'), 1, raw)
         self.assertEqual(sorted(json.loads(raw)), ["s7-101.8001", "s7-201.8002"])
-        # GET: the same id string repeated past the 100-id bound counts once.
-        # (POST /v1/odds counts repeated strings toward the bound: 150 copies
-        # of one id are a 400 there; reported, not asserted.)
+        # The same id string repeated past the 100-id bound counts once, on
+        # GET and on POST alike.
         r, raw = h.request(self.srv.port, "/v1/odds?ids=" + ",".join(["8003"] * 150), self.key)
         self.assertEqual(r.status, 200, raw)
         self.assertEqual(list(json.loads(raw)["data"]), ["s7-101.8003"])
+        raw = self.post({"market": 1001, "events": ["8003"] * 150})
+        self.assertEqual(list(json.loads(raw)), ["s7-101.8003"])
+        # 101 distinct ids are still too many.
+        r, raw = h.request(self.srv.port, "/v1/odds", self.key, method="POST",
+                           body=json.dumps({"market": 1001, "events": [str(9000 + i) for i in range(101)]}),
+                           headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 400, raw)
 
 
 if __name__ == "__main__":

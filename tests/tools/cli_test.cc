@@ -231,6 +231,9 @@ TEST(Cli, BadInputGivesOneLineReasons) {
   expect_refused({"--feed", "replay:"}, "--feed replay: needs a file");
   expect_refused({"--feed", "replay:f,speed=0"}, "bad replay speed '0'");
   expect_refused({"--feed", "replay:f,speed=1000001"}, "bad replay speed");
+  // Switches take no value: `--exit-after-replay=no` must not turn it on.
+  expect_refused({"--exit-after-replay=no"}, "--exit-after-replay takes no value");
+  expect_refused({"--help=x"}, "--help takes no value");
 }
 
 TEST(Cli, UsageNamesEveryFlag) {

@@ -157,6 +157,10 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       dst = argv[++i];
       return true;
     };
+    if (has_inline && (a == "--help" || a == "--exit-after-replay")) {
+      err = a + " takes no value";
+      return false;
+    }
     if (a == "--help" || a == "-h") {
       out.help = true;
     } else if (a == "--listen") {
