@@ -1,7 +1,12 @@
-// Helpers shared by the unit tests: records built in code, temp files.
+// Helpers shared by the unit tests: records built in code, temp files,
+// simulated feeds, and state comparisons for the durability tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <array>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,5 +43,27 @@ class TempDir {
 
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& data);
+
+// For durability tests, which must compare more than the state digest (a
+// broken digest would make every state look equal):
+// The first line where two multi-line texts (e.g. dump_state outputs)
+// differ, as "line N: <a> | <b>"; empty when they are equal.
+std::string first_diff(const std::string& a, const std::string& b);
+// Counts and sums read straight off the snapshot's fields, without
+// dump_state: events, listings, markets, outcomes, prices and timestamps,
+// scores, settlement anchors, timelines, odds at the end and stats.
+std::string state_summary(const Snapshot& s);
+// Equal by digest, by dump_state text and by state_summary; the failure
+// message says which measure differs and where.
+::testing::AssertionResult same_state(const Snapshot& a, const Snapshot& b);
+
+// The first `n` records of the simulator (virtual time from 1'000'000 ms).
+std::vector<feed::Record> sim_records(size_t n, uint64_t seed = 11);
+// A feed file replayed into a fresh engine (its first `limit` records),
+// committing every 256 records like `oddsfeed digest`; the number of
+// records read is stored in `*records` when given. Fails the test on a
+// file that cannot be opened or has malformed lines.
+SnapshotPtr replay_file(const std::string& path, size_t limit = std::numeric_limits<size_t>::max(),
+                        size_t* records = nullptr);
 
 }  // namespace oddsrelay::test

@@ -2,67 +2,78 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "engine/pipeline.h"
 #include "engine/state_digest.h"
 #include "tests/test_util.h"
 #include "tools/sources/feed_file.h"
-#include "tools/sources/simulator.h"
 
 namespace oddsrelay {
 
 namespace {
 
-std::vector<feed::Record> sim_records(size_t n, uint64_t seed = 11) {
-  sim::Simulator sim(sim::SimOptions{seed, 60, 1000, 200});
-  std::vector<feed::Record> out;
-  sim.open(1'000'000, 1'000'000, out);
-  while (out.size() < n) sim.step(sim.now(), out);
-  out.resize(n);
-  return out;
+// Applies the records in order, committing every `batch` records.
+SnapshotPtr apply_records(const std::vector<feed::Record>& recs, size_t batch = 256) {
+  Engine e;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    e.apply(feed::Record(recs[i]));
+    if ((i + 1) % batch == 0) e.commit();
+  }
+  e.commit();
+  return e.current();
 }
 
 // Writes the records to a journal in `dir` through the real sink, in
-// batches of 50; returns the digest after every batch.
-std::vector<uint64_t> write_journal(const std::string& dir, std::vector<feed::Record> recs) {
+// batches of 50; returns the state after every batch.
+std::vector<SnapshotPtr> write_journal(const std::string& dir, std::vector<feed::Record> recs) {
   Engine e;
   recover_journal(dir, e);
   FeedFileWriter w(FeedFileWriter::Options{true, 0});
   std::string err;
   EXPECT_TRUE(w.open(journal_path(dir), err)) << err;
-  std::vector<uint64_t> digests;
+  std::vector<SnapshotPtr> states;
   for (size_t i = 0; i < recs.size(); ++i) {
     e.apply(std::move(recs[i]));
     if ((i + 1) % 50 == 0 || i + 1 == recs.size()) {
       w.on_batch(e.commit());
-      digests.push_back(state_digest(*e.current()));
+      states.push_back(e.current());
     }
   }
   w.close();
-  return digests;
+  return states;
 }
 
 }  // namespace
 
 TEST(Journal, RestartRestoresTheSameState) {
   test::TempDir dir;
-  auto digests = write_journal(dir.path(), sim_records(2000));
+  auto states = write_journal(dir.path(), test::sim_records(2000));
+  ASSERT_EQ(states.size(), 40u);
   Engine e;
   JournalRecovery r = recover_journal(dir.path(), e);
   EXPECT_EQ(r.records, 2000u);
   EXPECT_EQ(r.bad_records, 0u);
   EXPECT_FALSE(r.torn_tail);
-  EXPECT_EQ(state_digest(*e.current()), digests.back());
+  EXPECT_EQ(e.applied(), 2000u);
+  EXPECT_EQ(e.skipped(), 0u);
+  EXPECT_TRUE(test::same_state(*e.current(), *states.back()));
+  // The comparison can tell: one batch (50 records) less is another state.
+  EXPECT_NE(state_digest(*e.current()), state_digest(*states[states.size() - 2]));
+  EXPECT_NE(test::state_summary(*e.current()), test::state_summary(*states[states.size() - 2]));
 }
 
 TEST(Journal, TornTailIsDroppedNeverHalfApplied) {
   test::TempDir dir;
-  auto recs = sim_records(1000);
+  auto recs = test::sim_records(1000);
   // The state before the last record: what a restart after a torn last write must give.
-  Engine before;
-  for (size_t i = 0; i + 1 < recs.size(); ++i) before.apply(feed::Record(recs[i]));
-  before.commit();
-  write_journal(dir.path(), recs);
+  SnapshotPtr before = apply_records({recs.begin(), recs.end() - 1});
+  SnapshotPtr full = write_journal(dir.path(), recs).back();
+  // ... and the last record makes a difference that shows.
+  ASSERT_NE(state_digest(*before), state_digest(*full));
+  ASSERT_NE(test::state_summary(*before), test::state_summary(*full));
   std::string path = journal_path(dir.path());
   std::string data = test::read_file(path);
   size_t last_line = data.rfind('\n', data.size() - 2) + 1;
@@ -74,25 +85,33 @@ TEST(Journal, TornTailIsDroppedNeverHalfApplied) {
   EXPECT_EQ(r.records, 999u);
   EXPECT_TRUE(r.torn_tail);
   EXPECT_EQ(r.truncated_bytes, cut - last_line);
-  EXPECT_EQ(state_digest(*e.current()), state_digest(*before.current()));
+  EXPECT_EQ(e.applied(), 999u);
+  EXPECT_TRUE(test::same_state(*e.current(), *before));
+  EXPECT_NE(state_digest(*e.current()), state_digest(*full));
   // The file now ends at the last intact record, so appends follow it cleanly.
   EXPECT_EQ(test::read_file(path).size(), last_line);
-  auto more = sim_records(1100);
-  more.erase(more.begin(), more.begin() + 999);
-  write_journal(dir.path(), std::move(more));
+  auto all = test::sim_records(1100);
+  write_journal(dir.path(), {all.begin() + 999, all.end()});
   Engine again;
   JournalRecovery r2 = recover_journal(dir.path(), again);
   EXPECT_EQ(r2.records, 1100u);
   EXPECT_EQ(r2.bad_records, 0u);
+  EXPECT_FALSE(r2.torn_tail);
+  // The re-sent record and those after it follow the intact prefix exactly.
+  EXPECT_TRUE(test::same_state(*again.current(), *apply_records(all)));
 }
 
 TEST(Journal, CorruptRecordInTheMiddleIsSkippedAndReported) {
   test::TempDir dir;
-  write_journal(dir.path(), sim_records(300));
+  auto recs = test::sim_records(300);
+  SnapshotPtr full = write_journal(dir.path(), recs).back();
   std::string path = journal_path(dir.path());
   std::string data = test::read_file(path);
   size_t p = data.find("\"op\":\"market\"", data.size() / 2);
   ASSERT_NE(p, std::string::npos);
+  // Line 0 is the header: the corrupt line holds record `bad`.
+  const size_t bad = static_cast<size_t>(std::count(data.begin(), data.begin() + static_cast<ptrdiff_t>(p), '\n')) - 1;
+  recs.erase(recs.begin() + static_cast<ptrdiff_t>(bad));
   data[p + 7] = 'M';  // flip one byte: the checksum no longer matches
   test::write_file(path, data);
   Engine e;
@@ -100,6 +119,9 @@ TEST(Journal, CorruptRecordInTheMiddleIsSkippedAndReported) {
   EXPECT_EQ(r.records, 299u);
   EXPECT_EQ(r.bad_records, 1u);
   EXPECT_FALSE(r.torn_tail);
+  // Exactly that record is missing, nothing of it applied, the rest intact.
+  EXPECT_TRUE(test::same_state(*e.current(), *apply_records(recs)));
+  EXPECT_NE(state_digest(*e.current()), state_digest(*full));
 }
 
 TEST(Journal, UnusableDataDirThrowsAtStartUp) {
