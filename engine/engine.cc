@@ -109,6 +109,9 @@ EventEntry& Engine::entry_for(uint64_t number, const std::string& id, int64_t at
     slot = std::make_shared<EventEntry>(*slot);
     slot->change = 0;
   }
+  // An emptied entry waiting to be dropped at commit is a new event to this
+  // record, as it would be in a later batch: it takes this record's id.
+  if (slot->empty()) slot->key = id;
   slot->edit = edit_;
   slot->updated_at = at;
   return *slot;
@@ -166,7 +169,11 @@ void Engine::apply_event(feed::Record& rec) {
 }
 
 ApplyResult Engine::apply_remove(feed::Record& rec) {
-  if (!work_.events.find(rec.number)) return ApplyResult::SkippedUnknownEvent;
+  // An entry with nothing left (an earlier remove of this batch emptied it;
+  // it is dropped at commit) counts as unknown, exactly as it will once
+  // committed: the outcome must not depend on where batches fall.
+  const EventEntry* cur = work_.events.find(rec.number);
+  if (!cur || cur->empty()) return ApplyResult::SkippedUnknownEvent;
   EventEntry& e = entry_for(rec.number, rec.id, rec.at);
   const int32_t old_sport = e.sport();
   const bool old_live = e.live();

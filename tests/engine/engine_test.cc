@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
+#include "engine/state_digest.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay {
@@ -129,6 +132,33 @@ TEST(Engine, RemoveOfUnknownEventIsSkippedAndCounted) {
   EXPECT_EQ(e.skipped(), 1u);
   EXPECT_EQ(e.commit(), nullptr);  // nothing applied: nothing published
   EXPECT_EQ(e.current()->seq, 0u);
+}
+
+// A remove that empties an event, then a second remove and a market under
+// another id form: the result (state, display id, what was skipped) must
+// not depend on whether they share a batch, or a replay with other batch
+// boundaries would differ from the live run.
+TEST(Engine, RemoveAndReAddDoNotDependOnBatching) {
+  const std::vector<std::string> lines = {
+      R"({"at":1,"op":"event","id":"s7-1.9","event":{"h":"A","a":"B","sport":1,"live":false,"ts":5}})",
+      R"({"at":2,"op":"remove","id":"s7-1.9"})",
+      R"({"at":3,"op":"remove","id":"s7-1.9"})",
+      R"({"at":4,"op":"market","id":"9","market":1001,"lines":{"s":{"s":0,"o":{"1":[150,0]}}}})"};
+  auto run = [&](bool one_batch) {
+    Engine e;
+    for (const auto& l : lines) {
+      e.apply(test::rec(l));
+      if (!one_batch) e.commit();
+    }
+    e.commit();
+    return std::make_tuple(e.applied(), e.skipped(), e.current()->clock, e.current()->events.find(9)->key,
+                           dump_state(*e.current()));
+  };
+  auto together = run(true), apart = run(false);
+  EXPECT_EQ(std::get<0>(apart), 3u);
+  EXPECT_EQ(std::get<1>(apart), 1u) << "the second remove finds nothing to remove";
+  EXPECT_EQ(std::get<3>(apart), "9") << "the emptied event was dropped: the market's id names the new one";
+  EXPECT_EQ(together, apart);
 }
 
 TEST(Engine, FinalScoreFixedThenCorrected) {

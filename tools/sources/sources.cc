@@ -92,6 +92,7 @@ void ReplaySource::run() {
       auto due = t0 + std::chrono::microseconds(static_cast<int64_t>((rec.at - first_at) * 1000.0 / speed_));
       while (Clock::now() < due && !stop_.load(std::memory_order_relaxed))
         std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(100)));
+      if (stop_.load(std::memory_order_relaxed)) break;  // stopped while waiting: the record is not due yet
     }
     pipeline_.push(std::move(rec));
     status_.records.fetch_add(1, std::memory_order_relaxed);
