@@ -69,11 +69,21 @@ void RelayLoop::process(const Batch& b) {
       // An event that just went live gets its whole odds; afterwards only
       // the markets that changed, each whole.
       auto markets = was_live ? b.markets_of(ch) : std::span<const uint32_t>{};
-      out_.push_back(Out{pt_odds(*now, now->sport(), markets), ch.number, now->sport(), true});
+      Out o{pt_odds(*now, now->sport(), markets), ch.number, now->sport(), true};
+      o.markets_first = static_cast<uint32_t>(out_markets_.size());
+      if (was_live) {
+        out_markets_.insert(out_markets_.end(), markets.begin(), markets.end());
+      } else {
+        for (const MarketRef& m : now->markets) out_markets_.push_back(m.id);
+      }
+      o.markets_count = static_cast<uint32_t>(out_markets_.size()) - o.markets_first;
+      out_.push_back(std::move(o));
     }
     if ((live || was_live) && (ch.bits & (kEventAdded | kEventChanged | kEventRemoved | kScoreChanged | kOddsChanged)))
       pending_live_[ch.number] = listed ? now->key : was_listed ? before->key : std::to_string(ch.number);
-    if ((ch.bits & kOddsChanged) && now) {
+    // A removed event without score or stats is gone from `cur` (dropped at
+    // commit); its subscribers still learn that its markets went with it.
+    if ((ch.bits & kOddsChanged) && (now || before)) {
       auto it = subscribers_.find(ch.number);
       if (it != subscribers_.end()) {
         for (uint32_t m : b.markets_of(ch)) {
@@ -81,7 +91,7 @@ void RelayLoop::process(const Batch& b) {
           for (StreamConn* c : it->second) {
             auto sub = std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return s.number == ch.number; });
             if (sub == c->subs.end() || !sub->wants(m)) continue;
-            if (!f) f = ws_market(*now, m, cur.clock);
+            if (!f) f = now ? ws_market(*now, m, cur.clock) : ws_market_removed(before->key, m, cur.clock);
             send(c, f);
           }
         }
@@ -112,18 +122,52 @@ void RelayLoop::fan_out() {
     const bool everything = c->ticket.sports.empty() && may_evt(c) && may_odds(c);
     for (const Out& o : out_) {
       if (!everything && (!(o.odds ? may_odds(c) : may_evt(c)) || !c->wants_sport(o.sport))) continue;
-      send(c, o.frame, o.channel);
+      if (o.odds) send_odds(c, o);
+      else send(c, o.frame, o.channel);
       ++delivered;
+    }
+    // An INFO that replaces a queued one closes that one's batches too.
+    uint64_t first = from;
+    int64_t newest = at;
+    if (c->q.would_conflate(kMarkerChannel)) {
+      first = c->queued_info_from;
+      newest = c->queued_info_at = std::max(at, c->queued_info_at);
+    } else if (c->q.in_flight()) {
+      c->queued_info_from = from;
+      c->queued_info_at = at;
     }
     if (uint64_t k = c->q.take_conflated()) {
       stats_.conflated.fetch_add(k, std::memory_order_relaxed);
-      send(c, pt_marker(seq, from, at, k), kMarkerChannel);  // this connection's own INFO says so
+      send(c, pt_marker(seq, first, newest, k), kMarkerChannel);  // this connection's own INFO says so
     } else {
-      send(c, marker, kMarkerChannel);
+      send(c, first == from ? marker : pt_marker(seq, first, newest), kMarkerChannel);
     }
   }
   stats_.deliveries.fetch_add(delivered, std::memory_order_relaxed);
   out_.clear();
+  out_markets_.clear();
+}
+
+// The slow path of a lagging connection: a newer odds frame of a channel
+// replaces the queued one (send_queue.h). Each names only the markets its
+// batch changed, so the replacement is re-encoded from the current state
+// with the markets of both (null for a removed one): nothing is lost.
+void RelayLoop::send_odds(StreamConn* c, const Out& o) {
+  const uint32_t* ids = out_markets_.data() + o.markets_first;
+  if (!c->q.in_flight()) return send(c, o.frame, o.channel);
+  auto [it, fresh] = c->queued_odds.try_emplace(o.channel);
+  std::vector<uint32_t>& named = it->second;
+  const EventEntry* e = snap_->events.find(o.channel);
+  if (fresh || !c->q.would_conflate(o.channel) || !e) {
+    // Nothing of the channel queued (or the event is gone, and with it its odds).
+    named.assign(ids, ids + o.markets_count);
+    return send(c, o.frame, o.channel);
+  }
+  const size_t mid = named.size();
+  named.insert(named.end(), ids, ids + o.markets_count);
+  std::inplace_merge(named.begin(), named.begin() + static_cast<ptrdiff_t>(mid), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  send(c, pt_odds(*e, o.sport, named), o.channel);
 }
 
 void RelayLoop::refresh_connect_cache() {

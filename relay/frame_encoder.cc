@@ -146,7 +146,9 @@ FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events) {
   return b.finish();
 }
 
-FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts) {
+namespace {
+
+FrameRef market_message(std::string_view event_key, uint32_t market, const Market* m, int64_t ts) {
   FrameBuilder b;
   json::StringSink sink(b.payload());
   json::Writer w(sink);
@@ -154,16 +156,26 @@ FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts) {
   w.Key("type");
   w.String("market");
   w.Key("event_id");
-  json::str(w, e.key);
+  json::str(w, event_key);
   w.Key("market");
   json::str(w, std::to_string(market));
   w.Key("ts");
   w.Int64(ts);
   w.Key("outcomes");
-  if (const Market* m = e.market(market)) rest::write_market(w, *m, rest::OddsForm::Get);
+  if (m) rest::write_market(w, *m, rest::OddsForm::Get);
   else w.Null();
   w.EndObject();
   return b.finish();
+}
+
+}  // namespace
+
+FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts) {
+  return market_message(e.key, market, e.market(market), ts);
+}
+
+FrameRef ws_market_removed(std::string_view event_key, uint32_t market, int64_t ts) {
+  return market_message(event_key, market, nullptr, ts);
 }
 
 FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> markets) {

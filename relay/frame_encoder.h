@@ -42,6 +42,9 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
 FrameRef ws_snapshot(const Snapshot& s);
 FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events);
 FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts);
+// The same with null outcomes, for an event gone from the state (its
+// markets went with it), named by the key it had.
+FrameRef ws_market_removed(std::string_view event_key, uint32_t market, int64_t ts);
 FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> markets);
 
 // Any text message, e.g. {"error":"..."}.

@@ -211,6 +211,7 @@ void RelayLoop::flush(StreamConn* c) {
       c->bufs.push_back(uv_buf_init(const_cast<char*>(b.data()), static_cast<unsigned>(b.size())));
       total += b.size();
     });
+    c->queued_odds.clear();  // what they described is in flight now
     // Straight into the socket when it has room (the common case: no
     // request, no callback); libuv queues only what does not fit.
     int n = uv_try_write(s, c->bufs.data(), static_cast<unsigned>(c->bufs.size()));

@@ -54,6 +54,15 @@ struct StreamConn {
   uint64_t close_deadline = 0; // loop ms: dropped then even if the close handshake is unfinished
   uint64_t last_pong = 0;
   std::vector<Subscription> subs;
+  // While a write is in flight (fanout.cc): the market ids each queued odds
+  // frame names, and the `from` and `at` of the queued INFO. A newer frame
+  // of the channel replaces the queued one with one that names both lists,
+  // and a newer INFO takes the older one's `from`: conflation skips
+  // intermediate prices, never a market's last change or a batch of the
+  // seq chain.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> queued_odds;
+  uint64_t queued_info_from = 0;
+  int64_t queued_info_at = 0;
 
   bool is_pt() const { return ticket.kind == rest::StreamTicket::Kind::PtWs; }
   bool wants_sport(int32_t sport) const {
@@ -138,8 +147,11 @@ class RelayLoop {
     uint64_t channel;  // conflation channel: the event number for odds, 0 otherwise
     int32_t sport;
     bool odds;         // odds channel (needs 'odds'), else event list (needs 'live')
+    uint32_t markets_first = 0, markets_count = 0;  // the market ids an odds frame names, in out_markets_
   };
   std::vector<Out> out_;
+  std::vector<uint32_t> out_markets_;  // for out_, reused from turn to turn
+  void send_odds(StreamConn* c, const Out& o);  // merges with a queued frame of its channel
   static void append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, std::vector<Out>& out);
   uint64_t turn_from_ = 0;  // first batch of this turn; 0 = none yet
   int64_t turn_at_ = 0;

@@ -2,10 +2,11 @@
 // between fan-out and the connection's next write; everything queued in a
 // loop turn goes out in one write. While a write is in flight the client is
 // behind: an `odds:` frame then replaces the pending one of its channel
-// (full replacement, so no state is lost) and the replacement is counted so
-// the connection's next INFO can report it. Past `limit` bytes (queued plus
-// in flight) push() refuses and the caller closes the connection: a client
-// that never reads holds at most that many bytes of references.
+// (fanout.cc makes the newer one name the markets of both, so no state is
+// lost) and the replacement is counted so the connection's next INFO can
+// report it. Past `limit` bytes (queued plus in flight) push() refuses and
+// the caller closes the connection: a client that never reads holds at most
+// that many bytes of references.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,8 @@ class SendQueue {
  public:
   explicit SendQueue(size_t limit) : limit_(limit) {}
 
-  // channel 0: never conflated (event deltas, INFO, control frames).
+  // channel 0: never conflated (event deltas, control frames; INFOs have a
+  // channel of their own).
   // False once the bytes held pass the limit (the frame is not queued).
   bool push(FrameRef f, uint64_t channel = 0);
   // Queues regardless of the limit: the close frame that ends a connection.
@@ -32,6 +34,8 @@ class SendQueue {
   void push_exempt(FrameRef f, uint64_t channel = 0);
 
   bool has_queued() const { return queued_bytes_ > 0; }
+  // True when push(f, channel) would replace a frame queued on `channel`.
+  bool would_conflate(uint64_t channel) const { return channel != 0 && !inflight_.empty() && index_.count(channel); }
   bool in_flight() const { return !inflight_.empty(); }
   size_t bytes() const { return queued_bytes_ + inflight_bytes_; }
 

@@ -1,13 +1,16 @@
 """/pt-ws and /ws through the real binary, driven by Python's websockets
 (Debian python3-websockets, an independent RFC 6455 implementation), Node's
 ws (tests/e2e/node) and a raw socket client for misbehaviour: handshake
-refusals, the connect sequence, deltas that rebuild the exact REST state,
-seq markers without gaps, filters and permissions, the per-key limit,
-ping/pong, the /ws heartbeat, live_update pacing, subscriptions, protocol
-errors with their close codes, and a client that stops reading."""
+refusals, the connect sequence, seq markers without gaps, filters and
+permissions, the per-key limit shared by both streams, ping/pong, the /ws
+heartbeat, live_update pacing, protocol errors with their close codes, and
+peers that reset. /ws subscriptions run on a feed the test writes
+(scripted_feed.py), so each change and what must (not) follow it is exact."""
 import asyncio
+import contextlib
 import json
 import os
+import select
 import shutil
 import socket
 import struct
@@ -20,6 +23,7 @@ import websockets
 from websockets.exceptions import ConnectionClosed, InvalidStatusCode
 
 import harness as h
+from scripted_feed import ScriptedFeed, event_rec, key_of, market_rec, market_removed, score_rec
 from wsraw import RawWs
 
 FULL = "relay-full-key"
@@ -182,7 +186,7 @@ class Relay(unittest.TestCase):
                                           max_queue=None) as ws:
                 first = split(await ws.recv())[2]
                 pong = await ws.ping(b"desk-1")
-                await asyncio.wait_for(pong, 5)
+                await asyncio.wait_for(pong, 30)
             async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None,
                                           max_queue=None) as ws:
                 t, ch, again = split(await ws.recv())
@@ -192,78 +196,121 @@ class Relay(unittest.TestCase):
                 self.assertTrue(ch.startswith("evt:"))
         run(go())
 
-    def test_sixth_connection_of_a_key_is_refused_and_a_slot_frees_at_once(self):
-        async def go():
-            url = self.url("/ws", key="limit-key")
-            held = [await websockets.connect(url, max_size=None, max_queue=None) for _ in range(5)]
-            extra = await websockets.connect(url, max_size=None)
-            msg = json.loads(await extra.recv())
-            self.assertEqual(msg, {"error": "Too many WebSocket connections for this API key"})
+    def test_key_limit_is_shared_by_ws_and_pt_ws_and_a_closed_stream_frees_its_slot(self):
+        # limit-key has the default ws_connections: 5, for /ws and /pt-ws together.
+        ws_url, pt_url = self.url("/ws", key="limit-key"), self.url("/pt-ws", key="limit-key", extra="&protocol=v2")
+
+        async def accepted(url):
+            ws = await websockets.connect(url, max_size=None, max_queue=None)
+            first = await ws.recv()
+            if url == ws_url:
+                self.assertEqual(json.loads(first)["type"], "snapshot")
+            else:
+                self.assertTrue(split(first)[2]["ready"])
+            return ws
+
+        async def refused(url):
+            ws = await websockets.connect(url, max_size=None)  # the handshake completes (101)
+            self.assertEqual(await ws.recv(), '{"error":"Too many WebSocket connections for this API key"}')
             with self.assertRaises(ConnectionClosed) as cm:
-                await extra.recv()
+                await ws.recv()
             self.assertEqual(cm.exception.code, 1008)
-            await held[0].close()
-            again = await websockets.connect(url, max_size=None)
-            self.assertEqual(json.loads(await again.recv())["type"], "snapshot")
-            for ws in held[1:] + [again]:
+
+        async def go():
+            before = self.rest("/v1/status")[1]["relay"]["refused_key_limit"]
+            held = [await accepted(u) for u in (ws_url, ws_url, ws_url, pt_url, pt_url)]
+            await refused(pt_url)
+            await refused(ws_url)
+            self.assertEqual(self.rest("/v1/status")[1]["relay"]["refused_key_limit"] - before, 2)
+            # Closing a /ws stream frees a slot a /pt-ws stream can take, and
+            # the other way round; each time the limit holds again.
+            await held.pop(0).close()
+            held.append(await accepted(pt_url))
+            await refused(ws_url)
+            await held.pop(2).close()  # a /pt-ws stream
+            held.append(await accepted(ws_url))
+            await refused(pt_url)
+            self.assertEqual(self.rest("/v1/status")[1]["relay"]["refused_key_limit"] - before, 4)
+            for ws in held:
                 await ws.close()
         run(go())
 
     # -- /ws
-    def test_ws_snapshot_live_updates_paced_and_subscriptions(self):
+    def test_ws_snapshot_then_live_updates_at_most_once_per_interval(self):
+        interval = 0.3  # --ws-update 300
         async def go():
+            t0 = time.monotonic()
             async with websockets.connect(self.url("/ws"), max_size=None, max_queue=None) as ws:
                 snap = json.loads(await ws.recv())
                 self.assertEqual(snap["type"], "snapshot")
                 self.assertIsInstance(snap["ts"], int)
+                self.assertIsInstance(snap["seq"], int)
                 self.assertTrue(snap["live"])
                 self.assertTrue(all(v["live"] for v in snap["live"].values()))
                 self.assertTrue(all(not v["live"] for v in snap["prematch"].values()))
                 st, rest_live = self.rest("/v1/live")
                 rest_ids = {k for evs in rest_live["data"].values() for k in evs}
                 self.assertGreater(len(set(snap["live"]) & rest_ids), len(rest_ids) // 2)
-                times = []
-                while len(times) < 4:
+                updates = []
+                while len(updates) < 8:
                     m = json.loads(await ws.recv())
-                    if m["type"] == "live_update":
-                        times.append(time.monotonic())
-                        self.assertTrue(m["data"])
-                gaps = [b - a for a, b in zip(times, times[1:])]
-                self.assertGreater(min(gaps), 0.2, gaps)  # --ws-update 300
-
-                eid = next(iter(snap["live"]))
-                await ws.send(json.dumps({"subscribe": {"event_id": eid, "markets": ["1001"]}}))
-                got = []
-                deadline = time.monotonic() + 15
-                while len(got) < 3 and time.monotonic() < deadline:
-                    m = json.loads(await ws.recv())
-                    if m["type"] in ("subscribed", "market"):
-                        got.append(m)
-                self.assertEqual(got[0], {"type": "subscribed", "event_id": eid, "markets": ["1001"]})
-                for m in got[1:]:
-                    self.assertEqual((m["type"], m["event_id"], m["market"]), ("market", eid, "1001"))
-                    self.assertEqual(set(m["outcomes"]["s"]) - {"s", "ls"}, {"2001", "2002", "2003"})
-                for bad, err in (("not json", "Malformed"), ('{"hello":1}', "Unknown message"),
-                                 ('{"subscribe":{"event_id":"999999999"}}', "Event not found")):
-                    await ws.send(bad)
-                    while True:
-                        m = json.loads(await ws.recv())
-                        if "error" in m:
-                            break
-                    self.assertIn(err, m["error"])
-                await ws.send(json.dumps({"unsubscribe": {"event_id": eid}}))
-                await ws.ping()
+                    # Nothing else comes to a stream without subscriptions.
+                    self.assertEqual(m["type"], "live_update", m)
+                    updates.append(m)
+                t1 = time.monotonic()
+            for m in updates:
+                self.assertEqual(set(m), {"type", "ts", "data"})
+                self.assertTrue(m["data"])
+                self.assertTrue(all(v is None or v["sport"] > 0 for v in m["data"].values()))
+            self.assertEqual([m["ts"] for m in updates], sorted(m["ts"] for m in updates))
+            # Every update was sent after t0 (the connection did not exist
+            # before) and received by t1, and the server spaces them at least
+            # an interval apart on its monotonic clock: load can only lengthen
+            # t1 - t0. Sending one per batch breaks this at once.
+            self.assertLessEqual(len(updates), (t1 - t0) / interval + 2, (t1 - t0))
         run(go())
 
     def test_ws_heartbeat_terminates_a_client_that_never_pongs(self):
+        # --ws-ping 500: a client that sends no pong for two intervals (1 s)
+        # is closed; never before, and well within ten times that.
+        t0 = time.monotonic()
         raw = RawWs(self.srv.port, f"/ws?api_key={FULL}")
         self.assertEqual(raw.status, 101)
-        start = time.time()
         code, reason, seen = raw.until_close(timeout=10)
+        elapsed = time.monotonic() - t0
         self.assertEqual(code, 1008)
-        self.assertIn("pong", reason)
-        self.assertTrue(any(op == 9 for op, _ in seen), "pings came before the close")
-        self.assertLess(time.time() - start, 5)  # 2 x 500 ms plus a tick
+        self.assertEqual(reason, "no pong within 60 s")
+        self.assertGreaterEqual(elapsed, 0.99)  # the server's clock counts whole ms
+        self.assertTrue(seen, "the snapshot came before the close")
+        self.assertEqual(json.loads(seen[0][1])["type"], "snapshot")
+        self.assertEqual({op for op, _ in seen} - {1, 9}, set(), "only text messages and pings")
+        raw.close()
+
+    def test_ws_heartbeat_keeps_a_client_that_answers_pings(self):
+        raw = RawWs(self.srv.port, f"/ws?api_key={FULL}")
+        self.assertEqual(raw.status, 101)
+        pings = 0
+        # Pings are at least 500 ms apart: five span more than the two
+        # intervals after which a silent client is closed.
+        while pings < 5:
+            op, p = raw.recv_frame()
+            self.assertNotEqual(op, 8, "closed although it answered every ping: %r" % p)
+            if op == 9:
+                self.assertEqual(p, b"hb")
+                raw.send_frame(10, p)
+                pings += 1
+        raw.send_frame(9, b"still-here")
+        while True:
+            op, p = raw.recv_frame()
+            self.assertNotEqual(op, 8, p)
+            if op == 10:
+                break
+            if op == 9:
+                raw.send_frame(10, p)
+        self.assertEqual(p, b"still-here")
+        raw.send_frame(8, struct.pack("!H", 1000))
+        code, _, _ = raw.until_close()
+        self.assertEqual(code, 1000)
         raw.close()
 
     def test_protocol_errors_close_with_their_codes(self):
@@ -297,7 +344,7 @@ class Relay(unittest.TestCase):
         time.sleep(0.3)
         for r in raws:
             r.close()
-        deadline = time.time() + 10
+        deadline = time.time() + 30
         while time.time() < deadline:
             st, status = self.rest("/v1/status")
             if status["relay"]["pt_ws_connections"] == 0:
@@ -312,14 +359,291 @@ class Relay(unittest.TestCase):
                 self.assertTrue(split(await ws.recv())[2]["ready"])
         run(still_serving())
 
-    def test_node_ws_client(self):
-        node_dir = os.path.join(os.path.dirname(__file__), "node")
-        if not os.path.isdir(os.path.join(node_dir, "node_modules", "ws")):
-            self.fail("Node's ws is not installed: run scripts/install-deps.sh (npm ci in tests/e2e/node)")
-        p = subprocess.run(["node", os.path.join(node_dir, "ws_client.mjs"), str(self.srv.port), FULL],
-                           capture_output=True, text=True, timeout=60)
+    def test_node_ws_client_pt_ws(self):
+        p = subprocess.run(node_client("pt", self.srv.port, FULL), capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("node ws: ok", p.stdout)
+        self.assertEqual(p.stdout, "node ws: ok\n")
+
+
+def node_client(mode, port, key, *rest):
+    node_dir = os.path.join(os.path.dirname(__file__), "node")
+    if not os.path.isdir(os.path.join(node_dir, "node_modules", "ws")):
+        raise AssertionError("Node's ws is not installed: run scripts/install-deps.sh (npm ci in tests/e2e/node)")
+    return ["node", os.path.join(node_dir, "ws_client.mjs"), mode, str(port), key, *rest]
+
+
+# -- /ws subscriptions on a feed the test writes (scripted_feed.py)
+FENCE = "fence"  # not JSON: answered with FENCE_REPLY after everything queued before it
+FENCE_REPLY = {"error": "Malformed message: expected a JSON object"}
+
+
+# Each test has its own events, so the order the tests run in does not matter.
+E_ALL, E_RESUB, E_UNSUB, E_WITNESS, E_MKT_GONE = (key_of(n) for n in (9001, 9002, 9003, 9004, 9005))
+E_GONE_SCORED, E_GONE_BARE, NODE_A, NODE_B = (key_of(n) for n in (9006, 9007, 9008, 9009))
+PREMATCH = [key_of(9100 + i, live=False) for i in range(100)]
+SCORED = {E_ALL, E_GONE_SCORED}
+MARKETS = {E_ALL: (1001, 1004, 1007), E_RESUB: (1001, 1007), E_UNSUB: (1001,), E_WITNESS: (1001,),
+           E_MKT_GONE: (1001, 1007), E_GONE_SCORED: (1001, 1007), E_GONE_BARE: (1001, 1007),
+           NODE_A: (1001,), NODE_B: (1001,)}
+
+
+class WsSubscriptions(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-ws-subs-")
+        cls.keys = os.path.join(cls.dir, "keys.json")
+        with open(cls.keys, "w") as f:
+            json.dump(KEYS, f)
+        cls.feed = ScriptedFeed(os.path.join(cls.dir, "feed.fifo"))
+        cls.srv = h.Server("--feed", f"replay:{cls.feed.path},speed=max", "--keys", cls.keys, "--progress", "0",
+                           "--ws-update", "200")
+        try:
+            cls.srv.wait_for(r"serving http://")
+            cls.feed.open()
+            records = []
+            for key, markets in MARKETS.items():
+                records.append(event_rec(key, True))
+                records += [market_rec(key, m) for m in markets]
+                if key in SCORED:
+                    records.append(score_rec(key))
+            records += [event_rec(k, False) for k in PREMATCH]
+            last = cls.feed.write(*records)
+            cls.wait_applied(last)
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.feed.close()
+        rc, log = cls.srv.stop()
+        cls.srv.__exit__()
+        shutil.rmtree(cls.dir)
+        assert rc == 0, log
+
+    @classmethod
+    def wait_applied(cls, last_at, timeout=30):
+        """Until REST and the relay both serve the state up to the record at `last_at`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            r, body = h.request(cls.srv.port, "/v1/status", FULL)
+            status = json.loads(body)
+            if status["last_update"] == last_at:
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"record at {last_at} not applied within {timeout}s: {status}")
+            time.sleep(0.05)
+
+        async def relay_seq():
+            async with websockets.connect(f"ws://127.0.0.1:{cls.srv.port}/ws?api_key={FULL}", max_size=None) as ws:
+                return json.loads(await ws.recv())["seq"]
+        # A new stream's snapshot is the relay's state: it has caught up when
+        # that is the engine's (the feed is idle, so the seq stays put).
+        while run(relay_seq()) != status["seq"]:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the relay did not reach seq {status['seq']} within {timeout}s")
+            time.sleep(0.05)
+
+    def odds(self, key, market):
+        r, body = h.request(self.srv.port, f"/v1/odds?ids={key}", FULL)
+        self.assertEqual(r.status, 200)
+        return json.loads(body)["data"].get(key, {}).get(market)
+
+    @contextlib.asynccontextmanager
+    async def open(self, key=FULL):
+        """A /ws stream past its snapshot."""
+        async with websockets.connect(f"ws://127.0.0.1:{self.srv.port}/ws?api_key={key}", max_size=None,
+                                      max_queue=None) as ws:
+            self.assertEqual(json.loads(await ws.recv())["type"], "snapshot")
+            yield ws
+
+    async def exchange(self, ws, *msgs):
+        """Sends msgs, then the fence; returns every message before the
+        fence's answer except live_updates (paced, so they may fall anywhere)."""
+        for m in msgs:
+            await ws.send(m if isinstance(m, str) else json.dumps(m))
+        await ws.send(FENCE)
+        got = []
+        while True:
+            m = json.loads(await ws.recv())
+            if m == FENCE_REPLY:
+                return got
+            if m.get("type") != "live_update":
+                got.append(m)
+
+    async def until(self, ws, pred):
+        """Messages up to and including the first one pred accepts, live_updates left out."""
+        got = []
+        while True:
+            m = json.loads(await ws.recv())
+            if m.get("type") != "live_update":
+                got.append(m)
+            if pred(m):
+                return got
+
+    def subscribed(self, key, markets):
+        return {"type": "subscribed", "event_id": key, "markets": [str(m) for m in markets]}
+
+    def market(self, key, market, outcomes):
+        return {"type": "market", "event_id": key, "market": str(market), "outcomes": outcomes}
+
+    def current(self, key, *markets):
+        """The market messages a subscription must start with: the state REST serves."""
+        return [self.market(key, m, self.odds(key, str(m))) for m in markets]
+
+    def without_ts(self, msgs):
+        for m in msgs:
+            if m.get("type") == "market":
+                self.assertIsInstance(m.pop("ts"), int)
+        return msgs
+
+    def test_subscribe_without_markets_sends_every_market_now_and_matches_rest(self):
+        async def go():
+            async with self.open() as ws:
+                got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": E_ALL}}))
+                self.assertEqual(got, [self.subscribed(E_ALL, [])] + self.current(E_ALL, 1001, 1004, 1007))
+                self.assertEqual(got[1]["outcomes"]["s"]["2001"][0], 185)
+                # "markets": [] is the same as no list; any id form names the event.
+                got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": "9001", "markets": []}}))
+                self.assertEqual(got, [self.subscribed(E_ALL, [])] + self.current(E_ALL, 1001, 1004, 1007))
+        run(go())
+
+    def test_resubscribing_replaces_the_market_list(self):
+        async def go():
+            async with self.open() as ws:
+                got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": E_RESUB,
+                                                                             "markets": ["1001"]}}))
+                self.assertEqual(got, [self.subscribed(E_RESUB, [1001])] + self.current(E_RESUB, 1001))
+                got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": E_RESUB, "markets": [1007]}}))
+                self.assertEqual(got, [self.subscribed(E_RESUB, [1007])] + self.current(E_RESUB, 1007))
+                self.feed.write(market_rec(E_RESUB, 1001, price=111), market_rec(E_RESUB, 1007, price=222))
+                got = await self.until(ws, lambda m: m.get("market") == "1007")
+                got += await self.exchange(ws)  # whatever that batch sent is before the fence
+                self.assertEqual(self.without_ts(got), self.current(E_RESUB, 1007))
+                self.assertEqual(got[0]["outcomes"]["s2.5"]["2101"][0], 222)
+        run(go())
+
+    def test_unsubscribe_stops_the_messages_of_that_event_only(self):
+        async def go():
+            async with self.open() as ws:
+                got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": E_UNSUB}},
+                                                          {"subscribe": {"event_id": E_WITNESS, "markets": ["1001"]}}))
+                self.assertEqual(got, [self.subscribed(E_UNSUB, [])] + self.current(E_UNSUB, 1001) +
+                                 [self.subscribed(E_WITNESS, [1001])] + self.current(E_WITNESS, 1001))
+                self.assertEqual(await self.exchange(ws, {"unsubscribe": {"event_id": E_UNSUB}}), [])  # no answer
+                # E_UNSUB changes first; the witness's message shows the relay
+                # has handled both records, so an E_UNSUB message would be here.
+                self.feed.write(market_rec(E_UNSUB, 1001, price=150), market_rec(E_WITNESS, 1001, price=160))
+                got = await self.until(ws, lambda m: m.get("event_id") == E_WITNESS)
+                got += await self.exchange(ws)
+                self.assertEqual(self.without_ts(got), self.current(E_WITNESS, 1001))
+                self.assertEqual(got[0]["outcomes"]["s"]["2001"][0], 160)
+                self.assertEqual(await self.exchange(ws, {"unsubscribe": {"event_id": E_UNSUB}}),
+                                 [{"error": "Not subscribed to that event"}])
+        run(go())
+
+    def test_a_removed_market_is_sent_as_null_outcomes(self):
+        async def go():
+            async with self.open() as ws:
+                got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": E_MKT_GONE}}))
+                self.assertEqual(got, [self.subscribed(E_MKT_GONE, [])] + self.current(E_MKT_GONE, 1001, 1007))
+                self.feed.write(market_removed(E_MKT_GONE, 1007))
+                got = await self.until(ws, lambda m: m.get("type") == "market")
+                got += await self.exchange(ws)
+                self.assertEqual(self.without_ts(got), [self.market(E_MKT_GONE, 1007, None)])
+                self.assertIsNone(self.odds(E_MKT_GONE, "1007"))
+                self.assertIsNotNone(self.odds(E_MKT_GONE, "1001"))
+        run(go())
+
+    def test_a_removed_event_nulls_its_markets_and_is_null_in_live_update(self):
+        # One event keeps a scoreboard after removal (its entry stays), one has none.
+        async def go():
+            async with self.open() as ws:
+                for key in (E_GONE_SCORED, E_GONE_BARE):
+                    got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": key}}))
+                    self.assertEqual(got, [self.subscribed(key, [])] + self.current(key, 1001, 1007))
+                gone = {E_GONE_SCORED, E_GONE_BARE}
+                self.feed.write({"op": "remove", "id": E_GONE_SCORED}, {"op": "remove", "id": E_GONE_BARE})
+                markets, nulled = [], {}
+                while set(nulled) != gone:
+                    m = json.loads(await ws.recv())
+                    if m["type"] == "live_update":
+                        nulled.update({k: v for k, v in m["data"].items() if k in gone})
+                    else:
+                        markets.append(m)
+                markets += await self.exchange(ws)
+                self.assertEqual(nulled, {E_GONE_SCORED: None, E_GONE_BARE: None})
+                self.assertEqual(sorted((m["event_id"], m["market"]) for m in self.without_ts(markets)),
+                                 [(k, m) for k in sorted(gone) for m in ("1001", "1007")])
+                self.assertEqual([m["outcomes"] for m in markets], [None] * 4)
+                for key in gone:
+                    r, body = h.request(self.srv.port, f"/v1/event?id={key}", FULL)
+                    self.assertEqual(r.status, 404)
+        run(go())
+
+    def test_at_most_100_events_and_200_markets_per_stream(self):
+        async def go():
+            async with self.open() as ws:
+                got = await self.exchange(ws, *({"subscribe": {"event_id": k}} for k in PREMATCH))
+                self.assertEqual(got, [self.subscribed(k, []) for k in PREMATCH])  # no markets to send
+                too_many = [{"error": "Too many subscriptions: at most 100 events"}]
+                self.assertEqual(await self.exchange(ws, {"subscribe": {"event_id": E_ALL}}), too_many)
+                # Subscribing again to a subscribed event replaces, so it fits.
+                got = await self.exchange(ws, {"subscribe": {"event_id": PREMATCH[0], "markets": ["1001"]}})
+                self.assertEqual(got, [self.subscribed(PREMATCH[0], [1001])])
+                self.assertEqual(await self.exchange(ws, {"unsubscribe": {"event_id": PREMATCH[1]}}), [])
+                got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": E_ALL, "markets": ["1004"]}}))
+                self.assertEqual(got, [self.subscribed(E_ALL, [1004])] + self.current(E_ALL, 1004))
+                self.assertEqual(await self.exchange(ws, {"subscribe": {"event_id": PREMATCH[1]}}), too_many)
+
+            async with self.open() as ws:
+                ids = [str(1001 + i) for i in range(201)]
+                got = await self.exchange(ws, {"subscribe": {"event_id": E_ALL, "markets": ids}})
+                self.assertEqual(got, [{"error": "Invalid markets: expected at most 200 market ids"}])
+                got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": E_ALL, "markets": ids[:200]}}))
+                self.assertEqual(got, [self.subscribed(E_ALL, ids[:200])] + self.current(E_ALL, 1001, 1004, 1007))
+        run(go())
+
+    def test_mistakes_are_answered_and_the_stream_stays_open(self):
+        async def go():
+            async with self.open() as ws:
+                for msg, err in (
+                        ('{"hello":1}', 'Unknown message: expected {"subscribe":{"event_id":...,"markets":[...]}}'),
+                        ({"subscribe": {"markets": ["1001"]}},
+                         'Unknown message: expected {"subscribe":{"event_id":...,"markets":[...]}}'),
+                        ({"subscribe": {"event_id": "999999999"}}, "Event not found"),
+                        ({"subscribe": {"event_id": "not an id"}}, "Event not found"),
+                        ({"subscribe": {"event_id": E_ALL, "markets": ["x"]}},
+                         'Invalid markets: expected market ids such as "1001"'),
+                        ({"subscribe": {"event_id": E_ALL, "markets": "1001"}},
+                         "Invalid markets: expected at most 200 market ids"),
+                        ({"unsubscribe": {"event_id": E_ALL}}, "Not subscribed to that event")):
+                    self.assertEqual(await self.exchange(ws, msg), [{"error": err}], msg)
+            # A key without 'odds' may watch /ws but not subscribe to markets.
+            async with self.open(key="live-only") as ws:
+                self.assertEqual(await self.exchange(ws, {"subscribe": {"event_id": E_ALL}}),
+                                 [{"error": "API key lacks the 'odds' permission"}])
+        run(go())
+
+    def test_node_ws_client_ws(self):
+        # Node drives the stream and says when to change the feed.
+        spec = {"a": NODE_A, "b": NODE_B, "a1001": self.odds(NODE_A, "1001"), "b1001": self.odds(NODE_B, "1001"),
+                "b_price": 175}
+        p = subprocess.Popen(node_client("ws", self.srv.port, FULL, json.dumps(spec)), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        step = ""
+        try:
+            if select.select([p.stdout], [], [], 60)[0]:
+                step = p.stdout.readline()
+                if step == "unsubscribed\n":
+                    self.feed.write(market_rec(NODE_A, 1001, price=170), market_rec(NODE_B, 1001, price=175))
+            out, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 0, f"stdout: {step}{out}\nstderr: {err}")
+        self.assertEqual((step, out), ("unsubscribed\n", "node ws: ok\n"))
 
 
 if __name__ == "__main__":

@@ -1,22 +1,21 @@
 """The relay's promises that need their own server: a /pt-ws subscriber
 that applies the connect snapshot and every delta ends with exactly the
-state REST serves (replayed feed, compared at the same seq); a client that
+state REST serves (replayed feed, compared at the same seq); so does one
+that lags and is conflated, with no gap in its seq chain; a client that
 stops reading is closed with 1008 at its byte bound while another client
-keeps every batch; a client that reads slowly is conflated and told so."""
+keeps every batch."""
 import asyncio
 import json
 import os
 import shutil
-import socket
 import tempfile
-import threading
 import time
 import unittest
 
 import websockets
-from websockets.exceptions import ConnectionClosed
 
 import harness as h
+from scripted_feed import ScriptedFeed, event_rec, key_of, market_rec, market_removed
 from wsraw import RawWs
 
 KEY = "state-key"
@@ -54,133 +53,230 @@ class WithKeys(unittest.TestCase):
         shutil.rmtree(self.dir)
 
 
-class DeltasRebuildRestState(WithKeys):
+def apply_frame(events, odds, ch, body, test):
+    """Applies one /pt-ws P frame as docs/api.md says a client does."""
+    kind, *rest_ch = ch.split(":")
+    if kind == "evt":
+        for k, v in body.items():
+            if v is None:
+                events.pop(k, None)
+            else:
+                test.assertEqual(v["sport"], int(rest_ch[0]))
+                events[k] = v
+    else:
+        test.assertEqual(kind, "odds")
+        book = odds.setdefault(int(rest_ch[1]), {})
+        for m, lines in body.items():
+            if lines is None:
+                book.pop(m, None)
+            else:
+                book[m] = lines
+
+
+def number_of(key):
+    return int(key.rsplit(".", 1)[-1].rsplit("-", 1)[-1])
+
+
+def wait_status(port, pred, what, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        status = rest(port, "/v1/status")
+        if pred(status):
+            return status
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout}s: {status}")
+        time.sleep(0.05)
+
+
+class StreamState(WithKeys):
+    def assert_rest_state(self, port, events, odds):
+        """The events and live odds a client rebuilt are exactly what REST serves."""
+        rest_events = {}
+        for path in ("/v1/live", "/v1/prematch"):
+            for evs in rest(port, path)["data"].values():
+                rest_events.update(evs)
+        self.assertEqual(events, rest_events)
+        live_keys = [k for k, v in events.items() if v["live"]]
+        self.assertTrue(live_keys)
+        rest_odds = {}
+        for i in range(0, len(live_keys), 100):
+            rest_odds.update(rest(port, "/v1/odds?ids=" + ",".join(live_keys[i:i + 100]))["data"])
+        for k in live_keys:
+            self.assertEqual(odds.get(number_of(k), {}), rest_odds.get(k, {}), k)
+
+
+class DeltasRebuildRestState(StreamState):
     def test_snapshot_plus_deltas_equals_rest(self):
         feed = os.path.join(self.dir, "feed.jsonl")
         rc, out, err = h.run([h.binary("oddsfeed"), "gen", "-o", feed, "--records", "20000",
                               "--sim", "seed=5,events=60,rate=400"])
         self.assertEqual(rc, 0, err)
+        # The feed ends with a record of ours whose `at` no other record has:
+        # an INFO gives the newest record time of its batches, so the INFO
+        # with that `at` closes the last batch there is, whenever the source's
+        # end, the log and the stream happen relative to each other.
+        with open(feed) as f:
+            last_at = max(json.loads(line)["at"] for line in f if line.startswith('{"at"'))
+        end = dict(event_rec(key_of(99999999, live=False), False), at=last_at + 1000)
+        with open(feed, "a") as f:
+            f.write(json.dumps(end) + "\n")
         with h.Server("--feed", f"replay:{feed},speed=12", "--keys", self.keys, "--progress", "0") as srv:
             srv.wait_for(r"serving http://")
             port = srv.port
 
             async def follow():
-                events, odds, number_key = {}, {}, {}
+                events, odds = {}, {}
                 url = f"ws://127.0.0.1:{port}/pt-ws?api_key={KEY}&protocol=v2"
                 async with websockets.connect(url, max_size=None, max_queue=None) as ws:
                     t, ch, ready = split(await ws.recv())
-                    seq, last = ready["seq"], None
-                    done_seq = None
+                    self.assertTrue(ready["ready"])
+                    seq = ready["seq"]
                     while True:
-                        t, ch, body = split(await asyncio.wait_for(ws.recv(), 30))
+                        t, ch, body = split(await asyncio.wait_for(ws.recv(), 60))
                         if t == "INFO":
                             self.assertEqual(body["from"], seq + 1, "a batch is missing")
+                            self.assertLessEqual(body["at"], end["at"])
                             seq = body["seq"]
-                            if done_seq is None and "finished" in srv.log():
-                                # The source is done; the engine may still be applying its
-                                # queue: the final seq is the one that stops moving.
-                                a = rest(port, "/v1/status")["seq"]
-                                time.sleep(0.3)
-                                if rest(port, "/v1/status")["seq"] == a:
-                                    done_seq = a
-                            if done_seq is not None and seq >= done_seq:
+                            if body["at"] == end["at"]:
                                 return events, odds, seq
-                            continue
-                        kind, *rest_ch = ch.split(":")
-                        if kind == "evt":
-                            for k, v in body.items():
-                                if v is None:
-                                    events.pop(k, None)
-                                else:
-                                    self.assertEqual(v["sport"], int(rest_ch[0]))
-                                    events[k] = v
                         else:
-                            book = odds.setdefault(int(rest_ch[1]), {})
-                            for m, lines in body.items():
-                                if lines is None:
-                                    book.pop(m, None)
-                                else:
-                                    book[m] = lines
+                            self.assertEqual(t, "P")
+                            apply_frame(events, odds, ch, body, self)
 
-            events, odds, seq = asyncio.run(asyncio.wait_for(follow(), 120))
-            self.assertEqual(rest(port, "/v1/status")["seq"], seq, "the feed kept moving after it finished")
-            live = rest(port, "/v1/live")["data"]
-            pre = rest(port, "/v1/prematch")["data"]
-            rest_events = {}
-            for group in (live, pre):
-                for evs in group.values():
-                    rest_events.update(evs)
-            self.assertEqual(events, rest_events)
-            live_keys = [k for k, v in events.items() if v["live"]]
-            self.assertTrue(live_keys)
-            rest_odds = {}
-            for i in range(0, len(live_keys), 100):
-                rest_odds.update(rest(port, "/v1/odds?ids=" + ",".join(live_keys[i:i + 100]))["data"])
-            for k in live_keys:
-                number = int(k.rsplit(".", 1)[-1].rsplit("-", 1)[-1])
-                self.assertEqual(odds.get(number, {}), rest_odds.get(k, {}), k)
+            events, odds, seq = asyncio.run(asyncio.wait_for(follow(), 180))
+            status = wait_status(port, lambda s: s["feed"]["done"], "the end of the replay")
+            self.assertEqual(status["seq"], seq, "the state moved after the last record")
+            self.assertEqual(status["last_update"], end["at"])
+            self.assertEqual(status["feed"]["records_applied"] + status["feed"]["records_skipped"], 20001)
+            self.assertIn(end["id"], events)
+            self.assert_rest_state(port, events, odds)
 
 
-class SlowClients(WithKeys):
+class ConflationKeepsTheState(StreamState):
+    def test_a_lagging_client_is_conflated_and_still_ends_exact_without_a_seq_gap(self):
+        fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
+        self.addCleanup(fifo.close)
+        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0") as srv:
+            srv.wait_for(r"serving http://")
+            port = srv.port
+            fifo.open()
+            x = key_of(7001)
+            # A connect snapshot twice what the kernel may buffer towards the
+            # client (its largest TCP send buffer; the client's receive buffer
+            # is 4 KiB) keeps the first write in flight until the client reads.
+            with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+                wmem = int(f.read().split()[2])
+            n = 2 * wmem // 180 + 1000  # an event is ~200 bytes of that snapshot
+            last = fifo.write(event_rec(x, True), *(market_rec(x, m) for m in (1001, 1004, 1007)),
+                              *(event_rec(key_of(100000 + i, live=False), False) for i in range(n)))
+            engine_seq = wait_status(port, lambda s: s["last_update"] == last, "the setup")["seq"]
+            deadline = time.monotonic() + 30
+            while True:  # until the relay, too, serves the whole setup
+                lagging = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=4096, timeout=60)
+                op, p = lagging.recv_frame()
+                t, ch, ready = split(p.decode())
+                if ready["seq"] == engine_seq:
+                    break
+                lagging.close()
+                self.assertLess(time.monotonic(), deadline, "the relay did not catch up with the engine")
+                time.sleep(0.05)
+            # While the snapshot is in flight: three batches, each changing
+            # other markets of x. Their odds frames share x's channel, so each
+            # replaces the one queued before it.
+            before = rest(port, "/v1/status")["relay"]["conflated"]
+            for recs in ([market_rec(x, 1001, 111), market_rec(x, 1004, 150)],
+                         [market_rec(x, 1007, 222), market_removed(x, 1004)],
+                         [market_rec(x, 1007, 223)]):
+                at = fifo.write(*recs)
+                final_seq = wait_status(port, lambda s: s["last_update"] == at, "a change")["seq"]
+            events, odds, markers, conflated = {}, {}, [], 0
+            seq = ready["seq"]
+            while seq < final_seq:
+                op, p = lagging.recv_frame()
+                self.assertEqual(op, 1)
+                t, ch, body = split(p.decode())
+                if t == "INFO":
+                    self.assertEqual(body["from"], seq + 1, "a batch is missing")
+                    seq = body["seq"]
+                    conflated += body.get("conflated", 0)
+                    markers.append(body)
+                else:
+                    apply_frame(events, odds, ch, body, self)
+            lagging.close()
+            self.assertEqual(seq, final_seq)
+            # The path under test was taken: frames of x were replaced.
+            self.assertGreater(conflated, 0, markers)
+            self.assertGreater(rest(port, "/v1/status")["relay"]["conflated"], before)
+            book = odds[number_of(x)]
+            self.assertEqual(sorted(book), ["1001", "1007"])
+            self.assertEqual(book["1001"]["s"]["2001"][0], 111)
+            self.assertEqual(book["1007"]["s2.5"]["2101"][0], 223)
+            self.assertEqual(len(events), n + 1)
+            self.assert_rest_state(port, events, odds)
+
+
+class SlowClients(StreamState):
     def test_non_reader_closed_at_bound_others_unaffected(self):
-        with h.Server("--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
+        # Rounds of changed pre-match events (evt frames are never conflated,
+        # so a queue that is not read only grows), each read whole by the
+        # good client before the next: it never lags, the stalled one only
+        # does. A round is ~100 KB, well under the bound of 256 KiB.
+        fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
+        self.addCleanup(fifo.close)
+        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0",
                       "--max-queue-bytes", "262144") as srv:
             srv.wait_for(r"serving http://")
             port = srv.port
-            time.sleep(1)
+            fifo.open()
+            keys = [key_of(200000 + i, live=False) for i in range(500)] + [key_of(7002)]
+
+            def round_of(r):
+                recs = [event_rec(k, k == keys[-1]) for k in keys]
+                for rec in recs:
+                    rec["event"]["h"] += f" r{r}"
+                return recs
+
+            last = fifo.write(*round_of(0))
+            wait_status(port, lambda s: s["last_update"] == last, "the first round")
             rss_before = rss_kib(srv.proc.pid)
             stalled = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=4096)
             self.assertEqual(stalled.status, 101)
 
-            # A slow reader: a little at a time, so its queue backs up.
-            slow = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=8192)
-            conflated = []
-            stop = threading.Event()
-
-            def read_slowly():
-                try:
-                    while not stop.is_set():
-                        op, p = slow.recv_frame()
-                        if op == 1 and p.startswith(b"INFO\x1fPUB\x1f") and b"conflated" in p:
-                            conflated.append(json.loads(p.split(b"\x1f", 2)[2]))
-                            break
-                        if op == 8:
-                            break
-                        time.sleep(0.002)
-                except (OSError, ConnectionError):
-                    pass
-            reader = threading.Thread(target=read_slowly, daemon=True)
-            reader.start()
-
             async def good_client():
                 url = f"ws://127.0.0.1:{port}/pt-ws?api_key={KEY}&protocol=v2"
+                events, odds = {}, {}
                 async with websockets.connect(url, max_size=None, max_queue=None) as ws:
                     t, ch, ready = split(await ws.recv())
-                    seq, markers = ready["seq"], 0
-                    deadline = time.monotonic() + 40
-                    while time.monotonic() < deadline:
-                        t, ch, body = split(await ws.recv())
-                        if t == "INFO":
-                            self.assertEqual(body["from"], seq + 1)
-                            seq, markers = body["seq"], markers + 1
-                            if markers % 50 == 0 and rest(port, "/v1/status")["relay"]["closed_slow"] >= 1:
-                                return markers
-                    self.fail("the stalled client was not closed within 40 s: %s" % rest(port, "/v1/status")["relay"])
+                    seq = ready["seq"]
+                    for r in range(1, 400):
+                        # Off the event loop, so the stream is read meanwhile.
+                        at = await asyncio.to_thread(fifo.write, *round_of(r))
+                        status = await asyncio.to_thread(wait_status, port, lambda s: s["last_update"] == at,
+                                                         f"round {r}")
+                        while seq < status["seq"]:
+                            t, ch, body = split(await ws.recv())
+                            if t == "INFO":
+                                self.assertEqual(body["from"], seq + 1, "a batch is missing")
+                                seq = body["seq"]
+                            else:
+                                apply_frame(events, odds, ch, body, self)
+                        relay = rest(port, "/v1/status")["relay"]
+                        if relay["closed_slow"]:
+                            self.assertEqual(relay["closed_slow"], 1, relay)  # the stalled one only
+                            self.assertEqual(relay["pt_ws_connections"], 1, relay)
+                            return r, events
+                    self.fail("the stalled client was never closed: %s" % rest(port, "/v1/status")["relay"])
 
-            markers = asyncio.run(asyncio.wait_for(good_client(), 60))
-            self.assertGreater(markers, 0)
+            rounds, events = asyncio.run(asyncio.wait_for(good_client(), 240))
+            self.assertGreater(rounds, 1)
+            # The good client kept every batch: it holds exactly REST's state.
+            self.assertEqual({k: v["h"] for k, v in events.items()}, {k: f"Home {k.rsplit('.', 1)[1]} r{rounds}"
+                                                                       for k in keys})
+            self.assert_rest_state(port, events, {})
             # The stalled client finds our close frame (1008) once it reads.
-            code, reason, _ = stalled.until_close(timeout=20)
-            self.assertEqual(code, 1008)
-            self.assertIn("too slow", reason)
+            code, reason, _ = stalled.until_close(timeout=60)
+            self.assertEqual((code, reason), (1008, "send queue over limit: client too slow"))
             stalled.close()
-            reader.join(30)  # until the slow reader meets an INFO that reports conflation
-            stop.set()
-            slow.close()
-            status = rest(port, "/v1/status")["relay"]
-            self.assertGreater(status["conflated"], 0, status)
-            self.assertTrue(conflated, "the slow reader was never told of conflation: %s" % status)
-            self.assertGreater(conflated[0]["conflated"], 0)
             # Memory stayed near where it was: the bound holds references, not
             # copies. (Not under a sanitizer: its quarantine holds freed memory.)
             if not h.sanitized():

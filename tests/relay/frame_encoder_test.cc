@@ -112,6 +112,15 @@ TEST_F(FrameEncoderTest, WsMessages) {
   EXPECT_STREQ(d["type"].GetString(), "market");
   EXPECT_STREQ(d["market"].GetString(), "1001");
   EXPECT_EQ(d["outcomes"]["s"]["2003"][0].GetInt(), 500);
+  EXPECT_STREQ(d["event_id"].GetString(), "s7-1.501");
+  EXPECT_EQ(d["ts"].GetInt64(), 5);
+  p = payload(ws_market(*s->events.find(501), 1004, 6));  // not a market of the event
+  d.Parse(p.c_str());
+  EXPECT_STREQ(d["market"].GetString(), "1004");
+  EXPECT_TRUE(d["outcomes"].IsNull());
+  // An event no longer in the state: named by its old key, outcomes null.
+  p = payload(ws_market_removed("s7-1.777", 1001, 7));
+  EXPECT_EQ(p, R"({"type":"market","event_id":"s7-1.777","market":"1001","ts":7,"outcomes":null})");
 }
 
 TEST(FrameHeader, LongPayloadsUseExtendedLengths) {
