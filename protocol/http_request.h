@@ -60,6 +60,8 @@ class RequestParser {
   // between calls until a Complete or Error result, then call reset().
   [[nodiscard]] ParseResult parse(std::string_view buf, Request& out);
   void reset() { scanned_ = 0; }
+  // How far the search for the end of the headers has got (for the tests).
+  size_t scanned() const { return scanned_; }
 
  private:
   Limits limits_;
