@@ -46,14 +46,25 @@ class Webhooks::Endpoint {
   Endpoint(const rest::WebhookConfig& cfg, bool sandbox, const WebhookOptions& o, WebhookStats& stats)
       : cfg_(cfg), sandbox_(sandbox), o_(o), stats_(stats), thread_([this] { run(); }) {}
   ~Endpoint() {
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
+    retire();
     thread_.join();
   }
   uint32_t events() const { return cfg_.events; }
+
+  // No longer configured (keys reload): what is queued is counted as dropped
+  // and the thread ends after the POST in flight, if any.
+  void retire() {
+    {
+      std::lock_guard lk(mu_);
+      if (!stop_) stats_.dropped.fetch_add(fifo_.size() + odds_.size(), std::memory_order_relaxed);
+      stop_ = true;
+      fifo_.clear();
+      odds_.clear();
+      odds_order_.clear();
+    }
+    cv_.notify_all();
+  }
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
 
   void push(Note n) {
     std::lock_guard lk(mu_);
@@ -117,6 +128,11 @@ class Webhooks::Endpoint {
   }
 
   void run() {
+    deliver();
+    finished_.store(true, std::memory_order_release);
+  }
+
+  void deliver() {
     std::unique_lock lk(mu_);
     for (;;) {
       cv_.wait(lk, [&] { return stop_ || !fifo_.empty() || !odds_order_.empty(); });
@@ -161,6 +177,7 @@ class Webhooks::Endpoint {
   std::deque<Note> fifo_;
   std::unordered_map<uint64_t, Note> odds_;
   std::deque<uint64_t> odds_order_;
+  std::atomic<bool> finished_{false};
   std::thread thread_;  // last: started once everything above exists
 };
 
@@ -178,35 +195,55 @@ void Webhooks::stop() {
   batches_.enqueue(nullptr);  // wakes the dispatcher
   dispatcher_.join();
   endpoints_.clear();
+  retired_.clear();
 }
 
 void Webhooks::on_batch(const BatchPtr& batch) {
   if (!stopping_.load(std::memory_order_relaxed)) batches_.enqueue(batch);
 }
 
-Webhooks::Endpoint& Webhooks::endpoint_for(const rest::ApiKey& key) {
+Webhooks::Endpoint& Webhooks::endpoint_for(const rest::ApiKey& key, std::set<std::string>* live) {
   const rest::WebhookConfig& c = *key.webhook;
   std::string id = c.url + '\n' + c.secret + (key.sandbox ? "\ns" : "\n") + std::to_string(c.events);
   auto& slot = endpoints_[id];
-  if (!slot) {
-    slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_);
-    stats_.endpoints.store(endpoints_.size(), std::memory_order_relaxed);
-  }
+  if (!slot) slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_);
+  if (live) live->insert(std::move(id));
   return *slot;
+}
+
+void Webhooks::retire_unused(const std::set<std::string>& live) {
+  for (auto it = endpoints_.begin(); it != endpoints_.end();) {
+    if (live.count(it->first)) {
+      ++it;
+      continue;
+    }
+    it->second->retire();
+    retired_.push_back(std::move(it->second));
+    it = endpoints_.erase(it);
+  }
+  stats_.endpoints.store(endpoints_.size(), std::memory_order_relaxed);
 }
 
 void Webhooks::dispatch() {
   BatchPtr b;
   SnapshotPtr prev;  // the state before the batch being dispatched
+  std::shared_ptr<const rest::KeyStore> last_keys;
   for (;;) {
     batches_.wait_dequeue(b);
     if (stopping_ || !b) return;
     SnapshotPtr before = std::exchange(prev, b->snapshot);
     auto keys = keys_.load();
+    const bool reloaded = keys != last_keys;  // then endpoints no key uses any more go
     std::vector<Endpoint*> targets;
+    std::set<std::string> live;
     keys->for_each([&](const rest::ApiKey& k) {
-      if (k.enabled && k.webhook) targets.push_back(&endpoint_for(k));
+      if (k.enabled && k.webhook) targets.push_back(&endpoint_for(k, reloaded ? &live : nullptr));
     });
+    if (reloaded) {
+      retire_unused(live);
+      last_keys = keys;
+    }
+    std::erase_if(retired_, [](const std::unique_ptr<Endpoint>& e) { return e->finished(); });
     if (targets.empty()) continue;
     int64_t at = 0;
     for (const auto& r : b->records) at = std::max(at, r.at);

@@ -16,9 +16,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include <concurrentqueue/blockingconcurrentqueue.h>
 
@@ -65,7 +67,8 @@ class Webhooks : public BatchSink {
 
  private:
   void dispatch();
-  Endpoint& endpoint_for(const rest::ApiKey& key);
+  Endpoint& endpoint_for(const rest::ApiKey& key, std::set<std::string>* live);
+  void retire_unused(const std::set<std::string>& live);
 
   WebhookOptions opts_;
   const Published<rest::KeyStore>& keys_;
@@ -74,6 +77,7 @@ class Webhooks : public BatchSink {
   std::atomic<bool> stopping_{false};
   std::thread dispatcher_;
   std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;  // by url + secret + sandbox; dispatcher only
+  std::vector<std::unique_ptr<Endpoint>> retired_;              // dropped by a reload, thread still ending
 };
 
 }  // namespace oddsrelay::relay

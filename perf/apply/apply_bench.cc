@@ -1,10 +1,15 @@
 // Engine apply throughput: parsed `market` records applied on one core with
 // a snapshot published every 256 records (the pipeline's batch), against a
 // baseline that applies the same records to a plain mutable hash map with
-// no snapshots: the ratio is what immutability costs.
+// no snapshots: the ratio is what immutability costs. Each run checks its
+// work: the engine applied every record and skipped none, the map holds
+// every distinct (event, market) of the records; otherwise it exits 1
+// instead of reporting a rate.
 //   build/perf/bench_apply
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "engine/engine.h"
@@ -14,9 +19,26 @@ namespace {
 
 constexpr size_t kRecords = 1'000'000;
 
+void check(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "bench_apply: FAILED: %s\n", what);
+  std::exit(1);
+}
+
 const oddsrelay::perf::SimFeed& feed() {
   static oddsrelay::perf::SimFeed f = oddsrelay::perf::sim_market_records(kRecords);
   return f;
+}
+
+size_t distinct_markets() {
+  static size_t n = [] {
+    std::unordered_map<uint64_t, std::unordered_map<uint32_t, bool>> seen;
+    for (const auto& r : feed().markets) seen[r.number][std::get<oddsrelay::feed::MarketRec>(r.body).market] = true;
+    size_t k = 0;
+    for (const auto& [ev, ms] : seen) k += ms.size();
+    return k;
+  }();
+  return n;
 }
 
 void BM_EngineApplyMarkets(benchmark::State& state) {
@@ -36,6 +58,8 @@ void BM_EngineApplyMarkets(benchmark::State& state) {
     e.commit();
     benchmark::DoNotOptimize(e.current()->markets);
     state.PauseTiming();
+    check(e.applied() == f.setup.size() + f.markets.size() && e.skipped() == 0,
+          "the engine did not apply every record");
     recs.clear();  // freeing is not applying
     state.ResumeTiming();
   }
@@ -58,6 +82,9 @@ void BM_BaselineMutableMap(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(m.size());
     state.PauseTiming();
+    size_t held = 0;
+    for (const auto& [ev, ms] : m) held += ms.size();
+    check(held == distinct_markets(), "the baseline does not hold every market");
     recs.clear();
     m.clear();
     state.ResumeTiming();

@@ -11,21 +11,30 @@
 # to nchan's publisher (pipelined POSTs) and stamps INFO `at` with the moment
 # it publishes, so nchan's latency counts from its own input; ours counts
 # from the feed record's `at` (integer ms: up to 1 ms against us).
+# No ratio is printed unless both runs are sound: oddsload exited 0, every
+# subscriber connected and none was closed early, frames were delivered
+# (and, for nchan, forwarded), and no subscriber saw a sequence gap or a
+# frame out of order; oddsrelay must still be running after its run.
 #   perf/relay/run.sh [build-dir] [seconds per run, default 60] [W1 subs, default 1000] [W2 subs, default 10000]
 set -euo pipefail
+shopt -s inherit_errexit
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 secs=${2:-60}
 w1=${3:-1000}
 w2=${4:-10000}
+die() { echo "perf/relay: FAILED: $*" >&2; exit 1; }
+[ -x "$build/oddsrelay" ] && [ -x "$build/oddsload" ] || die "no $build/oddsrelay or $build/oddsload"
 if ! command -v nginx >/dev/null || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so ]; then
   echo "installing nginx and nchan"; apt-get install -y -qq nginx-light libnginx-mod-nchan >/dev/null
 fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 [ "$(ulimit -n)" -gt $((w2 + 200)) ] || { echo "need more than $((w2 + 200)) open files (ulimit -n is $(ulimit -n))"; exit 1; }
 dir=$(mktemp -d)
-port=$((20000 + RANDOM % 10000))
-nport=$((port + 1))
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+nport=$(free_port)
+while [ "$nport" = "$port" ]; do nport=$(free_port); done
 relay_pid=
 cleanup() {
   [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
@@ -59,11 +68,23 @@ start_relay() {  # $1 = simulator rate
   "$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --feed "sim:events=300,rate=$1" \
     --progress 0 2> "$dir/relay.log" &
   relay_pid=$!
-  for _ in $(seq 50); do curl -sf -o /dev/null -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/status" && break; sleep 0.1; done
+  local up=
+  for _ in $(seq 100); do
+    kill -0 "$relay_pid" 2>/dev/null || die "oddsrelay exited: $(tail -3 "$dir/relay.log")"
+    curl -sf -o /dev/null -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/status" && { up=1; break; }
+    sleep 0.1
+  done
+  [ -n "$up" ] || die "oddsrelay does not answer /v1/status: $(tail -3 "$dir/relay.log")"
   sleep 1
 }
-stop_relay() { kill "$relay_pid"; wait "$relay_pid" 2>/dev/null || true; relay_pid=; }
-start_nchan() { nginx -c "$dir/nginx.conf"; sleep 0.3; }
+stop_relay() {
+  kill -0 "$relay_pid" 2>/dev/null || die "oddsrelay died during the run: $(tail -3 "$dir/relay.log")"
+  kill "$relay_pid"; wait "$relay_pid" 2>/dev/null || true; relay_pid=
+}
+start_nchan() {
+  nginx -c "$dir/nginx.conf" || die "nginx did not start"
+  sleep 0.3
+}
 stop_nchan() {
   local pid; pid=$(cat "$dir/nginx.pid")
   kill "$pid"
@@ -82,7 +103,9 @@ measure() {
   local ramp=$(( ${conns:-1000} / 2000 + 3 ))
   sleep "$ramp"
   local rss; rss=$(rss_kib "$pid")
-  wait "$load"
+  local rc=0
+  wait "$load" || rc=$?
+  [ "$rc" = 0 ] || die "oddsload exited $rc: $(cat "$dir/out.json")"
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["rss_kib"]=int(sys.argv[2]); print(json.dumps(d))' "$dir/out.json" "$rss"
 }
 
@@ -90,6 +113,15 @@ report() {  # $1 label, $2 ours json, $3 nchan json, $4 subscribers, $5/$6 idle 
   python3 - "$@" <<'PY'
 import json, sys
 label, ours, base, subs, rss0, nrss0 = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+def sound(name, d, forwarding=False):
+    bad = [f"{k}={d[k]}" for k in ("failed", "closed_early", "gaps", "out_of_order") if d[k] != 0]
+    if d["connected"] != subs: bad.append(f"connected={d['connected']}/{subs}")
+    if d["frames"] == 0 or d["frames_per_s"] <= 0: bad.append("no frames delivered")
+    if forwarding and d["forwarded"] == 0: bad.append("nothing forwarded to nchan")
+    if bad:
+        sys.exit(f"perf/relay: FAILED: {label}: {name}: {', '.join(bad)}: no ratio printed\n{json.dumps(d)}")
+sound("oddsrelay", ours)
+sound("nginx+nchan", base, forwarding=True)
 def row(name, d, rss_before):
     per = (d["rss_kib"] - rss_before) * 1024 / max(d["connected"], 1)
     return (f"| {name} | {d['connected']}/{subs} | {d['frames_per_s']:,.0f} | {d['bytes_per_s']/1e6:,.1f} | "
@@ -101,7 +133,7 @@ print(row("oddsrelay", ours, rss0))
 print(row("nginx+nchan", base, nrss0))
 r_rate = ours["frames_per_s"] / max(base["frames_per_s"], 1)
 r_p99 = ours["p99_ms"] / max(base["p99_ms"], 1e-9)
-print(f"\nratios oddsrelay/nchan: deliveries/s {r_rate:.2f}x, p99 latency {r_p99:.2f}x (lower is better)")
+print(f"\nratios oddsrelay/nchan: deliveries/s {r_rate:.3g}x, p99 latency {r_p99:.3g}x (lower is better)")
 PY
 }
 

@@ -1,9 +1,14 @@
 // Feed line parsing (RapidJSON, into typed records) and encoding, per line:
 // the replay source's per-record CPU cost, next to a baseline that only
 // validates the same lines as JSON with RapidJSON's SAX reader (the floor
-// for any JSON-based reader).
+// for any JSON-based reader). Every line must parse (as a record, as valid
+// JSON) in the timed loops too; one that does not exits 1 instead of
+// reporting a rate.
 //   build/perf/bench_parse
 #include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <rapidjson/reader.h>
 
@@ -12,6 +17,12 @@
 #include "protocol/feed_writer.h"
 
 namespace {
+
+void check(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "bench_parse: FAILED: %s\n", what);
+  std::exit(1);
+}
 
 const std::vector<std::string>& lines() {
   static std::vector<std::string> v = [] {
@@ -31,12 +42,13 @@ void BM_ParseFeedLine(benchmark::State& state) {
   const auto& ls = lines();
   oddsrelay::feed::FeedParser p;
   oddsrelay::feed::Record r;
-  size_t i = 0, bytes = 0;
+  size_t i = 0, bytes = 0, bad = 0;
   for (auto _ : state) {
     const std::string& l = ls[i++ % ls.size()];
     bytes += l.size();
-    benchmark::DoNotOptimize(p.parse(l, r));
+    bad += p.parse(l, r) != oddsrelay::feed::LineStatus::Record;
   }
+  check(bad == 0, "a feed line did not parse as a record");
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
@@ -45,14 +57,15 @@ BENCHMARK(BM_ParseFeedLine);
 void BM_BaselineJsonValidate(benchmark::State& state) {
   const auto& ls = lines();
   rapidjson::BaseReaderHandler<> h;
-  size_t i = 0, bytes = 0;
+  size_t i = 0, bytes = 0, bad = 0;
   for (auto _ : state) {
     const std::string& l = ls[i++ % ls.size()];
     bytes += l.size();
     rapidjson::Reader reader;
     rapidjson::StringStream ss(l.c_str());
-    benchmark::DoNotOptimize(reader.Parse(ss, h));
+    bad += reader.Parse(ss, h).IsError();
   }
+  check(bad == 0, "a feed line is not valid JSON");
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
@@ -67,6 +80,7 @@ void BM_EncodeFeedLine(benchmark::State& state) {
     oddsrelay::feed::write_record(f.markets[i++ % f.markets.size()], out);
     benchmark::DoNotOptimize(out.data());
   }
+  check(!out.empty() && out.front() == '{', "encoding wrote no JSON object");
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 BENCHMARK(BM_EncodeFeedLine);

@@ -3,38 +3,87 @@
 # bytes as a static file, with the same wrk settings, in the same run.
 # oddsrelay runs on its simulator at 1,000 odds records/s meanwhile (its
 # snapshots change under the readers). Loopback only; bounded in time.
+# No ratio is printed unless the answers were right: the bodies nginx serves
+# were 200 answers of oddsrelay holding what was asked for; just before
+# timing, each URL is fetched once from both servers (status 200; nginx's
+# bytes identical to the file; oddsrelay's the same ids, size within a
+# quarter, the static catalog byte for byte); and each wrk run saw no
+# non-2xx answer, no socket error and about the expected bytes per answer.
 #   perf/rest/run.sh [build-dir] [seconds per run, default 10] [connections, default 32]
 set -euo pipefail
+shopt -s inherit_errexit
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 secs=${2:-10}
 conns=${3:-32}
+key=perf-key
+die() { echo "perf/rest: FAILED: $*" >&2; exit 1; }
 for tool in wrk nginx; do
   command -v $tool >/dev/null || { echo "installing $tool"; apt-get install -y -qq wrk nginx-light >/dev/null; }
 done
+[ -x "$build/oddsrelay" ] || die "no $build/oddsrelay"
 dir=$(mktemp -d)
-port=$((20000 + RANDOM % 10000))
-nport=$((port + 1))
-cleanup() { kill "$relay_pid" 2>/dev/null || true; [ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true; rm -rf "$dir"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+nport=$(free_port)
+while [ "$nport" = "$port" ]; do nport=$(free_port); done
+relay_pid=
+cleanup() {
+  [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
+  [ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true
+  rm -rf "$dir"
+}
 trap cleanup EXIT
 
 printf '{"keys":[{"key":"perf-key","sandbox":true,"permissions":["live","prematch","odds","scores"]}]}' > "$dir/keys.json"
 "$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --feed sim:events=2000,rate=1000 \
   --progress 0 2> "$dir/relay.log" &
 relay_pid=$!
-for _ in $(seq 50); do curl -sf -o /dev/null -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/status" && break; sleep 0.1; done
-# The simulator's opening state arrives just after start: wait for 100 live events.
+up=
 for _ in $(seq 100); do
-  ids=$(curl -s -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/live" |
-        python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; print(",".join([k for s in d.values() for k in s][:100]))')
-  [ "$(echo "$ids" | tr ',' '\n' | wc -l)" -ge 100 ] && break
+  kill -0 "$relay_pid" 2>/dev/null || die "oddsrelay exited: $(tail -3 "$dir/relay.log")"
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -H "X-API-Key: $key" "http://127.0.0.1:$port/v1/status")" = 200 ] && { up=1; break; }
   sleep 0.1
 done
+[ -n "$up" ] || die "oddsrelay does not answer /v1/status with 200: $(tail -3 "$dir/relay.log")"
+# The simulator's opening state arrives just after start: wait for 100 live events.
+n=0
+for _ in $(seq 100); do
+  ids=$(curl -s -H "X-API-Key: $key" "http://127.0.0.1:$port/v1/live" |
+        python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; print(",".join([k for s in d.values() for k in s][:100]))' ||
+        true)
+  n=$(echo "$ids" | tr ',' '\n' | grep -c . || true)
+  [ "$n" -ge 100 ] && break
+  sleep 0.1
+done
+[ "$n" -ge 100 ] || die "only $n live events"
 first=${ids%%,*}
+declare -A url=([odds]="/v1/odds?ids=$ids" [event]="/v1/event?id=$first" [markets]="/v1/markets?lang=de")
+
+# check_body NAME FILE: the answer holds what was asked for; prints its ids.
+check_body() {
+  python3 - "$1" "$2" "$ids" "$first" <<'PY'
+import json, sys
+name, path, ids, first = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4]
+d = json.load(open(path))
+assert d.get("success") is True, f"{name}: no success: {str(d)[:200]}"
+if name == "odds":
+    assert len(d["data"]) == len(ids), f"odds for {len(d['data'])} of {len(ids)} events"
+    print(" ".join(sorted(d["data"])))
+elif name == "event":
+    assert d["data"], "empty event"
+    print(json.dumps(sorted(d["data"]) if isinstance(d["data"], dict) else len(d["data"])))
+else:
+    assert len(d["data"]) > 0, "no markets"
+    print(len(d["data"]))
+PY
+}
 mkdir -p "$dir/www"
-curl -s -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/odds?ids=$ids" > "$dir/www/odds.json"
-curl -s -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/event?id=$first" > "$dir/www/event.json"
-curl -s -H 'X-API-Key: perf-key' "http://127.0.0.1:$port/v1/markets?lang=de" > "$dir/www/markets.json"
+for f in odds event markets; do
+  code=$(curl -s -o "$dir/www/$f.json" -w '%{http_code}' -H "X-API-Key: $key" "http://127.0.0.1:$port${url[$f]}")
+  [ "$code" = 200 ] || die "oddsrelay answered ${url[$f]%%\?*} with $code: $(head -c 200 "$dir/www/$f.json")"
+  check_body "$f" "$dir/www/$f.json" > "$dir/$f.ids" || die "oddsrelay's ${url[$f]%%\?*} answer is wrong"
+done
 cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 pid $dir/nginx.pid;
@@ -55,27 +104,58 @@ nginx -c "$dir/nginx.conf"
 sleep 0.3
 # Both servers must answer with the same bytes, or the comparison is void.
 for f in odds event markets; do
-  got=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "http://127.0.0.1:$nport/$f.json")
-  [ "$got" = "200 $(wc -c < "$dir/www/$f.json")" ] || { echo "nginx does not serve $f.json: $got"; exit 1; }
+  code=$(curl -s -o "$dir/nginx.$f" -w '%{http_code}' "http://127.0.0.1:$nport/$f.json")
+  [ "$code" = 200 ] && cmp -s "$dir/nginx.$f" "$dir/www/$f.json" || die "nginx does not serve $f.json: $code"
+  code=$(curl -s -o "$dir/now.$f" -w '%{http_code}' -H "X-API-Key: $key" "http://127.0.0.1:$port${url[$f]}")
+  [ "$code" = 200 ] || die "oddsrelay answered ${url[$f]%%\?*} with $code just before timing"
+  [ "$(check_body "$f" "$dir/now.$f")" = "$(cat "$dir/$f.ids")" ] || die "oddsrelay's ${url[$f]%%\?*} answer changed shape"
+  a=$(wc -c < "$dir/now.$f") b=$(wc -c < "$dir/www/$f.json")
+  [ $((4 * a)) -ge $((3 * b)) ] && [ $((4 * a)) -le $((5 * b)) ] || die "oddsrelay's $f answer is $a bytes, nginx's $b"
 done
+cmp -s "$dir/now.markets" "$dir/www/markets.json" || die "oddsrelay's /v1/markets differs from the copy nginx serves"
 
 echo "machine: $(nproc) cores; oddsrelay REST loop: 1 thread; nginx: 1 worker; wrk -t1 -c$conns -d${secs}s, keep-alive"
-echo "ids: $(echo "$ids" | tr ',' '\n' | wc -l) live events; odds body $(wc -c < "$dir/www/odds.json") bytes, event body $(wc -c < "$dir/www/event.json") bytes"
-bench() {  # name url [header]
-  local out
-  out=$(wrk -t1 -c"$conns" -d"${secs}s" --latency ${3:+-H "$3"} "$2")
-  local rps p99
-  rps=$(echo "$out" | awk '/Requests\/sec/{print $2}')
-  p99=$(echo "$out" | awk '$1=="99%"{print $2}')
-  printf '%-22s %12s req/s   p99 %s\n' "$1" "$rps" "$p99"
-  echo "$rps" > "$dir/$1.rps"
+echo "ids: $n live events; odds body $(wc -c < "$dir/www/odds.json") bytes, event body $(wc -c < "$dir/www/event.json") bytes"
+# bench NAME FILE URL [header]: wrk against URL, whose answers should be
+# about FILE's size; fails unless every answer was 2xx and no socket erred.
+bench() {
+  local out rc=0
+  out=$(wrk -t1 -c"$conns" -d"${secs}s" --latency ${4:+-H "$4"} "$3" 2>&1) || rc=$?
+  echo "$out" > "$dir/$1.wrk"
+  [ "$rc" = 0 ] || die "wrk exited $rc on $1: $out"
+  python3 - "$1" "$dir/$1.wrk" "$(wc -c < "$2")" "$dir/$1.rps" <<'PY' || exit 1
+import re, sys
+name, path, size, rps_out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+out = open(path).read()
+def fail(why):
+    sys.exit(f"perf/rest: FAILED: {name}: {why}\n{out}")
+m = re.search(r"(\d+) requests in [\d.]+\w+, ([\d.]+)([KMGT]?B) read", out)
+if not m:
+    fail("no request count in wrk's output")
+n, read = int(m.group(1)), float(m.group(2)) * {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}[m.group(3)]
+if n == 0:
+    fail("no request answered")
+if re.search(r"Non-2xx or 3xx responses: (\d+)", out):
+    fail("non-2xx answers")
+s = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+if s and any(int(x) for x in s.groups()):
+    fail("socket errors")
+per = read / n  # body plus headers; wrk rounds the total to 2 decimals
+if not (0.75 * size <= per <= 1.25 * size + 1024):
+    fail(f"{per:.0f} bytes per answer, the body is {size}")
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)
+print(f"{name:<22} {rps:12.2f} req/s   p99 {p99}")
+open(rps_out, "w").write(str(rps))
+PY
 }
-bench oddsrelay_odds "http://127.0.0.1:$port/v1/odds?ids=$ids" "X-API-Key: perf-key"
-bench nginx_odds "http://127.0.0.1:$nport/odds.json"
-bench oddsrelay_event "http://127.0.0.1:$port/v1/event?id=$first" "X-API-Key: perf-key"
-bench nginx_event "http://127.0.0.1:$nport/event.json"
-bench oddsrelay_markets "http://127.0.0.1:$port/v1/markets?lang=de" "X-API-Key: perf-key"
-bench nginx_markets "http://127.0.0.1:$nport/markets.json"
+bench oddsrelay_odds "$dir/www/odds.json" "http://127.0.0.1:$port${url[odds]}" "X-API-Key: $key"
+bench nginx_odds "$dir/www/odds.json" "http://127.0.0.1:$nport/odds.json"
+bench oddsrelay_event "$dir/www/event.json" "http://127.0.0.1:$port${url[event]}" "X-API-Key: $key"
+bench nginx_event "$dir/www/event.json" "http://127.0.0.1:$nport/event.json"
+bench oddsrelay_markets "$dir/www/markets.json" "http://127.0.0.1:$port${url[markets]}" "X-API-Key: $key"
+bench nginx_markets "$dir/www/markets.json" "http://127.0.0.1:$nport/markets.json"
+kill -0 "$relay_pid" 2>/dev/null || die "oddsrelay died during the runs: $(tail -3 "$dir/relay.log")"
 python3 - "$dir" <<'PY'
 import sys
 d = sys.argv[1]
