@@ -24,7 +24,7 @@ namespace oddsrelay {
 
 struct LogOptions {
   int sync_ms = 200;
-  uint64_t snapshot_records = 100'000;
+  uint64_t snapshot_records = 50'000;
   int snapshot_seconds = 300;
   size_t keep_snapshots = 2;  // the newest, and one to fall back on
 };

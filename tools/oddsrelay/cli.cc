@@ -30,7 +30,7 @@ Options:
                          sees it, fsync every 200 ms); the dir's epoch names
                          the log and seq continues across restarts
   --snapshot-every N     compaction: write a snapshot and drop the journal it
-                         covers after N records (default 100000)...
+                         covers after N records (default 50000)...
   --snapshot-interval S  ...or after S seconds with any record (default 300)
   --resume-window SPEC   what /pt-ws and /ws keep for `resume=EPOCH:SEQ`:
                          BYTES[K|M|G] and/or SECONDS followed by s, comma-

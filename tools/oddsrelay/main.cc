@@ -1,7 +1,8 @@
-// oddsrelay: wires the data path of DESIGN.md together. Start-up order:
-// parse the command line, replay the journal (so state is back before
-// anything is served), attach the journal and capture sinks, start the
-// engine thread, then the source. The main thread only waits for signals and
+// oddsrelay: wires the data path together (docs/architecture.md). Start-up
+// order: parse the command line, recover the log from --data-dir (so state
+// is back before anything is served), attach the journal as the pipeline's
+// durable stage and the capture and outputs as sinks, start the engine
+// thread, then the source. The main thread only waits for signals and
 // prints the progress line; shutdown runs the same order backwards so that
 // every applied record reaches the journal.
 #include <pthread.h>
@@ -158,6 +159,32 @@ int run(const Options& opt) {
   };
   ctx.relay_status = [&relay](json::Writer& w) { relay.write_status(w); };
   ctx.webhook_status = [&webhooks](json::Writer& w) { webhooks.write_status(w); };
+  if (journal)
+    ctx.log_status = [lw = journal.get(), dir = opt.data_dir](json::Writer& w) {
+      const LogStats& st = lw->stats();
+      w.StartObject();
+      w.Key("data_dir");
+      json::str(w, dir);
+      w.Key("journal_records");
+      w.Uint64(st.records.load());
+      w.Key("journal_bytes");
+      w.Uint64(st.bytes.load());
+      w.Key("snapshots");
+      w.Uint64(st.snapshots.load());
+      w.Key("snapshot_failures");
+      w.Uint64(st.snapshot_failures.load());
+      w.Key("last_snapshot_seq");
+      w.Uint64(st.last_snapshot_seq.load());
+      w.Key("last_snapshot_bytes");
+      w.Uint64(st.last_snapshot_bytes.load());
+      w.Key("last_snapshot_ms");
+      w.Uint64(st.last_snapshot_ms.load());
+      w.Key("files_deleted");
+      w.Uint64(st.files_deleted.load());
+      w.Key("write_errors");
+      w.Uint64(st.write_errors.load());
+      w.EndObject();
+    };
   ctx.started_ms = wall_ms();
   const Source* src = source.get();
   const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim"
@@ -237,8 +264,8 @@ int run(const Options& opt) {
   if (journal) journal->close();  // after the pipeline: every sealed batch is written
   print_progress(engine, *source, last_applied, 0);
   SnapshotPtr s = engine.current();
-  std::fprintf(stderr, "oddsrelay: stopped; state epoch=%s seq=%" PRIu64 " digest=%016" PRIx64 "\n", s->epoch.c_str(),
-               s->seq, state_digest(*s));
+  std::fprintf(stderr, "oddsrelay: stopped; state seq=%" PRIu64 " digest=%016" PRIx64 " epoch=%s\n", s->seq,
+               state_digest(*s), s->epoch.c_str());
   if (!source->status().error.empty()) {
     std::fprintf(stderr, "oddsrelay: feed error: %s\n", source->status().error.c_str());
     return 1;
