@@ -35,6 +35,7 @@ struct EventChange {
 // records that were applied (in order), for the journal and capture.
 struct Batch {
   SnapshotPtr snapshot;
+  uint64_t first_seq = 0;  // log position of records.front(); snapshot->seq is that of records.back()
   std::vector<EventChange> changes;  // in order of first change within the batch
   std::vector<uint32_t> markets;     // replaced or removed market ids, per change, sorted, unique
   std::vector<feed::Record> records;

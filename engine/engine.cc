@@ -284,18 +284,51 @@ ApplyResult Engine::apply(feed::Record&& rec) {
     return r;
   }
   work_.clock = rec.at;
+  ++work_.seq;
   records_.push_back(std::move(rec));
   applied_.fetch_add(1, std::memory_order_relaxed);
   return r;
 }
 
 BatchPtr Engine::commit() {
+  BatchPtr b = seal();
+  if (b) publish(b);
+  return b;
+}
+
+void Engine::restore_entry(EventEntry&& entry) {
+  auto& slot = work_.events.slot(entry.number, edit_);
+  if (slot) {  // replacing: undo its counts first
+    count_listing(*slot, -1);
+    for (const auto& m : slot->markets) work_.outcomes -= m->outcomes.size();
+    work_.markets -= slot->markets.size();
+  }
+  entry.edit = edit_;
+  entry.change = 0;
+  slot = std::make_shared<EventEntry>(std::move(entry));
+  count_listing(*slot, +1);
+  for (const auto& m : slot->markets) work_.outcomes += m->outcomes.size();
+  work_.markets += slot->markets.size();
+}
+
+void Engine::restore_position(uint64_t seq, int64_t clock, int64_t last_live_at) {
+  work_.seq = seq;
+  work_.clock = clock;
+  work_.last_live_at = last_live_at;
+}
+
+void Engine::publish_restored() {
+  ++edit_;  // what the published snapshot holds is shared from here on
+  store_.publish(std::make_shared<const Snapshot>(work_));
+}
+
+BatchPtr Engine::seal() {
   if (records_.empty()) return nullptr;
   for (uint64_t n : maybe_empty_)
     if (const EventEntry* e = work_.events.find(n); e && e->empty()) work_.events.erase(n, edit_);
   maybe_empty_.clear();
-  work_.seq = edit_;
   auto batch = std::make_shared<Batch>();
+  batch->first_seq = work_.seq - records_.size() + 1;
   // Group the changed market ids by change, sorted and unique within each.
   std::sort(changed_markets_.begin(), changed_markets_.end());
   changed_markets_.erase(std::unique(changed_markets_.begin(), changed_markets_.end()), changed_markets_.end());
@@ -318,7 +351,6 @@ BatchPtr Engine::commit() {
   changes_.reserve(nchanges);
   records_.reserve(nrecords);
   ++edit_;  // from here on, every node the snapshot holds is shared: copy before writing
-  store_.publish(batch->snapshot);
   return batch;
 }
 

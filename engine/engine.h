@@ -31,8 +31,27 @@ class Engine {
   ApplyResult apply(feed::Record&& rec);
 
   // Publishes everything applied since the last commit as one snapshot.
-  // Returns null when nothing was applied.
+  // Returns null when nothing was applied. commit() = seal() + publish().
   BatchPtr commit();
+  // Seals what was applied since the last seal into a batch (its snapshot
+  // is immutable from here on) without making it current; publish() makes
+  // it current. Between the two the journal appends the batch, so nothing
+  // a reader can see is missing from the log (pipeline.h).
+  BatchPtr seal();
+  void publish(const BatchPtr& batch) { store_.publish(batch->snapshot); }
+
+  // The log this state belongs to; set before anything is applied.
+  void set_epoch(std::string epoch) { work_.epoch = std::move(epoch); }
+  // Restoring a snapshot file (engine/storage/snapshot_file.h): entries go
+  // straight into the working state at the given log position, then
+  // publish_restored() makes that state current.
+  void restore_entry(EventEntry&& entry);
+  void restore_position(uint64_t seq, int64_t clock, int64_t last_live_at);
+  void publish_restored();
+  // A journal record that was lost to corruption: its log position passes
+  // without a change, so the positions after it stay where they were.
+  // Call between commits.
+  void skip_position() { ++work_.seq; }
 
   SnapshotPtr current() const { return store_.load(); }
   const SnapshotStore& store() const { return store_; }

@@ -6,13 +6,41 @@ namespace oddsrelay {
 
 void Pipeline::start() {
   stopping_ = false;
+  engine_done_ = false;
   thread_ = std::thread([this] { run(); });
+  if (log_) log_thread_ = std::thread([this] { run_log(); });
 }
 
 void Pipeline::stop() {
   if (!thread_.joinable()) return;
   stopping_.store(true, std::memory_order_release);
   thread_.join();
+  engine_done_.store(true, std::memory_order_release);
+  if (log_thread_.joinable()) log_thread_.join();
+}
+
+void Pipeline::deliver(const BatchPtr& b, size_t records) {
+  engine_.publish(b);
+  for (BatchSink* s : sinks_) s->on_batch(b);
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  done_.fetch_add(records, std::memory_order_acq_rel);
+}
+
+// The log thread: append, then publish, in seal order.
+void Pipeline::run_log() {
+  Sealed buf[16];
+  for (;;) {
+    size_t n = log_queue_.wait_dequeue_bulk_timed(buf, 16, 20'000);
+    for (size_t i = 0; i < n; ++i) {
+      log_->append(*buf[i].batch);
+      deliver(buf[i].batch, buf[i].records);
+      buf[i].batch.reset();
+    }
+    if (n == 0) {
+      log_->tick();
+      if (engine_done_.load(std::memory_order_acquire) && log_queue_.size_approx() == 0) break;
+    }
+  }
 }
 
 void Pipeline::push(feed::Record&& rec) {
@@ -31,11 +59,15 @@ void Pipeline::run() {
       continue;
     }
     for (size_t i = 0; i < n; ++i) engine_.apply(std::move(buf[i]));
-    if (BatchPtr b = engine_.commit()) {
-      for (BatchSink* s : sinks_) s->on_batch(b);
-      batches_.fetch_add(1, std::memory_order_relaxed);
+    BatchPtr b = engine_.seal();
+    if (!b) {
+      done_.fetch_add(n, std::memory_order_acq_rel);  // all skipped
+    } else if (!log_) {
+      deliver(b, n);
+    } else {
+      while (log_queue_.size_approx() >= kLogQueueMax) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      log_queue_.enqueue(Sealed{std::move(b), n});
     }
-    done_.fetch_add(n, std::memory_order_acq_rel);
   }
 }
 

@@ -23,6 +23,17 @@ class BatchSink {
   virtual void on_batch(const BatchPtr& batch) = 0;
 };
 
+// The durable stage between sealing a batch and publishing it (the
+// journal, engine/storage/log_writer.h). Runs on the pipeline's log thread:
+// a batch is published, and reaches the sinks, only after append() returns,
+// while the engine thread already applies the next one.
+class LogStage {
+ public:
+  virtual ~LogStage() = default;
+  virtual void append(const Batch& batch) = 0;
+  virtual void tick() = 0;  // when idle, at least every 20 ms (periodic fsync)
+};
+
 class Pipeline {
  public:
   // Queue depth past which push() waits, so a source that outruns the
@@ -33,6 +44,7 @@ class Pipeline {
   ~Pipeline() { stop(); }
 
   void add_sink(BatchSink* sink) { sinks_.push_back(sink); }  // before start()
+  void set_log(LogStage* log) { log_ = log; }                  // before start()
   void start();
   // Stops after everything pushed so far is applied and handed to the sinks.
   void stop();
@@ -46,10 +58,24 @@ class Pipeline {
 
  private:
   void run();
+  void run_log();
+  void deliver(const BatchPtr& b, size_t records);
+
+  // Sealed batches on their way to the log thread, with the number of
+  // pushed records each accounts for (skipped ones included).
+  struct Sealed {
+    BatchPtr batch;
+    size_t records = 0;
+  };
+  static constexpr size_t kLogQueueMax = 64;  // batches; the engine waits past it
 
   Engine& engine_;
   size_t batch_max_;
   std::vector<BatchSink*> sinks_;
+  LogStage* log_ = nullptr;
+  moodycamel::BlockingConcurrentQueue<Sealed> log_queue_;
+  std::atomic<bool> engine_done_{false};
+  std::thread log_thread_;
   moodycamel::BlockingConcurrentQueue<feed::Record> queue_;
   std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0};
   std::atomic<bool> stopping_{false};

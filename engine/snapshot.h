@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/event_map.h"
@@ -20,7 +21,11 @@ struct SportCount {
 };
 
 struct Snapshot {
-  uint64_t seq = 0;          // batch number that produced it; 0 = empty state
+  // The log position: how many records have been applied since the log
+  // began (its epoch), this state included; 0 = empty state. The same seq
+  // means the same state on every relay that follows the same log.
+  uint64_t seq = 0;
+  std::string epoch;         // names the log; short (fits the string's inline buffer)
   int64_t clock = 0;         // engine clock: `at` of the last applied record
   int64_t last_live_at = 0;  // `at` of the last change to a live event's listing
   EventMap events;

@@ -51,7 +51,7 @@ void RelayLoop::process(const Batch& b) {
   snap_ = b.snapshot;
   const Snapshot& cur = *snap_;
   stats_.batches.fetch_add(1, std::memory_order_relaxed);
-  if (turn_from_ == 0) turn_from_ = cur.seq;
+  if (turn_from_ == 0) turn_from_ = b.first_seq;
   for (const auto& r : b.records) turn_at_ = std::max(turn_at_, r.at);
 
   const size_t first_out = out_.size();
@@ -106,7 +106,7 @@ void RelayLoop::process(const Batch& b) {
 }
 
 // Sends the frames of every batch this turn took, then one INFO that closes
-// them: {"seq": last batch, "from": first batch, "at": newest record}. The
+// them: {"seq": last record, "from": first record, "at": newest record}. The
 // INFO is conflatable too, so a client that lags holds one, not one per batch.
 void RelayLoop::fan_out() {
   if (turn_from_ == 0) return;

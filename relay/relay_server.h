@@ -26,6 +26,8 @@ struct RelayOptions {
   int ping_interval_ms = 30'000;      // /ws server ping; no pong for 2 intervals: terminated
   size_t max_message = 64 * 1024;     // largest client message (close 1009 past it)
   int close_grace_ms = 2'000;         // after our close frame, wait this long for the client's
+  size_t resume_window_bytes = 128u << 20;  // encoded groups kept for `resume=EPOCH:SEQ`, at most...
+  int resume_window_ms = 60'000;            // ...and for at most this long
 };
 
 // Counters for /v1/status and the tests; any thread.

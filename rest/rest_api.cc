@@ -686,6 +686,8 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     c.w.Int64(c.snap->clock);
     c.w.Key("seq");
     c.w.Uint64(c.snap->seq);
+    c.w.Key("epoch");
+    json::str(c.w, c.snap->epoch);
     c.w.Key("uptime");
     c.w.Int64((wall_ms() - ctx_.started_ms) / 1000);
     c.w.Key("feed");
@@ -706,6 +708,9 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
       c.w.Key("webhooks");
       ctx_.webhook_status(c.w);
     }
+    c.w.Key("log");
+    if (ctx_.log_status) ctx_.log_status(c.w);
+    else c.w.Null();
     if (ctx_.server) {
       c.w.Key("http");
       c.w.StartObject();

@@ -40,6 +40,7 @@ struct RestContext {
   StreamOpener open_stream;
   // Write the "relay" and "webhooks" objects of /v1/status; may be empty.
   std::function<void(json::Writer&)> relay_status, webhook_status;
+  std::function<void(json::Writer&)> log_status;  // the data dir's journal and snapshots; unset: null
 };
 
 class RestApi : public HttpHandler {

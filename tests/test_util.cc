@@ -9,7 +9,7 @@
 #include "engine/state_digest.h"
 #include "protocol/event_json.h"
 #include "protocol/feed_reader.h"
-#include "tools/sources/feed_file.h"
+#include "engine/storage/feed_file.h"
 #include "tools/sources/simulator.h"
 
 namespace oddsrelay::test {

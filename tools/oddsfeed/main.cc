@@ -3,6 +3,9 @@
 //   oddsfeed gen     write a capture from the simulator (virtual time)
 //   oddsfeed inspect counts per op and sport, time span, bad lines
 //   oddsfeed digest  replay into a fresh engine, print the state digest
+// Both read a data dir (snapshot + journal) as well as a single file.
+#include <sys/stat.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -17,7 +20,9 @@
 #include "engine/state_digest.h"
 #include "protocol/feed_writer.h"
 #include "tools/oddsrelay/cli.h"
-#include "tools/sources/feed_file.h"
+#include "engine/storage/data_dir.h"
+#include "engine/storage/feed_file.h"
+#include "engine/storage/snapshot_file.h"
 #include "tools/sources/simulator.h"
 
 using namespace oddsrelay;
@@ -32,11 +37,15 @@ Commands:
         when FILE ends in .gz). SPEC as in `oddsrelay --feed sim:SPEC`, e.g.
         seed=7,events=2000,rate=1000. Virtual time starts at MS (default
         1767225600000, 2026-01-01), so the same options give the same file.
-  inspect FILE
+  inspect FILE|DIR
         Counts per op and per sport, events, time span, malformed lines.
-  digest FILE
-        Replay FILE into a fresh engine; print the state digest that
-        `oddsrelay` prints when it stops (for identity checks).
+        For an oddsrelay --data-dir: its epoch, snapshots and journal
+        segments, and the position and digest it recovers to.
+  digest FILE|DIR [--seq N]
+        Replay FILE into a fresh engine (up to log position N: the first N
+        applied records); print seq and the state digest that `oddsrelay`
+        prints when it stops (for identity checks). For a data dir: the
+        state a restart would recover, without changing the dir.
   --help
 )";
 
@@ -150,14 +159,33 @@ int inspect(const std::string& path) {
   return 0;
 }
 
-int digest(const std::string& path) {
+bool is_dir(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int digest_dir(const std::string& dir) {
+  Engine engine;
+  try {
+    DataDirRecovery r = recover_data_dir(dir, engine, true);
+    SnapshotPtr s = engine.current();
+    std::printf("epoch=%s seq=%" PRIu64 " snapshot=%" PRIu64 " replayed=%" PRIu64 " digest=%016" PRIx64 "\n",
+                r.epoch.c_str(), s->seq, r.snapshot_seq, r.replayed, state_digest(*s));
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  return 0;
+}
+
+int digest(const std::string& path, uint64_t upto) {
+  if (is_dir(path)) return digest_dir(path);
   FeedFileReader reader;
   std::string err;
   if (!reader.open(path, err)) return fail(err);
   Engine engine;
   feed::Record r;
   uint64_t n = 0;
-  while (reader.next(r)) {
+  while (engine.applied() < upto && reader.next(r)) {
     engine.apply(std::move(r));
     r = feed::Record{};
     if (++n % 256 == 0) engine.commit();
@@ -165,9 +193,28 @@ int digest(const std::string& path) {
   engine.commit();
   if (!reader.fatal().empty()) return fail(reader.fatal());
   SnapshotPtr s = engine.current();
-  std::printf("records=%" PRIu64 " malformed=%" PRIu64 " digest=%016" PRIx64 "\n", n, reader.stats().malformed,
-              state_digest(*s));
+  std::printf("records=%" PRIu64 " seq=%" PRIu64 " malformed=%" PRIu64 " digest=%016" PRIx64 "\n", n, s->seq,
+              reader.stats().malformed, state_digest(*s));
   return 0;
+}
+
+int inspect_dir(const std::string& dir) {
+  DataDirFiles f = list_data_dir(dir);
+  std::printf("data dir: %s\nepoch: %s\n", dir.c_str(), f.epoch.empty() ? "(none)" : f.epoch.c_str());
+  for (uint64_t seq : f.snapshots) {
+    SnapshotInfo info;
+    std::string err;
+    if (check_snapshot_file(snapshot_path(dir, seq), info, err))
+      std::printf("snapshot seq=%" PRIu64 " events=%" PRIu64 " bytes=%" PRIu64 "\n", seq, info.events, info.bytes);
+    else
+      std::printf("snapshot seq=%" PRIu64 " UNUSABLE: %s\n", seq, err.c_str());
+  }
+  for (uint64_t first : f.segments) {
+    struct stat st{};
+    ::stat(segment_path(dir, first).c_str(), &st);
+    std::printf("journal first=%" PRIu64 " bytes=%lld\n", first, static_cast<long long>(st.st_size));
+  }
+  return digest_dir(dir);
 }
 
 }  // namespace
@@ -180,7 +227,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "gen") return gen(argc - 2, argv + 2);
-  if (cmd == "inspect" && argc == 3) return inspect(argv[2]);
-  if (cmd == "digest" && argc == 3) return digest(argv[2]);
+  if (cmd == "inspect" && argc == 3) return is_dir(argv[2]) ? inspect_dir(argv[2]) : inspect(argv[2]);
+  if (cmd == "digest" && argc == 3) return digest(argv[2], UINT64_MAX);
+  if (cmd == "digest" && argc == 5 && std::strcmp(argv[3], "--seq") == 0) {
+    char* end = nullptr;
+    uint64_t n = std::strtoull(argv[4], &end, 10);
+    if (!end || *end != '\0' || argv[4][0] == '\0') return fail(std::string("bad --seq ") + argv[4]);
+    return digest(argv[2], n);
+  }
   return fail("unknown command or arguments: " + cmd);
 }

@@ -20,10 +20,21 @@ Options:
                            replay:FILE[,speed=X]
                              a feed file (plain or .gz), paced by its `at`
                              stamps; X = factor of real time or `max`
+                           none
+                             no source: serve what --data-dir holds
   --capture FILE         append every applied record to FILE (feed format;
                          gzip when FILE ends in .gz)
-  --data-dir DIR         durable state: the journal is replayed on start and
-                         every applied record is appended to it
+  --data-dir DIR         durable state (the log): on start the newest snapshot
+                         is loaded and the journal after it replayed; every
+                         applied record is appended (written before any client
+                         sees it, fsync every 200 ms); the dir's epoch names
+                         the log and seq continues across restarts
+  --snapshot-every N     compaction: write a snapshot and drop the journal it
+                         covers after N records (default 50000)...
+  --snapshot-interval S  ...or after S seconds with any record (default 300)
+  --resume-window SPEC   what /pt-ws and /ws keep for `resume=EPOCH:SEQ`:
+                         BYTES[K|M|G] and/or SECONDS followed by s, comma-
+                         separated (default 128M,60s)
   --keys FILE            API keys (docs/api.md)
   --catalog FILE         market catalog (default: data/catalog.json as built
                          into the binary; tools/catalog/gen_catalog.py)
@@ -68,6 +79,8 @@ constexpr IntOption kIntOptions[] = {
     {"--stream-ttl", 1, 30 * 86400, &Options::stream_ttl_s},
     {"--webhook-retries", 1, 1000, &Options::webhook_retries},
     {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},
+    {"--snapshot-every", 100, uint64_t{1} << 40, &Options::snapshot_every},
+    {"--snapshot-interval", 1, 30 * 86400, &Options::snapshot_interval_s},
 };
 const IntOption* int_option(std::string_view name) {
   for (const auto& o : kIntOptions)
@@ -131,8 +144,45 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
     out.path = rest;
     return true;
   }
-  err = "unknown --feed '" + spec + "' (sim[:...] or replay:FILE[,speed=X])";
+  if (spec == "none") {
+    out.kind = FeedSpec::Kind::None;
+    return true;
+  }
+  err = "unknown --feed '" + spec + "' (sim[:...], replay:FILE[,speed=X] or none)";
   return false;
+}
+
+bool parse_resume_window(const std::string& spec, Options& out, std::string& err) {
+  std::string_view rest = spec;
+  bool any = false;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view part = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    uint64_t n = 0, mult = 1;
+    bool seconds = false;
+    if (!part.empty()) {
+      switch (part.back()) {
+        case 's': seconds = true; part.remove_suffix(1); break;
+        case 'K': mult = 1u << 10; part.remove_suffix(1); break;
+        case 'M': mult = 1u << 20; part.remove_suffix(1); break;
+        case 'G': mult = 1u << 30; part.remove_suffix(1); break;
+        default: break;
+      }
+    }
+    if (!parse_u64(part, n) || (seconds && (n < 1 || n > 86400)) || (!seconds && (n * mult < 1 << 16 || n > (uint64_t{1} << 40) / mult))) {
+      err = "bad --resume-window '" + spec + "' (e.g. 128M,60s: bytes 64K..1T with K/M/G, seconds 1..86400 with s)";
+      return false;
+    }
+    if (seconds) out.resume_window_s = static_cast<int64_t>(n);
+    else out.resume_window_bytes = n * mult;
+    any = true;
+  }
+  if (!any) {
+    err = "--resume-window needs a value (e.g. 128M,60s)";
+    return false;
+  }
+  return true;
 }
 
 bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err) {
@@ -182,6 +232,9 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       if (!need(out.capture)) return false;
     } else if (a == "--data-dir") {
       if (!need(out.data_dir)) return false;
+    } else if (a == "--resume-window") {
+      std::string v;
+      if (!need(v) || !parse_resume_window(v, out, err)) return false;
     } else if (a == "--keys") {
       if (!need(out.keys)) return false;
     } else if (a == "--stream-sports") {

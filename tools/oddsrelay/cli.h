@@ -11,7 +11,7 @@
 namespace oddsrelay {
 
 struct FeedSpec {
-  enum class Kind { Sim, Replay } kind = Kind::Sim;
+  enum class Kind { Sim, Replay, None } kind = Kind::Sim;  // None: only what --data-dir holds
   sim::SimOptions sim;
   std::string path;    // replay file
   double speed = 1.0;  // replay: factor of real time; 0 = max
@@ -35,6 +35,10 @@ struct Options {
   int64_t stream_ttl_s = 3600;         // lifetime of signed stream URLs
   int64_t webhook_retries = 8;         // attempts per event_ended / settlement_changed callback
   int64_t webhook_timeout_ms = 3000;   // one webhook POST
+  int64_t snapshot_every = 50'000;     // compaction: a snapshot after this many records...
+  int64_t snapshot_interval_s = 300;   // ...or this long, whichever comes first
+  uint64_t resume_window_bytes = 128u << 20;  // /pt-ws and /ws resume: frames kept, at most...
+  int64_t resume_window_s = 60;               // ...and for at most this long
   std::vector<int32_t> stream_sports = {1, 2, 5};  // live events of these sports have a stream
   bool exit_after_replay = false;
   bool help = false;
@@ -44,6 +48,8 @@ struct Options {
 // Only parses: files are checked by main().
 bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err);
 bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err);
+// --resume-window: "128M,60s", "64M" or "90s" into resume_window_bytes / _s.
+bool parse_resume_window(const std::string& spec, Options& out, std::string& err);
 
 extern const char* const kUsage;
 

@@ -1,7 +1,8 @@
-// oddsrelay: wires the data path of DESIGN.md together. Start-up order:
-// parse the command line, replay the journal (so state is back before
-// anything is served), attach the journal and capture sinks, start the
-// engine thread, then the source. The main thread only waits for signals and
+// oddsrelay: wires the data path together (docs/architecture.md). Start-up
+// order: parse the command line, recover the log from --data-dir (so state
+// is back before anything is served), attach the journal as the pipeline's
+// durable stage and the capture and outputs as sinks, start the engine
+// thread, then the source. The main thread only waits for signals and
 // prints the progress line; shutdown runs the same order backwards so that
 // every applied record reaches the journal.
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <ctime>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "engine/pipeline.h"
 #include "relay/relay_server.h"
@@ -22,8 +24,9 @@
 #include "rest/rest_api.h"
 #include "engine/state_digest.h"
 #include "tools/oddsrelay/cli.h"
-#include "tools/sources/feed_file.h"
-#include "tools/sources/journal.h"
+#include "engine/storage/data_dir.h"
+#include "engine/storage/feed_file.h"
+#include "engine/storage/log_writer.h"
 #include "tools/sources/sources.h"
 
 using namespace oddsrelay;
@@ -82,28 +85,35 @@ int run(const Options& opt) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   Engine engine;
-  std::unique_ptr<FeedFileWriter> journal, capture;
-  try {
-    if (!opt.data_dir.empty()) {
-      JournalRecovery r = recover_journal(opt.data_dir, engine);
-      std::fprintf(stderr, "oddsrelay: journal replayed: %" PRIu64 " records, %" PRIu64 " bad%s", r.records,
-                   r.bad_records, r.torn_tail ? ", torn tail cut: " : "\n");
-      if (r.torn_tail) std::fprintf(stderr, "%" PRIu64 " bytes\n", r.truncated_bytes);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oddsrelay: %s\n", e.what());
-    return 1;
-  }
-
+  std::unique_ptr<FeedFileWriter> capture;
+  std::unique_ptr<LogWriter> journal;
   Pipeline pipeline(engine);
   std::string err;
-  if (!opt.data_dir.empty()) {
-    journal = std::make_unique<FeedFileWriter>(FeedFileWriter::Options{true, 200});
-    if (!journal->open(journal_path(opt.data_dir), err)) {
-      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+  if (opt.data_dir.empty()) {
+    engine.set_epoch(new_epoch());  // no log kept: every start is a new one
+    engine.publish_restored();
+  } else {
+    // The log first: state is back before anything is served.
+    try {
+      DataDirRecovery r = recover_data_dir(opt.data_dir, engine);
+      for (const auto& why : r.skipped_snapshots)
+        std::fprintf(stderr, "oddsrelay: snapshot skipped, falling back: %s\n", why.c_str());
+      std::fprintf(stderr,
+                   "oddsrelay: log %s%s: snapshot at seq %" PRIu64 " (%" PRIu64 " events), %" PRIu64
+                   " journal records replayed, %" PRIu64 " bad%s%s; seq=%" PRIu64 " in %.0f ms\n",
+                   r.epoch.c_str(), r.created ? " (new)" : "", r.snapshot_seq, r.snapshot_events, r.replayed,
+                   r.bad_records, r.torn_tail ? ", torn tail cut: " : "",
+                   r.torn_tail ? (std::to_string(r.truncated_bytes) + " bytes").c_str() : "", r.seq, r.millis);
+      LogOptions lo;
+      lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
+      lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
+      journal = std::make_unique<LogWriter>(opt.data_dir, lo);
+      if (!journal->open(r, err)) throw std::runtime_error(err);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "oddsrelay: %s\n", e.what());
       return 1;
     }
-    pipeline.add_sink(journal.get());
+    pipeline.set_log(journal.get());
   }
   if (!opt.capture.empty()) {
     capture = std::make_unique<FeedFileWriter>(FeedFileWriter::Options{false, 0});
@@ -119,6 +129,8 @@ int run(const Options& opt) {
   relay_opts.live_update_ms = static_cast<int>(opt.ws_update_ms);
   relay_opts.ping_interval_ms = static_cast<int>(opt.ws_ping_ms);
   relay_opts.max_queue_bytes = static_cast<size_t>(opt.max_queue_bytes);
+  relay_opts.resume_window_bytes = static_cast<size_t>(opt.resume_window_bytes);
+  relay_opts.resume_window_ms = static_cast<int>(opt.resume_window_s * 1000);
   relay::RelayServer relay(relay_opts, engine.store());
   pipeline.add_sink(&relay);
   relay.start();
@@ -132,7 +144,8 @@ int run(const Options& opt) {
 
   std::unique_ptr<Source> source;
   if (opt.feed.kind == FeedSpec::Kind::Sim) source = std::make_unique<SimSource>(opt.feed.sim, pipeline);
-  else source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
+  else if (opt.feed.kind == FeedSpec::Kind::Replay) source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
+  else source = std::make_unique<NoSource>();
   source->start();
   std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", source->describe().c_str());
 
@@ -148,9 +161,36 @@ int run(const Options& opt) {
   };
   ctx.relay_status = [&relay](json::Writer& w) { relay.write_status(w); };
   ctx.webhook_status = [&webhooks](json::Writer& w) { webhooks.write_status(w); };
+  if (journal)
+    ctx.log_status = [lw = journal.get(), dir = opt.data_dir](json::Writer& w) {
+      const LogStats& st = lw->stats();
+      w.StartObject();
+      w.Key("data_dir");
+      json::str(w, dir);
+      w.Key("journal_records");
+      w.Uint64(st.records.load());
+      w.Key("journal_bytes");
+      w.Uint64(st.bytes.load());
+      w.Key("snapshots");
+      w.Uint64(st.snapshots.load());
+      w.Key("snapshot_failures");
+      w.Uint64(st.snapshot_failures.load());
+      w.Key("last_snapshot_seq");
+      w.Uint64(st.last_snapshot_seq.load());
+      w.Key("last_snapshot_bytes");
+      w.Uint64(st.last_snapshot_bytes.load());
+      w.Key("last_snapshot_ms");
+      w.Uint64(st.last_snapshot_ms.load());
+      w.Key("files_deleted");
+      w.Uint64(st.files_deleted.load());
+      w.Key("write_errors");
+      w.Uint64(st.write_errors.load());
+      w.EndObject();
+    };
   ctx.started_ms = wall_ms();
   const Source* src = source.get();
-  const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim" : "replay";
+  const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim"
+                                  : opt.feed.kind == FeedSpec::Kind::Replay ? "replay" : "none";
   ctx.feed_status = [&engine, src, source_name](json::Writer& w) {
     w.StartObject();
     w.Key("source");
@@ -223,10 +263,11 @@ int run(const Options& opt) {
   relay.stop();  // after the last batch: the pipeline calls into it until then
   webhooks.stop();
   if (capture) capture->close();
-  if (journal) journal->close();
+  if (journal) journal->close();  // after the pipeline: every sealed batch is written
   print_progress(engine, *source, last_applied, 0);
   SnapshotPtr s = engine.current();
-  std::fprintf(stderr, "oddsrelay: stopped; state seq=%" PRIu64 " digest=%016" PRIx64 "\n", s->seq, state_digest(*s));
+  std::fprintf(stderr, "oddsrelay: stopped; state seq=%" PRIu64 " digest=%016" PRIx64 " epoch=%s\n", s->seq,
+               state_digest(*s), s->epoch.c_str());
   if (!source->status().error.empty()) {
     std::fprintf(stderr, "oddsrelay: feed error: %s\n", source->status().error.c_str());
     return 1;

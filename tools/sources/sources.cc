@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "tools/sources/feed_file.h"
+#include "engine/storage/feed_file.h"
 
 namespace oddsrelay {
 

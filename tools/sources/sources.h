@@ -70,6 +70,15 @@ class ReplaySource : public Source {
   std::thread thread_;
 };
 
+// `--feed none`: no records at all; the server serves what its data dir
+// holds (an edge waiting for its bus, an operator inspecting a log).
+class NoSource : public Source {
+ public:
+  void start() override { status_.done = true; }
+  void stop() override {}
+  std::string describe() const override { return "none (only the data dir's state)"; }
+};
+
 int64_t wall_ms();
 
 }  // namespace oddsrelay

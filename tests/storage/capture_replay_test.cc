@@ -10,7 +10,7 @@
 #include "engine/pipeline.h"
 #include "engine/state_digest.h"
 #include "tests/test_util.h"
-#include "tools/sources/feed_file.h"
+#include "engine/storage/feed_file.h"
 #include "tools/sources/simulator.h"
 
 namespace oddsrelay {

@@ -1,4 +1,4 @@
-#include "tools/sources/feed_file.h"
+#include "engine/storage/feed_file.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

@@ -1,4 +1,7 @@
-#include "tools/sources/journal.h"
+// The journal through the data dir: what LogWriter appends, recovery
+// replays; torn tails are cut, corrupt middles skipped with their positions
+// kept. Snapshots and compaction: snapshot_file_test.cc, data_dir_test.cc.
+#include "engine/storage/journal.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -6,10 +9,10 @@
 
 #include <algorithm>
 
-#include "engine/pipeline.h"
 #include "engine/state_digest.h"
+#include "engine/storage/data_dir.h"
+#include "engine/storage/log_writer.h"
 #include "tests/test_util.h"
-#include "tools/sources/feed_file.h"
 
 namespace oddsrelay {
 
@@ -26,24 +29,37 @@ SnapshotPtr apply_records(const std::vector<feed::Record>& recs, size_t batch = 
   return e.current();
 }
 
-// Writes the records to a journal in `dir` through the real sink, in
-// batches of 50; returns the state after every batch.
+// Appends the records to the data dir `dir` through the real LogWriter (no
+// snapshots), in batches of 50, after recovering what it holds; returns the
+// state after every batch.
 std::vector<SnapshotPtr> write_journal(const std::string& dir, std::vector<feed::Record> recs) {
   Engine e;
-  recover_journal(dir, e);
-  FeedFileWriter w(FeedFileWriter::Options{true, 0});
+  DataDirRecovery rec = recover_data_dir(dir, e);
+  LogOptions lo;
+  lo.snapshot_records = UINT64_MAX / 2;
+  lo.snapshot_seconds = 1 << 30;
+  LogWriter w(dir, lo);
   std::string err;
-  EXPECT_TRUE(w.open(journal_path(dir), err)) << err;
+  EXPECT_TRUE(w.open(rec, err)) << err;
   std::vector<SnapshotPtr> states;
   for (size_t i = 0; i < recs.size(); ++i) {
     e.apply(std::move(recs[i]));
     if ((i + 1) % 50 == 0 || i + 1 == recs.size()) {
-      w.on_batch(e.commit());
+      BatchPtr b = e.seal();
+      w.append(*b);
+      e.publish(b);
       states.push_back(e.current());
     }
   }
   w.close();
   return states;
+}
+
+// The one journal segment of a dir that never took a snapshot.
+std::string only_segment(const std::string& dir) {
+  DataDirFiles f = list_data_dir(dir);
+  EXPECT_EQ(f.segments.size(), 1u);
+  return segment_path(dir, f.segments.empty() ? 1 : f.segments.front());
 }
 
 }  // namespace
@@ -53,10 +69,14 @@ TEST(Journal, RestartRestoresTheSameState) {
   auto states = write_journal(dir.path(), test::sim_records(2000));
   ASSERT_EQ(states.size(), 40u);
   Engine e;
-  JournalRecovery r = recover_journal(dir.path(), e);
-  EXPECT_EQ(r.records, 2000u);
+  DataDirRecovery r = recover_data_dir(dir.path(), e);
+  EXPECT_EQ(r.replayed, 2000u);
+  EXPECT_EQ(r.seq, 2000u);
+  EXPECT_EQ(e.current()->seq, 2000u);
   EXPECT_EQ(r.bad_records, 0u);
   EXPECT_FALSE(r.torn_tail);
+  EXPECT_FALSE(r.created);
+  EXPECT_EQ(e.current()->epoch, r.epoch);
   EXPECT_EQ(e.applied(), 2000u);
   EXPECT_EQ(e.skipped(), 0u);
   EXPECT_TRUE(test::same_state(*e.current(), *states.back()));
@@ -74,15 +94,16 @@ TEST(Journal, TornTailIsDroppedNeverHalfApplied) {
   // ... and the last record makes a difference that shows.
   ASSERT_NE(state_digest(*before), state_digest(*full));
   ASSERT_NE(test::state_summary(*before), test::state_summary(*full));
-  std::string path = journal_path(dir.path());
+  std::string path = only_segment(dir.path());
   std::string data = test::read_file(path);
   size_t last_line = data.rfind('\n', data.size() - 2) + 1;
   size_t cut = last_line + (data.size() - last_line) / 2;  // mid-record
   ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(cut)), 0);
 
   Engine e;
-  JournalRecovery r = recover_journal(dir.path(), e);
-  EXPECT_EQ(r.records, 999u);
+  DataDirRecovery r = recover_data_dir(dir.path(), e);
+  EXPECT_EQ(r.replayed, 999u);
+  EXPECT_EQ(r.seq, 999u);
   EXPECT_TRUE(r.torn_tail);
   EXPECT_EQ(r.truncated_bytes, cut - last_line);
   EXPECT_EQ(e.applied(), 999u);
@@ -93,8 +114,9 @@ TEST(Journal, TornTailIsDroppedNeverHalfApplied) {
   auto all = test::sim_records(1100);
   write_journal(dir.path(), {all.begin() + 999, all.end()});
   Engine again;
-  JournalRecovery r2 = recover_journal(dir.path(), again);
-  EXPECT_EQ(r2.records, 1100u);
+  DataDirRecovery r2 = recover_data_dir(dir.path(), again);
+  EXPECT_EQ(r2.replayed, 1100u);
+  EXPECT_EQ(r2.seq, 1100u);
   EXPECT_EQ(r2.bad_records, 0u);
   EXPECT_FALSE(r2.torn_tail);
   // The re-sent record and those after it follow the intact prefix exactly.
@@ -105,7 +127,7 @@ TEST(Journal, CorruptRecordInTheMiddleIsSkippedAndReported) {
   test::TempDir dir;
   auto recs = test::sim_records(300);
   SnapshotPtr full = write_journal(dir.path(), recs).back();
-  std::string path = journal_path(dir.path());
+  std::string path = only_segment(dir.path());
   std::string data = test::read_file(path);
   size_t p = data.find("\"op\":\"market\"", data.size() / 2);
   ASSERT_NE(p, std::string::npos);
@@ -115,9 +137,10 @@ TEST(Journal, CorruptRecordInTheMiddleIsSkippedAndReported) {
   data[p + 7] = 'M';  // flip one byte: the checksum no longer matches
   test::write_file(path, data);
   Engine e;
-  JournalRecovery r = recover_journal(dir.path(), e);
-  EXPECT_EQ(r.records, 299u);
+  DataDirRecovery r = recover_data_dir(dir.path(), e);
+  EXPECT_EQ(r.replayed, 299u);
   EXPECT_EQ(r.bad_records, 1u);
+  EXPECT_EQ(r.seq, 300u) << "the lost record keeps its position";
   EXPECT_FALSE(r.torn_tail);
   // Exactly that record is missing, nothing of it applied, the rest intact.
   EXPECT_TRUE(test::same_state(*e.current(), *apply_records(recs)));
@@ -126,7 +149,7 @@ TEST(Journal, CorruptRecordInTheMiddleIsSkippedAndReported) {
 
 TEST(Journal, UnusableDataDirThrowsAtStartUp) {
   Engine e;
-  EXPECT_THROW(recover_journal("/proc/oddsrelay-no-such-dir/x", e), std::runtime_error);
+  EXPECT_THROW(recover_data_dir("/proc/oddsrelay-no-such-dir/x", e), std::runtime_error);
 }
 
 }  // namespace oddsrelay

@@ -1,4 +1,4 @@
-#include "tools/sources/feed_file.h"
+#include "engine/storage/feed_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

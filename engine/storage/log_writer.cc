@@ -1,0 +1,164 @@
+#include "engine/storage/log_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "engine/storage/fs_util.h"
+#include "engine/storage/snapshot_file.h"
+#include "protocol/feed_writer.h"
+
+namespace oddsrelay {
+
+using Clock = std::chrono::steady_clock;
+
+bool LogWriter::open(const DataDirRecovery& r, std::string& err) {
+  seq_ = r.seq;
+  last_sync_ = last_snapshot_ = Clock::now();
+  // Appends continue the last segment; with none (a new dir, or a snapshot
+  // that covers everything) a new one starts after the current position.
+  if (!open_segment(r.tail_segment != 0 ? r.tail_segment : r.seq + 1, err)) return false;
+  thread_ = std::thread([this] { compactor(); });
+  return true;
+}
+
+bool LogWriter::open_segment(uint64_t first, std::string& err) {
+  const std::string path = segment_path(dir_, first);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return err = "cannot open " + path + " for writing: " + std::strerror(errno), false;
+  if (::lseek(fd, 0, SEEK_END) == 0) {
+    std::string header;
+    feed::write_header("s7", header);
+    feed::append_checksum(header, 0);
+    header += '\n';
+    if (!write_fully(fd, header, err)) {
+      ::close(fd);
+      return false;
+    }
+    sync_dir_of(path);
+  }
+  if (fd_ >= 0) {
+    ::fdatasync(fd_);
+    ::close(fd_);
+  }
+  fd_ = fd;
+  return true;
+}
+
+void LogWriter::append(const Batch& b) {
+  buf_.clear();
+  for (const feed::Record& r : b.records) {
+    size_t start = buf_.size();
+    feed::write_record(r, buf_);
+    feed::append_checksum(buf_, start);
+    buf_ += '\n';
+  }
+  std::string err;
+  if (!write_fully(fd_, buf_, err)) {
+    // The state goes on; the log now has a hole a restart will report.
+    if (stats_.write_errors.fetch_add(1) == 0) std::fprintf(stderr, "oddsrelay: journal %s\n", err.c_str());
+  }
+  seq_ = b.snapshot->seq;
+  dirty_ = true;
+  stats_.records.fetch_add(b.records.size(), std::memory_order_relaxed);
+  stats_.bytes.fetch_add(buf_.size(), std::memory_order_relaxed);
+  since_snapshot_ += b.records.size();
+  const auto now = Clock::now();
+  if (now - last_sync_ >= std::chrono::milliseconds(opts_.sync_ms)) sync();
+  const bool due = since_snapshot_ >= opts_.snapshot_records ||
+                   (since_snapshot_ > 0 && now - last_snapshot_ >= std::chrono::seconds(opts_.snapshot_seconds));
+  if (!due) return;
+  std::lock_guard lock(mu_);
+  if (busy_ || pending_) return;  // the last one is still being written: try again at the next batch
+  // The segment ends here: the snapshot covers it and everything before.
+  if (!open_segment(seq_ + 1, err)) {
+    std::fprintf(stderr, "oddsrelay: %s; compaction postponed\n", err.c_str());
+    return;
+  }
+  pending_ = b.snapshot;
+  since_snapshot_ = 0;
+  last_snapshot_ = now;
+  cv_.notify_one();
+}
+
+void LogWriter::tick() {
+  if (dirty_ && Clock::now() - last_sync_ >= std::chrono::milliseconds(opts_.sync_ms)) sync();
+}
+
+void LogWriter::sync() {
+  if (fd_ >= 0 && dirty_) {
+    ::fdatasync(fd_);
+    stats_.syncs.fetch_add(1, std::memory_order_relaxed);
+  }
+  dirty_ = false;
+  last_sync_ = Clock::now();
+}
+
+void LogWriter::compactor() {
+  for (;;) {
+    SnapshotPtr s;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return pending_ || stopping_; });
+      if (!pending_) return;
+      s = std::move(pending_);
+      busy_ = true;
+    }
+    const auto t0 = Clock::now();
+    SnapshotInfo info;
+    std::string err;
+    if (write_snapshot_file(*s, snapshot_path(dir_, s->seq), info, err)) {
+      stats_.snapshots.fetch_add(1, std::memory_order_relaxed);
+      stats_.last_snapshot_seq.store(info.seq, std::memory_order_relaxed);
+      stats_.last_snapshot_bytes.store(info.bytes, std::memory_order_relaxed);
+      stats_.last_snapshot_ms.store(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()), std::memory_order_relaxed);
+      prune();
+    } else {
+      stats_.snapshot_failures.fetch_add(1, std::memory_order_relaxed);
+      std::fprintf(stderr, "oddsrelay: snapshot failed: %s\n", err.c_str());
+    }
+    s.reset();  // the state it held can go before the lock is taken
+    std::lock_guard lock(mu_);
+    busy_ = false;
+  }
+}
+
+// Keeps the newest `keep_snapshots` snapshots and the segments needed to
+// replay from the oldest of them; deletes the rest.
+void LogWriter::prune() {
+  DataDirFiles f = list_data_dir(dir_);
+  if (f.snapshots.size() < opts_.keep_snapshots) return;
+  const size_t keep_from = f.snapshots.size() - opts_.keep_snapshots;
+  const uint64_t base = f.snapshots[keep_from];
+  uint64_t deleted = 0;
+  for (size_t i = 0; i < keep_from; ++i)
+    if (::unlink(snapshot_path(dir_, f.snapshots[i]).c_str()) == 0) ++deleted;
+  // Segment i holds positions segments[i] .. segments[i+1]-1; the last one
+  // is being appended to and is never deleted.
+  for (size_t i = 0; i + 1 < f.segments.size(); ++i)
+    if (f.segments[i + 1] - 1 <= base && ::unlink(segment_path(dir_, f.segments[i]).c_str()) == 0) ++deleted;
+  if (deleted) {
+    sync_dir_of(snapshot_path(dir_, base));
+    stats_.files_deleted.fetch_add(deleted, std::memory_order_relaxed);
+  }
+}
+
+void LogWriter::close() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) {
+    ::fdatasync(fd_);
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+}  // namespace oddsrelay

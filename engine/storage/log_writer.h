@@ -1,0 +1,85 @@
+// The durable stage of the pipeline (pipeline.h LogStage): every sealed
+// batch is appended to the current journal segment with one write() before
+// the batch is published, so a process crash loses nothing any client was
+// shown; fdatasync every `sync_ms` bounds what a power loss can take.
+// Compaction: every `snapshot_records` records (or `snapshot_seconds` with
+// at least one record) the segment is rolled and the batch's immutable
+// snapshot goes to a compactor thread, which writes it (snapshot_file.h)
+// while the engine goes on, then deletes what the older of the two newest
+// snapshots covers. See docs/architecture.md "The log".
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "engine/pipeline.h"
+#include "engine/storage/data_dir.h"
+
+namespace oddsrelay {
+
+struct LogOptions {
+  int sync_ms = 200;
+  uint64_t snapshot_records = 50'000;
+  int snapshot_seconds = 300;
+  size_t keep_snapshots = 2;  // the newest, and one to fall back on
+};
+
+struct LogStats {
+  std::atomic<uint64_t> records{0}, bytes{0}, syncs{0};
+  std::atomic<uint64_t> snapshots{0}, snapshot_failures{0}, last_snapshot_seq{0}, last_snapshot_bytes{0};
+  std::atomic<uint64_t> last_snapshot_ms{0};  // how long writing it took
+  std::atomic<uint64_t> files_deleted{0};
+  std::atomic<uint64_t> write_errors{0};
+};
+
+class LogWriter : public LogStage {
+ public:
+  LogWriter(std::string dir, LogOptions opts) : dir_(std::move(dir)), opts_(opts) {}
+  ~LogWriter() override { close(); }
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Opens the segment appends go to, as recovery left the dir.
+  bool open(const DataDirRecovery& r, std::string& err);
+  void append(const Batch& b) override;  // the pipeline's log thread
+  void tick() override;                   // likewise, when idle
+  // After the pipeline has stopped: syncs, waits for a snapshot being
+  // written, and closes.
+  void close();
+
+  const LogStats& stats() const { return stats_; }
+  // True while a snapshot is handed over or being written.
+  bool compacting() const {
+    std::lock_guard lock(mu_);
+    return busy_ || pending_;
+  }
+
+ private:
+  bool open_segment(uint64_t first, std::string& err);
+  void sync();
+  void compactor();
+  void prune();
+
+  std::string dir_;
+  LogOptions opts_;
+  LogStats stats_;
+  int fd_ = -1;
+  uint64_t seq_ = 0;  // position of the last record written
+  std::string buf_;
+  bool dirty_ = false;
+  std::chrono::steady_clock::time_point last_sync_, last_snapshot_;
+  uint64_t since_snapshot_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  SnapshotPtr pending_;  // for the compactor; null when it has nothing to do
+  bool busy_ = false, stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace oddsrelay

@@ -1,0 +1,507 @@
+#include "engine/storage/snapshot_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "engine/storage/fs_util.h"
+#include "protocol/event_id.h"
+#include "protocol/feed_reader.h"
+#include "protocol/feed_writer.h"
+#include "protocol/json_out.h"
+
+namespace oddsrelay {
+namespace {
+
+// ---- writing ----
+
+void write_markets(json::Writer& w, const MarketList& markets) {
+  w.StartArray();
+  for (const MarketRef& m : markets) {
+    w.StartArray();
+    w.Uint(m.id);
+    w.StartArray();
+    for (const Line& l : m->lines) {
+      w.StartArray();
+      json::str(w, l.key.view());
+      w.Uint(l.suspended);
+      w.Int64(l.ls);
+      w.StartArray();
+      for (uint32_t i = l.first; i < l.first + l.count; ++i) {
+        const Outcome& o = m->outcomes[i];
+        w.StartArray();
+        w.Uint(o.id);
+        w.Int(o.price);
+        w.Uint(o.flags);
+        w.Int(o.prev_price);
+        w.Int64(o.ts);
+        w.EndArray();
+      }
+      w.EndArray();
+      w.EndArray();
+    }
+    w.EndArray();
+    w.EndArray();
+  }
+  w.EndArray();
+}
+
+// A nested feed record (event, score or stats) written by the feed writer,
+// so that the loader parses it with the feed parser: one codec for both.
+void write_nested(json::Writer& w, const char* key, feed::Record&& r, std::string& scratch) {
+  scratch.clear();
+  feed::write_record(r, scratch);
+  w.Key(key);
+  w.RawValue(scratch.data(), scratch.size(), rapidjson::kObjectType);
+}
+
+void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
+  const size_t start = out.size();
+  {
+    json::StringSink sink(out);
+    json::Writer w(sink);
+    w.StartObject();
+    w.Key("at");
+    w.Int64(e.updated_at);
+    w.Key("op");
+    w.String("state");
+    w.Key("id");
+    json::str(w, e.key);
+    w.Key("n");
+    w.Uint64(e.number);
+    if (e.info) {
+      feed::Record r;
+      r.at = e.updated_at;
+      r.id = e.key;
+      r.body = e.info;
+      write_nested(w, "event", std::move(r), scratch);
+    }
+    if (!e.markets.empty()) {
+      w.Key("markets");
+      write_markets(w, e.markets);
+    }
+    if (const ScoreState* s = e.score.get()) {
+      w.Key("score");
+      w.StartObject();
+      feed::Record r;
+      r.at = s->ts;
+      r.id = e.key;
+      r.body = s->last;
+      write_nested(w, "rec", std::move(r), scratch);
+      w.Key("tl");
+      w.StartArray();
+      for (const ScorePoint& p : s->timeline) {
+        w.StartArray();
+        w.Int64(p.at);
+        w.Int(p.home);
+        w.Int(p.away);
+        json::str(w, p.clock);
+        w.EndArray();
+      }
+      w.EndArray();
+      if (s->ended) {
+        w.Key("end");
+        w.StartObject();
+        w.Key("v");
+        w.Uint(s->final_version);
+        w.Key("at");
+        w.Int64(s->final_at);
+        w.Key("res");
+        w.String(feed::result_name(s->final_result));
+        w.Key("final");
+        if (s->final_score) {
+          w.StartArray();
+          w.Int(s->final_score->first);
+          w.Int(s->final_score->second);
+          w.EndArray();
+        } else {
+          w.Null();
+        }
+        w.Key("odds");
+        write_markets(w, s->odds_at_end);
+        w.EndObject();
+      }
+      w.EndObject();
+    }
+    if (const StatsState* st = e.stats.get()) {
+      feed::StatsRec sr;
+      sr.values = st->values;
+      sr.final = st->final;
+      feed::Record r;
+      r.at = st->ts;
+      r.id = e.key;
+      r.body = sr;
+      write_nested(w, "stats", std::move(r), scratch);
+    }
+    w.EndObject();
+  }
+  feed::append_checksum(out, start);
+  out += '\n';
+}
+
+void write_header(const Snapshot& s, std::string& out) {
+  const size_t start = out.size();
+  {
+    json::StringSink sink(out);
+    json::Writer w(sink);
+    w.StartObject();
+    w.Key("op");
+    w.String("header");
+    w.Key("format");
+    w.String("oddsfeed");
+    w.Key("version");
+    w.Int(1);
+    w.Key("provider");
+    w.String("s7");
+    w.Key("kind");
+    w.String("snapshot");
+    w.Key("epoch");
+    json::str(w, s.epoch);
+    w.Key("seq");
+    w.Uint64(s.seq);
+    w.Key("clock");
+    w.Int64(s.clock);
+    w.Key("last_live_at");
+    w.Int64(s.last_live_at);
+    w.EndObject();
+  }
+  feed::append_checksum(out, start);
+  out += '\n';
+}
+
+// ---- reading ----
+
+using Value = rapidjson::Value;
+
+bool get_i64(const Value& v, int64_t& out) {
+  if (!v.IsInt64()) return false;
+  out = v.GetInt64();
+  return true;
+}
+
+bool read_markets(const Value& v, MarketList& out, std::string& err) {
+  if (!v.IsArray()) return err = "markets: not an array", false;
+  for (const Value& mv : v.GetArray()) {
+    if (!mv.IsArray() || mv.Size() != 2 || !mv[0].IsUint() || !mv[1].IsArray()) return err = "bad market", false;
+    const Value& lines = mv[1];
+    size_t nout = 0;
+    for (const Value& lv : lines.GetArray()) {
+      if (!lv.IsArray() || lv.Size() != 4 || !lv[0].IsString() || !lv[1].IsUint() || !lv[2].IsInt64() ||
+          !lv[3].IsArray())
+        return err = "bad line", false;
+      nout += lv[3].Size();
+    }
+    Line* ls;
+    Outcome* os;
+    auto m = Market::make(mv[0].GetUint(), lines.Size(), nout, &ls, &os);
+    uint32_t next = 0;
+    for (rapidjson::SizeType i = 0; i < lines.Size(); ++i) {
+      const Value& lv = lines[i];
+      ls[i].key = LineKey(std::string_view(lv[0].GetString(), lv[0].GetStringLength()));
+      ls[i].suspended = static_cast<uint8_t>(lv[1].GetUint());
+      ls[i].ls = lv[2].GetInt64();
+      ls[i].first = next;
+      ls[i].count = lv[3].Size();
+      for (const Value& ov : lv[3].GetArray()) {
+        if (!ov.IsArray() || ov.Size() != 5 || !ov[0].IsUint() || !ov[1].IsInt() || !ov[2].IsUint() ||
+            !ov[3].IsInt() || !ov[4].IsInt64())
+          return err = "bad outcome", false;
+        os[next++] = Outcome{ov[0].GetUint(), ov[1].GetInt(), ov[2].GetUint(), ov[3].GetInt(), ov[4].GetInt64()};
+      }
+    }
+    if (!out.empty() && out.back().id >= m->id) return err = "markets out of order", false;
+    out.push_back(MarketRef{m->id, std::move(m)});
+  }
+  return true;
+}
+
+// Parses a nested feed record with the feed parser.
+bool read_nested(const Value& v, feed::FeedParser& parser, feed::Record& out, std::string& err) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  v.Accept(w);
+  if (parser.parse(std::string_view(buf.GetString(), buf.GetSize()), out) != feed::LineStatus::Record)
+    return err = "nested record: " + parser.error(), false;
+  return true;
+}
+
+bool read_result(std::string_view name, feed::MatchResult& out) {
+  for (auto r : {feed::MatchResult::None, feed::MatchResult::Completed, feed::MatchResult::Abandoned,
+                 feed::MatchResult::Cancelled, feed::MatchResult::Expunged})
+    if (name == feed::result_name(r)) {
+      out = r;
+      return true;
+    }
+  return false;
+}
+
+bool read_score(const Value& v, feed::FeedParser& parser, ScoreState& s, std::string& err) {
+  if (!v.IsObject() || !v.HasMember("rec") || !v.HasMember("tl") || !v["tl"].IsArray())
+    return err = "bad score", false;
+  feed::Record r;
+  if (!read_nested(v["rec"], parser, r, err)) return false;
+  if (r.op() != feed::Op::Score) return err = "score: not a score record", false;
+  s.last = std::get<feed::ScoreRec>(r.body);
+  s.ts = r.at;
+  for (const Value& p : v["tl"].GetArray()) {
+    if (!p.IsArray() || p.Size() != 4 || !p[0].IsInt64() || !p[1].IsInt() || !p[2].IsInt() || !p[3].IsString())
+      return err = "bad timeline point", false;
+    s.timeline.push_back(ScorePoint{p[0].GetInt64(), p[1].GetInt(), p[2].GetInt(), p[3].GetString()});
+  }
+  if (auto it = v.FindMember("end"); it != v.MemberEnd()) {
+    const Value& e = it->value;
+    if (!e.IsObject() || !e.HasMember("v") || !e["v"].IsUint() || !e.HasMember("at") || !e["at"].IsInt64() ||
+        !e.HasMember("res") || !e["res"].IsString() || !e.HasMember("final") || !e.HasMember("odds"))
+      return err = "bad settlement anchor", false;
+    s.ended = true;
+    s.final_version = e["v"].GetUint();
+    s.final_at = e["at"].GetInt64();
+    if (!read_result(e["res"].GetString(), s.final_result)) return err = "bad result", false;
+    const Value& f = e["final"];
+    if (f.IsArray() && f.Size() == 2 && f[0].IsInt() && f[1].IsInt()) s.final_score = std::make_pair(f[0].GetInt(), f[1].GetInt());
+    else if (!f.IsNull()) return err = "bad final score", false;
+    if (!read_markets(e["odds"], s.odds_at_end, err)) return false;
+  }
+  return true;
+}
+
+bool read_entry(const Value& d, feed::FeedParser& parser, EventEntry& e, std::string& err) {
+  if (!d.HasMember("at") || !get_i64(d["at"], e.updated_at) || !d.HasMember("id") || !d["id"].IsString() ||
+      !d.HasMember("n") || !d["n"].IsUint64())
+    return err = "state line without at, id or n", false;
+  e.key = d["id"].GetString();
+  e.number = d["n"].GetUint64();
+  if (e.number == 0) return err = "state line with event number 0", false;
+  if (auto it = d.FindMember("event"); it != d.MemberEnd()) {
+    feed::Record r;
+    if (!read_nested(it->value, parser, r, err)) return false;
+    if (r.op() != feed::Op::Event) return err = "event: not an event record", false;
+    e.info = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
+  }
+  if (auto it = d.FindMember("markets"); it != d.MemberEnd())
+    if (!read_markets(it->value, e.markets, err)) return false;
+  if (auto it = d.FindMember("score"); it != d.MemberEnd()) {
+    auto s = std::make_shared<ScoreState>();
+    if (!read_score(it->value, parser, *s, err)) return false;
+    e.score = std::move(s);
+  }
+  if (auto it = d.FindMember("stats"); it != d.MemberEnd()) {
+    feed::Record r;
+    if (!read_nested(it->value, parser, r, err)) return false;
+    if (r.op() != feed::Op::Stats) return err = "stats: not a stats record", false;
+    auto st = std::make_shared<StatsState>();
+    const auto& sr = std::get<feed::StatsRec>(r.body);
+    st->values = sr.values;
+    st->final = sr.final;
+    st->ts = r.at;
+    e.stats = std::move(st);
+  }
+  return true;
+}
+
+// Line reader over a plain file that checks every line's checksum.
+class CheckedLines {
+ public:
+  explicit CheckedLines(const std::string& path) : f_(std::fopen(path.c_str(), "rb")) {}
+  ~CheckedLines() {
+    std::free(buf_);
+    if (f_) std::fclose(f_);
+  }
+  bool ok() const { return f_ != nullptr; }
+  uint64_t line_no() const { return line_no_; }
+  // Next line parsed into `doc`; false at the end (err empty) or on a bad
+  // line (err set).
+  bool next(rapidjson::Document& doc, std::string& err) {
+    ssize_t n = getline(&buf_, &cap_, f_);
+    if (n <= 0) return false;
+    ++line_no_;
+    bytes_ += static_cast<uint64_t>(n);
+    if (buf_[n - 1] != '\n') return err = "line " + std::to_string(line_no_) + " is torn", false;
+    std::string_view line(buf_, static_cast<size_t>(n - 1));
+    if (feed::verify_checksum(line) != feed::ChecksumState::Valid)
+      return err = "line " + std::to_string(line_no_) + " fails its checksum", false;
+    doc.Parse(line.data(), line.size());
+    if (doc.HasParseError() || !doc.IsObject()) return err = "line " + std::to_string(line_no_) + " is not JSON", false;
+    return true;
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  FILE* f_;
+  char* buf_ = nullptr;
+  size_t cap_ = 0;
+  uint64_t line_no_ = 0, bytes_ = 0;
+};
+
+bool read_header(rapidjson::Document& d, SnapshotInfo& info, int64_t& clock, int64_t& last_live_at,
+                 std::string& err) {
+  auto str_is = [&](const char* k, const char* want) {
+    return d.HasMember(k) && d[k].IsString() && std::strcmp(d[k].GetString(), want) == 0;
+  };
+  if (!str_is("op", "header") || !str_is("format", "oddsfeed") || !str_is("kind", "snapshot"))
+    return err = "not a snapshot header", false;
+  if (!d.HasMember("version") || !d["version"].IsInt() || d["version"].GetInt() != 1)
+    return err = "unsupported snapshot version", false;
+  if (!d.HasMember("epoch") || !d["epoch"].IsString() || !d.HasMember("seq") || !d["seq"].IsUint64() ||
+      !d.HasMember("clock") || !get_i64(d["clock"], clock) || !d.HasMember("last_live_at") ||
+      !get_i64(d["last_live_at"], last_live_at))
+    return err = "snapshot header lacks epoch, seq or clock", false;
+  info.epoch = d["epoch"].GetString();
+  info.seq = d["seq"].GetUint64();
+  return true;
+}
+
+}  // namespace
+
+bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInfo& info, std::string& err) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return err = "cannot create " + tmp + ": " + std::strerror(errno), false;
+  std::string out, scratch;
+  out.reserve(1 << 20);
+  write_header(s, out);
+  uint64_t events = 0, bytes = 0;
+  bool ok = true;
+  auto flush = [&] {
+    if (ok && !write_fully(fd, out, err)) ok = false;
+    bytes += out.size();
+    out.clear();
+  };
+  // Sorted by number: the same state always gives the same file.
+  std::vector<const EventEntry*> entries;
+  entries.reserve(s.events.size());
+  s.events.for_each([&](const EventEntry& e) { entries.push_back(&e); });
+  std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->number < b->number; });
+  for (const EventEntry* e : entries) {
+    write_entry(*e, out, scratch);
+    ++events;
+    if (out.size() >= (1 << 20)) flush();
+  }
+  const size_t start = out.size();
+  {
+    json::StringSink sink(out);
+    json::Writer w(sink);
+    w.StartObject();
+    w.Key("op");
+    w.String("end");
+    w.Key("events");
+    w.Uint64(events);
+    w.Key("seq");
+    w.Uint64(s.seq);
+    w.EndObject();
+  }
+  feed::append_checksum(out, start);
+  out += '\n';
+  flush();
+  if (ok && ::fsync(fd) != 0) {
+    err = "fsync " + tmp + ": " + std::strerror(errno);
+    ok = false;
+  }
+  ::close(fd);
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = "rename " + tmp + ": " + std::strerror(errno);
+    ok = false;
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  sync_dir_of(path);
+  info.epoch = s.epoch;
+  info.seq = s.seq;
+  info.events = events;
+  info.bytes = bytes;
+  return true;
+}
+
+bool read_snapshot_header(const std::string& path, SnapshotInfo& info, std::string& err) {
+  err.clear();
+  CheckedLines lines(path);
+  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+  rapidjson::Document d;
+  if (!lines.next(d, err)) return err = path + ": " + (err.empty() ? "empty" : err), false;
+  int64_t clock, lla;
+  if (!read_header(d, info, clock, lla, err)) return err = path + ": " + err, false;
+  return true;
+}
+
+bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::string& err) {
+  err.clear();
+  CheckedLines lines(path);
+  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+  rapidjson::Document d;
+  auto fail = [&](const std::string& why) {
+    err = path + ": " + why;
+    return false;
+  };
+  if (!lines.next(d, err)) return fail(err.empty() ? "empty" : err);
+  int64_t clock = 0, last_live_at = 0;
+  if (!read_header(d, info, clock, last_live_at, err)) return fail(err);
+  uint64_t events = 0;
+  for (;;) {
+    if (!lines.next(d, err)) return fail(err.empty() ? "no end line (cut short)" : err);
+    const char* op = d.HasMember("op") && d["op"].IsString() ? d["op"].GetString() : "";
+    if (std::strcmp(op, "end") == 0) {
+      if (!d.HasMember("events") || !d["events"].IsUint64() || d["events"].GetUint64() != events ||
+          !d.HasMember("seq") || !d["seq"].IsUint64() || d["seq"].GetUint64() != info.seq)
+        return fail("end line does not match the file");
+      break;
+    }
+    if (std::strcmp(op, "state") != 0) return fail("line " + std::to_string(lines.line_no()) + ": unexpected op");
+    ++events;
+  }
+  info.events = events;
+  info.bytes = lines.bytes();
+  return true;
+}
+
+bool load_snapshot_file(const std::string& path, Engine& engine, SnapshotInfo& info, std::string& err) {
+  err.clear();
+  CheckedLines lines(path);
+  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+  rapidjson::Document d;
+  auto fail = [&](const std::string& why) {
+    err = path + ": " + why;
+    return false;
+  };
+  if (!lines.next(d, err)) return fail(err.empty() ? "empty" : err);
+  int64_t clock = 0, last_live_at = 0;
+  if (!read_header(d, info, clock, last_live_at, err)) return fail(err);
+  feed::FeedParser parser;
+  uint64_t events = 0, prev_number = 0;
+  for (;;) {
+    if (!lines.next(d, err)) return fail(err.empty() ? "no end line (cut short)" : err);
+    const char* op = d.HasMember("op") && d["op"].IsString() ? d["op"].GetString() : "";
+    if (std::strcmp(op, "end") == 0) {
+      if (!d.HasMember("events") || !d["events"].IsUint64() || d["events"].GetUint64() != events ||
+          !d.HasMember("seq") || !d["seq"].IsUint64() || d["seq"].GetUint64() != info.seq)
+        return fail("end line does not match the file");
+      break;
+    }
+    if (std::strcmp(op, "state") != 0) return fail("line " + std::to_string(lines.line_no()) + ": unexpected op");
+    EventEntry e;
+    if (!read_entry(d, parser, e, err)) return fail("line " + std::to_string(lines.line_no()) + ": " + err);
+    if (e.number <= prev_number) return fail("events out of order");
+    prev_number = e.number;
+    engine.restore_entry(std::move(e));
+    ++events;
+  }
+  engine.set_epoch(info.epoch);
+  engine.restore_position(info.seq, clock, last_live_at);
+  engine.publish_restored();
+  info.events = events;
+  info.bytes = lines.bytes();
+  return true;
+}
+
+}  // namespace oddsrelay

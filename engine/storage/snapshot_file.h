@@ -1,0 +1,53 @@
+// A snapshot file: the whole engine state at one log position, written in
+// the feed format so that it is a readable JSON Lines file like every other
+// log file here (docs/architecture.md "The log"). Compaction writes one from
+// an immutable Snapshot on its own thread (no pause for the engine); a
+// restart loads the newest valid one and replays the journal after it.
+//
+//   {"op":"header","format":"oddsfeed","version":1,"provider":"s7",
+//    "kind":"snapshot","epoch":E,"seq":N,"clock":T,"last_live_at":T}
+//   {"at":T,"op":"state","id":KEY,"n":NUMBER, "event":{..}, "markets":[..],
+//    "score":{..}, "stats":{..}}                        one line per event
+//   {"op":"end","events":K,"seq":N}
+//
+// Every line carries the journal's `xxh` checksum; a file with a bad or
+// missing line, or without its `end` line, is not a snapshot (the caller
+// falls back to an older one). A `state` line carries what the engine
+// derived (outcome ts and previous price, line ls, the score timeline and
+// settlement anchor) so that loading gives the same state digest as the
+// records that built it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/engine.h"
+
+namespace oddsrelay {
+
+struct SnapshotInfo {
+  std::string epoch;
+  uint64_t seq = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+};
+
+// Writes `s` to `path` atomically: a temporary file, fsync, rename, fsync of
+// the directory. False with `err` set on any I/O failure (nothing is left at
+// `path` then).
+bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInfo& info, std::string& err);
+
+// Checks that `path` is a complete, intact snapshot (every checksum, the
+// header, the end line) without building any state: a restart picks the
+// newest file that passes, before it touches the engine.
+bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::string& err);
+
+// Loads a snapshot file into `engine` (which must be fresh) and publishes it.
+// False with `err` saying why when the file is not a complete, intact
+// snapshot; `engine` must then be discarded.
+bool load_snapshot_file(const std::string& path, Engine& engine, SnapshotInfo& info, std::string& err);
+
+// Reads only the header: for listing a data dir.
+bool read_snapshot_header(const std::string& path, SnapshotInfo& info, std::string& err);
+
+}  // namespace oddsrelay

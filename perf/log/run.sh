@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The log's figures: a generated feed of N records (300 events) replayed at
+# max speed into a --data-dir, then a restart from that dir with no feed.
+# Reports the data dir's size against the feed file's (compaction keeps
+# only two snapshots and the journal after the older one), and the time
+# from launch to the first answer at the right seq (restart-to-ready),
+# for two feed lengths: restart time must follow the state, not the number
+# of records ever applied. Each run checks its answers: the seq it serves
+# and the state digest after the restart equal the feed's own.
+#   perf/log/run.sh [build-dir] [records] [more-records]
+set -euo pipefail
+build=${1:-build}
+sizes=("${2:-1000000}" "${3:-5000000}")
+dir=$(mktemp -d)
+trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$dir"' EXIT
+key=perf-log-key
+printf '{"keys":[{"key":"%s","name":"perf","permissions":["live","prematch","odds","scores"],"rate_limit":100000000}]}\n' \
+  "$key" > "$dir/keys.json"
+port() { echo $((20000 + RANDOM % 20000)); }
+die() { echo "perf/log: $*" >&2; exit 1; }
+for n in "${sizes[@]}"; do
+  feed="$dir/feed-$n.jsonl" data="$dir/data-$n"
+  "$build/oddsfeed" gen -o "$feed" --records "$n" --sim seed=7,events=300,rate=1000 >/dev/null 2>&1
+  want=$("$build/oddsfeed" digest "$feed" | sed -n 's/.*digest=\([0-9a-f]*\).*/\1/p')
+  t0=$(date +%s.%N)
+  "$build/oddsrelay" --listen "127.0.0.1:$(port)" --keys "$dir/keys.json" --feed "replay:$feed,speed=max" \
+    --data-dir "$data" --exit-after-replay --progress 0 2> "$dir/replay.log" || die "replay failed: $(tail -3 "$dir/replay.log")"
+  t1=$(date +%s.%N)
+  grep -q "stopped; state seq=$n digest=$want" "$dir/replay.log" || die "replay ended at the wrong state: $(tail -1 "$dir/replay.log")"
+  feed_bytes=$(stat -c %s "$feed")
+  dir_bytes=$(du -sb "$data" | cut -f1)
+  p=$(port)
+  t2=$(date +%s.%N)
+  "$build/oddsrelay" --listen "127.0.0.1:$p" --keys "$dir/keys.json" --feed none --data-dir "$data" --progress 0 \
+    2> "$dir/restart.log" &
+  pid=$!
+  ready=""
+  for _ in $(seq 1 6000); do
+    if body=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$p/v1/status" 2>/dev/null); then
+      echo "$body" | grep -q "\"seq\":$n," || die "restart serves the wrong seq: $body"
+      ready=$(date +%s.%N)
+      break
+    fi
+    sleep 0.01
+  done
+  [ -n "$ready" ] || die "restart never answered: $(tail -3 "$dir/restart.log")"
+  kill -TERM "$pid"; wait "$pid" || die "restart did not stop cleanly"
+  grep -q "stopped; state seq=$n digest=$want" "$dir/restart.log" || die "restart state differs: $(tail -1 "$dir/restart.log")"
+  python3 - "$n" "$feed_bytes" "$dir_bytes" "$t0" "$t1" "$t2" "$ready" "$(grep -o 'snapshot at seq [0-9]*.*replayed' "$dir/restart.log")" <<'PY'
+import sys
+n, fb, db = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+t0, t1, t2, ready = map(float, sys.argv[4:8])
+print(f"{n:>9,} records: replay {n / (t1 - t0):,.0f} rec/s; data dir {db / 1e6:.1f} MB vs feed {fb / 1e6:.1f} MB "
+      f"= {db / fb:.3f}; restart-to-ready {1000 * (ready - t2):.0f} ms ({sys.argv[8]})")
+PY
+  rm -rf "$data" "$feed"
+done

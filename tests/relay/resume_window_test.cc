@@ -1,0 +1,1 @@
+// Placeholder until the resume window lands (relay/resume_window.h).
