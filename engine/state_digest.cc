@@ -47,6 +47,20 @@ std::string dump_state(const Snapshot& s) {
         }
         out += '\n';
       }
+    if (const LineHistory* h = e->history.get()) {  // withdrawn lines, as last read
+      appendf(out, "W %" PRIu64 " lines=%u dropped=%u\n", e->number, h->lines, h->dropped);
+      for (const auto& m : h->markets)
+        for (const Line& l : m->lines) {
+          appendf(out, "W %" PRIu64 " %u ", e->number, m->id);
+          out += l.key.view();
+          appendf(out, " s=%u ls=%" PRId64, l.suspended, l.ls);
+          for (uint32_t i = l.first; i < l.first + l.count; ++i) {
+            const Outcome& o = m->outcomes[i];
+            appendf(out, " %u:%d:%u:%d:%" PRId64, o.id, o.price, o.flags, o.prev_price, o.ts);
+          }
+          out += '\n';
+        }
+    }
     if (const ScoreState* sc = e->score.get()) {
       appendf(out, "S %" PRIu64 " ts=%" PRId64 " status=%s", e->number, sc->ts, feed::status_name(sc->last.status));
       dump_opt(out, "home", sc->last.home);
