@@ -4,6 +4,8 @@
 // the close handshake, the /ws heartbeat and shutdown.
 #include "relay/relay_loop.h"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "relay/frame_encoder.h"
@@ -347,12 +349,19 @@ void RelayLoop::watch_slow(uint64_t t) {
     const size_t held = c->q.bytes();
     if (held == 0) {
       c->last_progress = t;  // nothing waiting: not behind
-    } else if (c->q.in_flight()) {
-      // libuv writes a pending request piece by piece as the socket drains:
-      // a shrinking write queue is progress.
+    } else {
+      // Progress is the client taking bytes: the kernel's unsent bytes on
+      // the socket going down (the kernel wakes libuv only once a good part
+      // of a large send buffer is free), or libuv's pending write shrinking.
       const size_t wq = uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&c->tcp));
-      if (wq < c->write_queue_seen) c->last_progress = t;
+      size_t outq = c->kernel_unsent_seen;
+      uv_os_fd_t fd;
+      int unsent = 0;
+      if (uv_fileno(reinterpret_cast<uv_handle_t*>(&c->tcp), &fd) == 0 && ::ioctl(fd, SIOCOUTQ, &unsent) == 0)
+        outq = static_cast<size_t>(unsent);
+      if (wq < c->write_queue_seen || outq < c->kernel_unsent_seen) c->last_progress = t;
       c->write_queue_seen = wq;
+      c->kernel_unsent_seen = outq;
     }
     if (held > soft) {
       if (c->over_soft_since == 0) c->over_soft_since = t;

@@ -61,6 +61,7 @@ struct StreamConn {
   // Slow-consumer watch (RelayOptions::slow_timeout_ms), in loop ms.
   uint64_t last_progress = 0;  // the client last took bytes, or had nothing waiting
   size_t write_queue_seen = 0; // libuv's unwritten bytes at the last tick
+  size_t kernel_unsent_seen = 0;  // the socket's unsent bytes (SIOCOUTQ) at the last tick
   uint64_t over_soft_since = 0;  // 0: at or under the soft limit
   std::vector<Subscription> subs;
 
