@@ -5,6 +5,7 @@ answers 503 until then; /v1/status carries SPEC.md's relay statistics
 (upstream_ready, downstream_clients, odds_channels, el_sports, el_events,
 odds_cached) and the count of requests that failed inside a handler."""
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -17,6 +18,15 @@ import unittest
 import websockets
 
 import harness as h
+
+
+@contextlib.contextmanager
+def server(test, *args):
+    """h.Server that must also stop cleanly (exit 0: no crash, no sanitizer report at exit)."""
+    with h.Server(*args) as srv:
+        yield srv
+        rc, log = srv.stop()
+        test.assertEqual(rc, 0, log[-3000:])
 
 KEY = "ops-key"
 T0 = 1767225600000
@@ -74,7 +84,7 @@ class Operators(unittest.TestCase):
                               f"replay:{feed},speed=max", "--data-dir", data, "--exit-after-replay", "--progress", "0"],
                              timeout=600)
         self.assertEqual(rc, 0, err)
-        with h.Server("--feed", f"replay:{self.empty}", "--data-dir", data, "--keys", self.keys,
+        with server(self, "--feed", f"replay:{self.empty}", "--data-dir", data, "--keys", self.keys,
                       "--progress", "0") as srv:
             seen, deadline = [], time.time() + 300
             while time.time() < deadline:
@@ -107,7 +117,7 @@ class Operators(unittest.TestCase):
         feed = os.path.join(self.dir, "feed.jsonl")
         write_feed(feed, [("s7-1.11", 1, True, True), ("s7-1.12", 1, True, True), ("s7-2.13", 2, True, False),
                           ("s7-1.14", 1, False, True), ("s7-5.15", 5, False, False)])
-        with h.Server("--feed", f"replay:{feed},speed=max", "--keys", self.keys, "--progress", "0") as srv:
+        with server(self, "--feed", f"replay:{feed},speed=max", "--keys", self.keys, "--progress", "0") as srv:
             srv.wait_for(r"serving http://")
             deadline = time.time() + 30
             while time.time() < deadline and get(srv.port, "/v1/status", KEY)[1]["feed"]["records_applied"] < 8:
@@ -143,7 +153,7 @@ class Operators(unittest.TestCase):
             self.assertEqual(clients, 0)
 
     def test_upstream_not_ready_while_the_source_delivered_nothing(self):
-        with h.Server("--feed", f"replay:{self.empty}", "--keys", self.keys, "--progress", "0") as srv:
+        with server(self, "--feed", f"replay:{self.empty}", "--keys", self.keys, "--progress", "0") as srv:
             srv.wait_for(r"replay of .* finished")
             st, s = get(srv.port, "/v1/status", KEY)
             self.assertEqual((st, s["upstream_ready"], s["el_events"], s["odds_channels"]), (200, False, 0, 0))

@@ -10,6 +10,7 @@ event, without 'live' never a live one, without 'odds' no price, checked on
 the connect snapshot and on the deltas of a replayed feed in which events
 kick off and are removed."""
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -22,6 +23,15 @@ import websockets
 
 import harness as h
 from wsraw import RawWs
+
+
+@contextlib.contextmanager
+def server(test, *args):
+    """h.Server that must also stop cleanly (exit 0: no crash, no sanitizer report at exit)."""
+    with h.Server(*args) as srv:
+        yield srv
+        rc, log = srv.stop()
+        test.assertEqual(rc, 0, log[-3000:])
 
 PERMS = ["live", "prematch", "odds", "scores", "widget", "stream"]
 T0 = 1767225600000
@@ -266,7 +276,7 @@ class StreamDeltasByPermission(unittest.TestCase):
             rc, out, err = h.run([h.binary("oddsfeed"), "gen", "-o", fd, "--records", "20000",
                                   "--sim", "seed=6,events=60,rate=400,minute=100"])
             self.assertEqual(rc, 0, err)
-            with h.Server("--feed", f"replay:{fd},speed=10", "--keys", kf, "--progress", "0") as srv:
+            with server(self, "--feed", f"replay:{fd},speed=10", "--keys", kf, "--progress", "0") as srv:
                 srv.wait_for(r"serving http://")
                 self.follow(srv)
         finally:

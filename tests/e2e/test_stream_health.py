@@ -8,6 +8,7 @@ writes stalled or that holds more than the soft bound for --slow-timeout,
 are closed and counted by reason, healthy streams see no gap, and the
 server's memory goes back to where it was once they are gone."""
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -22,6 +23,15 @@ import websockets
 
 import harness as h
 from wsraw import RawWs
+
+
+@contextlib.contextmanager
+def server(test, *args):
+    """h.Server that must also stop cleanly (exit 0: no crash, no sanitizer report at exit)."""
+    with h.Server(*args) as srv:
+        yield srv
+        rc, log = srv.stop()
+        test.assertEqual(rc, 0, log[-3000:])
 
 KEYS = {"keys": [
     {"key": "one-slot", "ws_connections": 1, "permissions": ["live", "prematch", "odds"]},
@@ -64,7 +74,7 @@ class WithKeys(unittest.TestCase):
 
 class Heartbeat(WithKeys):
     def test_pt_ws_client_that_never_pongs_is_closed_and_its_slot_reused(self):
-        with h.Server("--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
+        with server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
                       "--ws-ping", "500") as srv:
             srv.wait_for(r"serving http://")
             start = time.monotonic()
@@ -126,7 +136,7 @@ class Keepalive(WithKeys):
         empty = os.path.join(self.dir, "empty.jsonl")
         with open(empty, "w") as f:
             f.write('{"op":"header","format":"oddsfeed","version":1,"provider":"s7"}\n')
-        with h.Server("--feed", f"replay:{empty}", "--keys", self.keys, "--progress", "0") as srv:
+        with server(self, "--feed", f"replay:{empty}", "--keys", self.keys, "--progress", "0") as srv:
             srv.wait_for(r"serving http://")
             stream = RawWs(srv.port, "/pt-ws?api_key=sandbox&protocol=v2")
             self.assertEqual(stream.status, 101)
@@ -147,7 +157,7 @@ class Keepalive(WithKeys):
 
 class HandshakesAndRestLimit(WithKeys):
     def test_a_key_at_its_rest_limit_still_opens_streams(self):
-        with h.Server("--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
+        with server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
                       "--rate-window", "3600") as srv:
             srv.wait_for(r"serving http://")
             codes = [h.request(srv.port, "/v1/sports", "rest-limited")[0].status for _ in range(3)]
@@ -167,7 +177,7 @@ class HandshakesAndRestLimit(WithKeys):
             self.assertEqual((r.status, json.loads(body)["error"]), (429, "Rate limit exceeded"))
 
     def test_handshakes_have_their_own_per_key_rate(self):
-        with h.Server("--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
+        with server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
                       "--handshake-rate", "2") as srv:
             srv.wait_for(r"serving http://")
             # storm: 1 slot x 2 a minute = a burst of 2.
@@ -197,7 +207,7 @@ class HandshakesAndRestLimit(WithKeys):
 class SlowConsumers(WithKeys):
     def test_stalled_readers_are_closed_by_reason_and_memory_comes_back(self):
         n = 12
-        with h.Server("--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
+        with server(self, "--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
                       "--slow-timeout", "2") as srv:
             srv.wait_for(r"serving http://")
             port = srv.port
@@ -284,7 +294,7 @@ class SlowConsumers(WithKeys):
         # It takes bytes all the time (no stall), but less than it is sent:
         # past a quarter of the bound (64 KiB of 256 KiB) for 2 s, it goes,
         # long before the hard bound.
-        with h.Server("--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
+        with server(self, "--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
                       "--slow-timeout", "2", "--max-queue-bytes", "262144") as srv:
             srv.wait_for(r"serving http://")
             raw = RawWs(srv.port, "/pt-ws?api_key=sandbox&protocol=v2", rcvbuf=8192)
@@ -311,7 +321,7 @@ class SlowConsumers(WithKeys):
     def test_never_reading_client_at_a_low_rate_is_closed_for_no_progress(self):
         # A low rate keeps its queue far under the soft bound: only the
         # stalled write can close it.
-        with h.Server("--feed", "sim:seed=4,events=300,rate=300", "--keys", self.keys, "--progress", "0",
+        with server(self, "--feed", "sim:seed=4,events=300,rate=300", "--keys", self.keys, "--progress", "0",
                       "--slow-timeout", "2") as srv:
             srv.wait_for(r"serving http://")
             raw = RawWs(srv.port, "/pt-ws?api_key=sandbox&protocol=v2", rcvbuf=4096)
