@@ -97,6 +97,9 @@ MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t a
   return m;
 }
 
+// Past the first `ended` record: the last read before full time is taken.
+bool ended(const EventEntry& e) { return e.score && e.score->ended; }
+
 }  // namespace
 
 EventEntry& Engine::entry_for(uint64_t number, const std::string& id, int64_t at) {
@@ -183,6 +186,7 @@ ApplyResult Engine::apply_remove(feed::Record& rec) {
   count_listing(e, -1);
   e.info = nullptr;
   for (const auto& m : e.markets) {
+    if (!ended(e)) history_on_removal(e.history, edit_, *m);
     work_.outcomes -= m->outcomes.size();
     note_market(e, m->id);
   }
@@ -206,6 +210,12 @@ void Engine::apply_market(feed::Record& rec) {
   if (exists) {
     work_.outcomes -= (*it)->outcomes.size();
     --work_.markets;
+  }
+  // Until full time, lines that go are kept with their last read (the
+  // history is frozen at the first `ended`, with the odds then current).
+  if (!ended(e)) {
+    if (!mr.lines.empty()) history_on_market(e.history, edit_, exists ? it->ptr.get() : nullptr, mr);
+    else if (exists) history_on_removal(e.history, edit_, **it);
   }
   if (mr.lines.empty()) {
     if (exists) ms.erase(it);

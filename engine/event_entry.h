@@ -11,23 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "engine/line_history.h"
 #include "engine/market.h"
 #include "protocol/feed_record.h"
 
 namespace oddsrelay {
-
-// One market of an event's list. The id is kept beside the pointer so that
-// finding a market does not touch (and miss the cache on) every market it
-// passes; `->` reaches the market itself.
-struct MarketRef {
-  uint32_t id = 0;
-  MarketPtr ptr;
-  const Market* operator->() const { return ptr.get(); }
-  const Market& operator*() const { return *ptr; }
-};
-// The markets of one event, sorted by market id.
-using MarketList = std::vector<MarketRef>;
-const Market* find_market(const MarketList& markets, uint32_t market_id);
 
 // One change of the scoreline, for the widget's timeline.
 struct ScorePoint {
@@ -66,6 +54,7 @@ struct EventEntry {
   MarketList markets;                             // its odds; empty: none
   std::shared_ptr<const ScoreState> score;
   std::shared_ptr<const StatsState> stats;
+  LineHistoryPtr history;  // lines priced and withdrawn before full time (settlement, rule 7)
   int64_t updated_at = 0;  // at of the last record applied to it
 
   bool listed() const { return info != nullptr; }

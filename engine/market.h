@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "protocol/line_key.h"
 
@@ -62,5 +63,18 @@ struct Market {
 };
 
 using MarketPtr = std::shared_ptr<const Market>;
+
+// One market of an event's list. The id is kept beside the pointer so that
+// finding a market does not touch (and miss the cache on) every market it
+// passes; `->` reaches the market itself.
+struct MarketRef {
+  uint32_t id = 0;
+  MarketPtr ptr;
+  const Market* operator->() const { return ptr.get(); }
+  const Market& operator*() const { return *ptr; }
+};
+// The markets of one event, sorted by market id.
+using MarketList = std::vector<MarketRef>;
+const Market* find_market(const MarketList& markets, uint32_t market_id);
 
 }  // namespace oddsrelay

@@ -122,7 +122,27 @@ Verdict over_under(std::string_view side, double l, int32_t t, bool final) {
   return win_if(over == (t > l));
 }
 
-Verdict judge(const CatalogMarket& m, const Market& market, const Line& line, uint32_t outcome,
+// The lines of one market that settlement reads: those at the last read
+// before full time (or now) and those withdrawn earlier (line_history.h).
+struct MarketLines {
+  const Market* current = nullptr;
+  const Market* withdrawn = nullptr;
+  template <class F>
+  void for_each(F&& f) const {
+    if (current)
+      for (const Line& l : current->lines) f(*current, l, false);
+    if (withdrawn)
+      for (const Line& l : withdrawn->lines)
+        if (!current || !has(*current, l.key)) f(*withdrawn, l, true);
+  }
+  static bool has(const Market& m, LineKey k) {
+    for (const Line& l : m.lines)
+      if (l.key == k) return true;
+    return false;
+  }
+};
+
+Verdict judge(const CatalogMarket& m, const MarketLines& market, const Line& line, uint32_t outcome,
               const std::vector<std::string>& parts, const Facts& f) {
   const std::string_view kind = m.kind, p0 = parts.empty() ? std::string_view() : std::string_view(parts[0]);
   const int32_t h = f.h, a = f.a, total = h + a;
@@ -140,12 +160,14 @@ Verdict judge(const CatalogMarket& m, const Market& market, const Line& line, ui
   }
   if (kind == "correct_score") {
     if (outcome == 2202 || p0 == "Other") {  // no listed scoreline matches (in play: none can any more)
+      // Listed: every scoreline the market priced, withdrawn ones included.
       bool listed_reachable = false, listed_hit = false;
-      for (const Line& other : market.lines)
+      market.for_each([&](const Market&, const Line& other, bool) {
         if (auto sl = scoreline(other.key.special())) {
           listed_hit |= *sl == std::make_pair(h, a);
           listed_reachable |= sl->first >= h && sl->second >= a;
         }
+      });
       if (!f.final) return listed_reachable ? pending(reason::kNotEnded) : win_if(true);
       return win_if(!listed_hit);
     }
@@ -249,26 +271,40 @@ Settlement settle(const EventEntry& e, const Catalog& catalog, bool include_inpl
   f.final = ended;
   const char* abandoned = ended ? result_reason(s.result) : nullptr;
 
-  // The odds at the last read before full time once ended (rule 7), else now.
-  const MarketList& markets = ended && !sc->odds_at_end.empty() ? sc->odds_at_end : e.markets;
-  for (const MarketRef& ref : markets) {
-    const Market& market = *ref;
-    const CatalogMarket* cm = catalog.market(ref.id);
+  // Every line the event priced: the odds at the first `ended` (else now),
+  // and the lines withdrawn before, each settled on its own last read.
+  const MarketList& base = ended && !sc->odds_at_end.empty() ? sc->odds_at_end : e.markets;
+  static const MarketList kNone;
+  const MarketList& gone = e.history ? e.history->markets : kNone;
+  for (size_t i = 0, j = 0; i < base.size() || j < gone.size();) {
+    MarketLines market;
+    uint32_t id;
+    if (j == gone.size() || (i < base.size() && base[i].id <= gone[j].id)) {
+      id = base[i].id;
+      market.current = base[i++].ptr.get();
+      if (j < gone.size() && gone[j].id == id) market.withdrawn = gone[j++].ptr.get();
+    } else {
+      id = gone[j].id;
+      market.withdrawn = gone[j++].ptr.get();
+    }
+    const CatalogMarket* cm = catalog.market(id);
     const char* gap = cm ? coverage_gap(*cm) : reason::kUnknownMarket;
     MarketSettlement ms;
-    ms.market = ref.id;
-    for (const Line& line : market.lines) {
+    ms.market = id;
+    market.for_each([&](const Market& lines_of, const Line& line, bool withdrawn) {
       LineSettlement ls;
       ls.key = std::string(line.key.view());
       ls.line = std::string(line.key.special());
-      for (uint32_t i = line.first; i < line.first + line.count; ++i) {
-        const Outcome& o = market.outcomes[i];
+      ls.withdrawn = withdrawn;
+      ls.last_read = line.ls;
+      for (uint32_t k = line.first; k < line.first + line.count; ++k) {
+        const Outcome& o = lines_of.outcomes[k];
         Verdict v{R::Pending, reason::kNotEnded};
         if (ended) {
           if (abandoned) v = gap ? pending(gap) : void_(abandoned);  // rule 8
           else if (!s.score) v = void_(reason::kNoScore);              // rule 3
           else if (gap) v = pending(gap);
-          else if (line.suspended || o.flags) v = void_(reason::kSuspended);  // rule 7
+          else if (line.suspended || o.flags) v = void_(reason::kSuspended);  // rule 7, on this line's own last read
           else if (const auto* parts = catalog.outcome_parts(o.id)) v = judge(*cm, market, line, o.id, *parts, f);
           else v = pending(reason::kNotCovered);
         } else if (s.inplay && !gap) {
@@ -278,7 +314,7 @@ Settlement settle(const EventEntry& e, const Catalog& catalog, bool include_inpl
         ls.outcomes.push_back({o.id, v.result, v.result == R::Win || v.result == R::Lose ? nullptr : v.reason});
       }
       ms.lines.push_back(std::move(ls));
-    }
+    });
     s.markets.push_back(std::move(ms));
   }
   return s;

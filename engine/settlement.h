@@ -1,5 +1,6 @@
 // Settlement V1 (SPEC.md "Settlement rules", docs/settlement.md): per
-// outcome of every market an event has odds for, win / lose / void /
+// outcome of every line an event ever priced (its odds at full time and the
+// lines withdrawn before, engine/line_history.h), win / lose / void /
 // pending with a reason, from the final score (or, in play, from the
 // current score for outcomes that can no longer change). Pure: reads one
 // event entry and the catalog's market semantics, so the same journal gives
@@ -48,6 +49,8 @@ struct OutcomeSettlement {
 struct LineSettlement {
   std::string key;   // line key, e.g. "s2.5"
   std::string line;  // its value (SPEC.md `special`); empty = null
+  bool withdrawn = false;  // settled on its read when it was withdrawn, before full time
+  int64_t last_read = 0;   // `ls` of that read
   std::vector<OutcomeSettlement> outcomes;
 };
 
@@ -62,7 +65,7 @@ struct Settlement {
   feed::MatchResult result = feed::MatchResult::None;  // for ended events
   std::optional<std::pair<int32_t, int32_t>> score;  // final (or current, in play)
   int64_t settled_at = 0;                            // at of the score record it rests on
-  uint32_t final_version = 0;
+  uint32_t final_version = 0;                        // the record's `revision`: 1 at the first final, +1 per correction
   std::vector<MarketSettlement> markets;
   uint32_t covered = 0, voided = 0, pending = 0;     // outcomes: win/lose, void, pending
 };

@@ -15,7 +15,7 @@ namespace {
 
 // Bumped whenever the dump's shape changes, so dumps of two formats never
 // compare equal by accident.
-constexpr const char* kFormat = "oddsrelay-state 2\n";
+constexpr const char* kFormat = "oddsrelay-state 3\n";
 
 void appendf(std::string& out, const char* fmt, auto... args) {
   char buf[256];
@@ -132,6 +132,12 @@ std::string dump_state(const Snapshot& s) {
     out += e->info ? e->info->json : std::string("null");
     out += '\n';
     dump_markets(out, "", e->number, e->markets);
+    if (const LineHistory* h = e->history.get()) {  // withdrawn lines, as last read
+      appendf(out, "W %" PRIu64 " lines=%u dropped=%u\n", e->number, h->lines, h->dropped);
+      dump_markets(out, "W", e->number, h->markets);
+    } else {
+      appendf(out, "W %" PRIu64 " none\n", e->number);
+    }
     if (e->score) dump_score(out, e->number, *e->score);
     else appendf(out, "S %" PRIu64 " none\n", e->number);
     if (e->stats) dump_stats(out, e->number, *e->stats);

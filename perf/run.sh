@@ -19,6 +19,7 @@ run() {
 run "$build/perf/bench_apply" --benchmark_format=console
 run "$build/perf/bench_parse" --benchmark_format=console --benchmark_min_time=0.5
 run "$build/perf/bench_memory"
+run "$build/perf/bench_line_history"
 run bash perf/replay/run.sh "$build"
 run bash perf/rest/run.sh "$build"
 run bash perf/relay/run.sh "$build"

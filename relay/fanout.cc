@@ -10,6 +10,7 @@
 #include "protocol/event_id.h"
 #include "relay/frame_encoder.h"
 #include "relay/relay_loop.h"
+#include "rest/access.h"
 #include "rest/api_keys.h"
 #include "rest/errors.h"
 
@@ -21,8 +22,7 @@ constexpr size_t kMaxSubscriptions = 100;  // events per /ws connection
 constexpr size_t kMaxSubscribedMarkets = 200;
 constexpr uint64_t kMarkerChannel = UINT64_MAX;  // no event has this number
 
-bool may_evt(const StreamConn* c) { return c->ticket.permissions & rest::kPermLive; }
-bool may_odds(const StreamConn* c) { return c->ticket.permissions & rest::kPermOdds; }
+bool may_odds(const StreamConn* c) { return c->ticket.permissions & rest::permission_for(rest::Data::Price); }
 
 FrameRef error_frame(std::string_view msg) {
   std::string s = "{\"error\":\"";
@@ -33,14 +33,33 @@ FrameRef error_frame(std::string_view msg) {
 
 }  // namespace
 
-// One evt:<sport> frame per run of equal sports in `events` (sorted by sport).
-void RelayLoop::append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, std::vector<Out>& out) {
+// What a stream may receive, by the permission table of rest/access.h:
+// the classes of events (live, pre-match) and prices.
+uint8_t stream_event_classes(const StreamConn* c) {
+  const uint32_t p = c->ticket.permissions;
+  return ((p & rest::permission_for(rest::Data::LiveEvent)) ? kLiveEvents : 0) |
+         ((p & rest::permission_for(rest::Data::PrematchEvent)) ? kPrematchEvents : 0);
+}
+
+// The one check of what a /pt-ws stream receives: an odds frame needs the
+// price permission, an event list is sent to the streams whose key sees
+// exactly the classes of events it was encoded for (each class has its own
+// frames, so a key without 'prematch' never gets a pre-match event), and
+// the sports filter applies to both.
+bool RelayLoop::admits(const StreamConn* c, const Out& o) {
+  return (o.odds ? may_odds(c) : o.events == stream_event_classes(c)) && c->wants_sport(o.sport);
+}
+
+// One evt:<sport> frame per run of equal sports in `events` (sorted by
+// sport), for streams that see `classes` of events.
+void RelayLoop::append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, uint8_t classes,
+                                    std::vector<Out>& out) {
   std::vector<EventItem> items;
   for (size_t i = 0; i < events.size();) {
     const int32_t sport = events[i].first;
     items.clear();
     for (; i < events.size() && events[i].first == sport; ++i) items.push_back(events[i].second);
-    out.push_back(Out{pt_events(sport, items), 0, sport, false});
+    out.push_back(Out{pt_events(sport, items), 0, sport, false, classes});
   }
 }
 
@@ -55,15 +74,22 @@ void RelayLoop::process(const Batch& b) {
   for (const auto& r : b.records) turn_at_ = std::max(turn_at_, r.at);
 
   const size_t first_out = out_.size();
-  std::vector<std::pair<int32_t, EventItem>> evt;  // (sport, event) deltas
+  // (sport, event) deltas per classes of events a stream may see: a stream
+  // sees an event while it is of a class it may see, and a null when it
+  // leaves that class (removed, or a pre-match event kicking off).
+  std::vector<std::pair<int32_t, EventItem>> evt[4];
   for (const EventChange& ch : b.changes) {
     const EventEntry* now = cur.events.find(ch.number);
     const EventEntry* before = prev->events.find(ch.number);
     const bool listed = now && now->listed(), was_listed = before && before->listed();
     const bool live = now && now->live(), was_live = before && before->live();
     if (ch.bits & (kEventAdded | kEventChanged | kEventRemoved)) {
-      if (listed) evt.push_back({now->sport(), EventItem{now->key, now}});
-      else if (was_listed) evt.push_back({before->sport(), EventItem{before->key, nullptr}});
+      for (uint8_t classes = 1; classes < 4; ++classes) {
+        if (!pt_by_classes_[classes]) continue;
+        auto sees = [&](bool is_live) { return (classes & (is_live ? kLiveEvents : kPrematchEvents)) != 0; };
+        if (listed && sees(live)) evt[classes].push_back({now->sport(), EventItem{now->key, now}});
+        else if (was_listed && sees(was_live)) evt[classes].push_back({before->sport(), EventItem{before->key, nullptr}});
+      }
     }
     if (live && (!was_live || (ch.bits & kOddsChanged))) {
       // An event that just went live gets its whole odds; afterwards only
@@ -98,8 +124,10 @@ void RelayLoop::process(const Batch& b) {
       }
     }
   }
-  std::stable_sort(evt.begin(), evt.end(), [](auto& a, auto& b) { return a.first < b.first; });
-  append_event_frames(evt, out_);
+  for (uint8_t classes = 1; classes < 4; ++classes) {
+    std::stable_sort(evt[classes].begin(), evt[classes].end(), [](auto& a, auto& b) { return a.first < b.first; });
+    append_event_frames(evt[classes], classes, out_);
+  }
   // Event lists first, then odds: a client learns of an event before its prices.
   std::stable_partition(out_.begin() + static_cast<ptrdiff_t>(first_out), out_.end(),
                         [](const Out& o) { return !o.odds; });
@@ -119,9 +147,8 @@ void RelayLoop::fan_out() {
   uint64_t delivered = 0;
   for (size_t i = 0; i < pt_.size(); ++i) {
     StreamConn* c = pt_[i];
-    const bool everything = c->ticket.sports.empty() && may_evt(c) && may_odds(c);
     for (const Out& o : out_) {
-      if (!everything && (!(o.odds ? may_odds(c) : may_evt(c)) || !c->wants_sport(o.sport))) continue;
+      if (!admits(c, o)) continue;
       if (o.odds) send_odds(c, o);
       else send(c, o.frame, o.channel);
       ++delivered;
@@ -173,19 +200,17 @@ void RelayLoop::send_odds(StreamConn* c, const Out& o) {
 void RelayLoop::refresh_connect_cache() {
   if (cache_seq_ == snap_->seq) return;
   cache_seq_ = snap_->seq;
-  connect_frames_.clear();
-  ws_snapshot_.reset();
-  // Every listed event per sport, then the odds of every live event.
-  std::vector<std::pair<int32_t, EventItem>> evt;
+  for (auto& v : connect_evt_) v.clear();
+  connect_evt_built_ = 0;
+  connect_odds_.clear();
+  ws_snapshot_[0].reset();
+  ws_snapshot_[1].reset();
+  // The odds of every live event; the event lists are built per classes
+  // of events when a stream that sees them connects.
   std::vector<std::shared_ptr<const EventEntry>> live;
   snap_->events.for_each([&](const EventEntry& e) {
-    if (!e.listed()) return;
-    evt.push_back({e.sport(), EventItem{e.key, &e}});
-    if (e.live()) live.push_back(snap_->events.find_shared(e.number));
+    if (e.listed() && e.live()) live.push_back(snap_->events.find_shared(e.number));
   });
-  std::sort(evt.begin(), evt.end(),
-            [](auto& a, auto& b) { return std::pair(a.first, a.second.entry->number) < std::pair(b.first, b.second.entry->number); });
-  append_event_frames(evt, connect_frames_);
   std::sort(live.begin(), live.end(), [](auto& a, auto& b) { return a->number < b->number; });
   if (full_odds_.size() > 4 * live.size() + 1024) full_odds_.clear();  // drop events long gone
   for (const auto& e : live) {
@@ -194,23 +219,38 @@ void RelayLoop::refresh_connect_cache() {
       f.version = e;
       f.frame = pt_odds(*e, e->sport(), {});
     }
-    connect_frames_.push_back(Out{f.frame, e->number, e->sport(), true});
+    connect_odds_.push_back(Out{f.frame, e->number, e->sport(), true});
   }
 }
 
 void RelayLoop::send_connect_snapshot(StreamConn* c) {
   refresh_connect_cache();
+  const uint8_t classes = stream_event_classes(c);
   if (!c->is_pt()) {
-    if (!ws_snapshot_) ws_snapshot_ = ws_snapshot(*snap_);
-    send_exempt(c, ws_snapshot_);
+    FrameRef& f = ws_snapshot_[(classes & kPrematchEvents) ? 1 : 0];
+    if (!f) f = ws_snapshot(*snap_, (classes & kPrematchEvents) != 0);
+    send_exempt(c, f);
     return;
+  }
+  if (classes && !(connect_evt_built_ & (1u << classes))) {
+    connect_evt_built_ |= static_cast<uint8_t>(1u << classes);
+    std::vector<std::pair<int32_t, EventItem>> evt;  // every listed event of those classes, per sport
+    snap_->events.for_each([&](const EventEntry& e) {
+      if (e.listed() && (classes & (e.live() ? kLiveEvents : kPrematchEvents))) evt.push_back({e.sport(), EventItem{e.key, &e}});
+    });
+    std::sort(evt.begin(), evt.end(), [](auto& a, auto& b) {
+      return std::pair(a.first, a.second.entry->number) < std::pair(b.first, b.second.entry->number);
+    });
+    append_event_frames(evt, classes, connect_evt_[classes]);
   }
   std::vector<int32_t> sports;
   for (const SportCount& s : snap_->sports)
     if (c->wants_sport(s.sport)) sports.push_back(s.sport);
-  send_exempt(c, pt_ready(*snap_, sports, (may_evt(c) ? 1u : 0u) | (may_odds(c) ? 2u : 0u)));
-  for (const Out& o : connect_frames_)
-    if ((o.odds ? may_odds(c) : may_evt(c)) && c->wants_sport(o.sport)) send_exempt(c, o.frame, o.channel);
+  send_exempt(c, pt_ready(*snap_, sports, (classes ? 1u : 0u) | (may_odds(c) ? 2u : 0u)));
+  for (const Out& o : connect_evt_[classes])
+    if (admits(c, o)) send_exempt(c, o.frame, o.channel);
+  for (const Out& o : connect_odds_)
+    if (admits(c, o)) send_exempt(c, o.frame, o.channel);
 }
 
 // /ws live_update: right away when the last one is at least an interval

@@ -105,10 +105,10 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
   return b.finish();
 }
 
-FrameRef ws_snapshot(const Snapshot& s) {
+FrameRef ws_snapshot(const Snapshot& s, bool prematch) {
   std::vector<EventItem> live, pre;
   s.events.for_each([&](const EventEntry& e) {
-    if (e.listed()) (e.live() ? live : pre).push_back(EventItem{e.key, &e});
+    if (e.listed() && (e.live() || prematch)) (e.live() ? live : pre).push_back(EventItem{e.key, &e});
   });
   auto by_number = [](const EventItem& a, const EventItem& b) { return a.entry->number < b.entry->number; };
   std::sort(live.begin(), live.end(), by_number);

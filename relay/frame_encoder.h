@@ -39,7 +39,8 @@ FrameRef pt_events(int32_t sport, std::span<const EventItem> events);
 FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> markets);
 
 // /ws
-FrameRef ws_snapshot(const Snapshot& s);
+// `prematch` false: the pre-match map is empty (the key lacks the permission).
+FrameRef ws_snapshot(const Snapshot& s, bool prematch = true);
 FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events);
 FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts);
 // The same with null outcomes, for an event gone from the state (its

@@ -4,6 +4,8 @@
 // the close handshake, the /ws heartbeat and shutdown.
 #include "relay/relay_loop.h"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "relay/frame_encoder.h"
@@ -62,12 +64,14 @@ RelayLoop::RelayLoop(const RelayOptions& opts, const SnapshotStore& store, Relay
   tick_.data = this;
   uv_timer_init(&loop_, &live_timer_);
   live_timer_.data = this;
-  snap_ = store_.load();
 }
 
 RelayLoop::~RelayLoop() { uv_loop_close(&loop_); }
 
 void RelayLoop::run() {
+  // The state streams start from: whatever the engine holds when the relay
+  // starts (after the journal replay), then every batch after it.
+  snap_ = store_.load();
   const uint64_t period = std::clamp<uint64_t>(static_cast<uint64_t>(opts_.ping_interval_ms) / 4, 10, 250);
   next_ping_ = now() + static_cast<uint64_t>(opts_.ping_interval_ms);
   uv_timer_start(&tick_, [](uv_timer_t* t) { static_cast<RelayLoop*>(t->data)->tick(); }, period, period);
@@ -100,9 +104,12 @@ void RelayLoop::adopt(Adoption& a) {
     return;
   }
   uv_tcp_nodelay(&c->tcp, 1);
+  // A peer that vanished without a FIN is found by the heartbeat; keepalive
+  // also clears it from the kernel when pings are off or far apart.
+  uv_tcp_keepalive(&c->tcp, 1, static_cast<unsigned>(std::clamp(opts_.ping_interval_ms / 1000, 1, 7200)));
   c->all_slot = static_cast<uint32_t>(all_.size());
   all_.push_back(c);
-  c->last_pong = now();
+  c->last_pong = c->last_progress = now();
   send_exempt(c, raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                     "Sec-WebSocket-Accept: " + c->ticket.accept + "\r\n\r\n"));
   uint32_t& held = key_slots_[c->ticket.key_id];
@@ -119,6 +126,7 @@ void RelayLoop::adopt(Adoption& a) {
     auto& list = c->is_pt() ? pt_ : ws_;
     c->fan_slot = static_cast<uint32_t>(list.size());
     list.push_back(c);
+    if (c->is_pt()) ++pt_by_classes_[stream_event_classes(c)];
     (c->is_pt() ? stats_.pt_connections : stats_.ws_connections).fetch_add(1, std::memory_order_relaxed);
     send_connect_snapshot(c);
   }
@@ -222,6 +230,7 @@ void RelayLoop::flush(StreamConn* c) {
       return;
     }
     stats_.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    if (n > 0) c->last_progress = now();
     if (static_cast<size_t>(n) == total) {
       c->q.written();
       if (c->close_sent && !c->q.has_queued() && c->close_after_write) drop(c);
@@ -248,6 +257,8 @@ void RelayLoop::on_written(StreamConn* c, int status) {
     return;
   }
   stats_.bytes_written.fetch_add(c->write_rest, std::memory_order_relaxed);
+  c->last_progress = now();
+  c->write_queue_seen = 0;
   if (c->close_sent && c->close_after_write && !c->q.has_queued()) {
     drop(c);
     return;
@@ -258,6 +269,7 @@ void RelayLoop::on_written(StreamConn* c, int status) {
 void RelayLoop::unlist(StreamConn* c) {
   if (c->fan_slot != UINT32_MAX) {
     (c->is_pt() ? stats_.pt_connections : stats_.ws_connections).fetch_sub(1, std::memory_order_relaxed);
+    if (c->is_pt()) --pt_by_classes_[stream_event_classes(c)];
     vec_remove(c->is_pt() ? pt_ : ws_, c, &StreamConn::fan_slot);
   }
   unsubscribe_all(c);
@@ -308,8 +320,8 @@ void RelayLoop::on_error(StreamConn* c, uint16_t code, const char* reason) {
   c->close_after_write = true;  // a broken peer's close is not worth waiting for
 }
 
-// Periodic: connections past their close deadline are dropped; /ws gets
-// its heartbeat ping, and a client silent for two intervals is terminated.
+// Periodic: connections past their close deadline are dropped, slow
+// consumers are closed, and the heartbeat runs.
 void RelayLoop::tick() {
   const uint64_t t = now();
   for (size_t i = 0; i < all_.size();) {
@@ -317,20 +329,74 @@ void RelayLoop::tick() {
     if (c->close_sent && t >= c->close_deadline) drop(c);  // swaps another into slot i
     else ++i;
   }
-  if (t < next_ping_) return;
+  watch_slow(t);
+  if (t >= next_ping_) heartbeat(t);
+  finish_turn();
+}
+
+// Slow consumers (RelayOptions::slow_timeout_ms): the hard byte bound
+// (send()) catches a client that falls far behind at once; this catches one
+// that stays behind, which conflation would otherwise keep just under the
+// bound for as long as it stays connected. A stream is closed when nothing
+// it was sent has left for the timeout (its write stalled), or when it has
+// held more than a quarter of the bound for the timeout.
+void RelayLoop::watch_slow(uint64_t t) {
+  if (opts_.slow_timeout_ms <= 0) return;
+  const uint64_t limit = static_cast<uint64_t>(opts_.slow_timeout_ms);
+  const size_t soft = opts_.max_queue_bytes / 4;
+  std::vector<std::pair<StreamConn*, bool>> slow;  // (connection, stalled)
+  for (StreamConn* c : all_) {
+    if (c->close_sent) continue;  // its close has its own deadline
+    const size_t held = c->q.bytes();
+    if (held == 0) {
+      c->last_progress = t;  // nothing waiting: not behind
+    } else {
+      // Progress is the client taking bytes: the kernel's unsent bytes on
+      // the socket going down (the kernel wakes libuv only once a good part
+      // of a large send buffer is free), or libuv's pending write shrinking.
+      const size_t wq = uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&c->tcp));
+      size_t outq = c->kernel_unsent_seen;
+      uv_os_fd_t fd;
+      int unsent = 0;
+      if (uv_fileno(reinterpret_cast<uv_handle_t*>(&c->tcp), &fd) == 0 && ::ioctl(fd, SIOCOUTQ, &unsent) == 0)
+        outq = static_cast<size_t>(unsent);
+      if (wq < c->write_queue_seen || outq < c->kernel_unsent_seen) c->last_progress = t;
+      c->write_queue_seen = wq;
+      c->kernel_unsent_seen = outq;
+    }
+    if (held > soft) {
+      if (c->over_soft_since == 0) c->over_soft_since = t;
+    } else {
+      c->over_soft_since = 0;
+    }
+    if (held > 0 && t - c->last_progress >= limit) slow.push_back({c, true});
+    else if (c->over_soft_since && t - c->over_soft_since >= limit) slow.push_back({c, false});
+  }
+  const std::string secs = std::to_string(limit / 1000) + " s";
+  for (auto [c, stalled] : slow) {
+    (stalled ? stats_.closed_stalled : stats_.closed_soft_limit).fetch_add(1, std::memory_order_relaxed);
+    close_with(c, ws::kPolicyViolation, stalled ? "client too slow: no write progress for " + secs
+                                                : "client too slow: send queue over its soft limit for " + secs);
+  }
+}
+
+// Both streams: a ping every interval; a client that has sent no pong for
+// two intervals is closed 1008, which frees its key's slot at once.
+void RelayLoop::heartbeat(uint64_t t) {
   next_ping_ = t + static_cast<uint64_t>(opts_.ping_interval_ms);
   FrameRef ping = control_frame(ws::kPing, "hb");
   const uint64_t limit = 2 * static_cast<uint64_t>(opts_.ping_interval_ms);
   std::vector<StreamConn*> silent;
-  for (StreamConn* c : ws_) {
-    if (t - c->last_pong > limit) silent.push_back(c);
-    else send(c, ping);
-  }
+  for (auto* list : {&ws_, &pt_})
+    for (StreamConn* c : *list) {
+      if (t - c->last_pong > limit) silent.push_back(c);
+      else send(c, ping);
+    }
+  const std::string reason = "no pong within " + std::to_string(limit / 1000) + " s";
   for (StreamConn* c : silent) {
     stats_.closed_heartbeat.fetch_add(1, std::memory_order_relaxed);
-    close_with(c, ws::kPolicyViolation, "no pong within 60 s");
+    close_with(c, ws::kPolicyViolation, reason);
   }
-  finish_turn();
 }
 
 void RelayLoop::shutdown() {
@@ -400,6 +466,8 @@ void RelayServer::write_status(json::Writer& w) const {
   field("closed_slow", stats_.closed_slow);
   field("closed_heartbeat", stats_.closed_heartbeat);
   field("closed_protocol", stats_.closed_protocol);
+  field("closed_stalled", stats_.closed_stalled);
+  field("closed_soft_limit", stats_.closed_soft_limit);
   w.EndObject();
 }
 

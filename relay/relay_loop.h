@@ -22,6 +22,11 @@
 namespace oddsrelay::relay {
 
 class RelayLoop;
+struct StreamConn;
+
+// Classes of events a stream may see, by its key's permissions (rest/access.h).
+inline constexpr uint8_t kLiveEvents = 1, kPrematchEvents = 2;
+uint8_t stream_event_classes(const StreamConn* c);
 
 // A /ws market subscription: one event, some markets (empty = all).
 struct Subscription {
@@ -53,6 +58,11 @@ struct StreamConn {
   bool closed = false;         // uv_close called
   uint64_t close_deadline = 0; // loop ms: dropped then even if the close handshake is unfinished
   uint64_t last_pong = 0;
+  // Slow-consumer watch (RelayOptions::slow_timeout_ms), in loop ms.
+  uint64_t last_progress = 0;  // the client last took bytes, or had nothing waiting
+  size_t write_queue_seen = 0; // libuv's unwritten bytes at the last tick
+  size_t kernel_unsent_seen = 0;  // the socket's unsent bytes (SIOCOUTQ) at the last tick
+  uint64_t over_soft_since = 0;  // 0: at or under the soft limit
   std::vector<Subscription> subs;
   // While a write is in flight (fanout.cc): the market ids each queued odds
   // frame names, and the `from` and `at` of the queued INFO. A newer frame
@@ -114,6 +124,8 @@ class RelayLoop {
   void unlist(StreamConn* c);
   void release_key_slot(StreamConn* c);
   void tick();
+  void watch_slow(uint64_t t);
+  void heartbeat(uint64_t t);
   void shutdown();
 
   // Fan-out (fanout.cc)
@@ -146,19 +158,25 @@ class RelayLoop {
     FrameRef frame;
     uint64_t channel;  // conflation channel: the event number for odds, 0 otherwise
     int32_t sport;
-    bool odds;         // odds channel (needs 'odds'), else event list (needs 'live')
+    bool odds;         // odds channel (prices), else an event list
+    uint8_t events = 0;  // event list: the classes of events it holds (kLiveEvents | kPrematchEvents)
     uint32_t markets_first = 0, markets_count = 0;  // the market ids an odds frame names, in out_markets_
   };
   std::vector<Out> out_;
   std::vector<uint32_t> out_markets_;  // for out_, reused from turn to turn
   void send_odds(StreamConn* c, const Out& o);  // merges with a queued frame of its channel
-  static void append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, std::vector<Out>& out);
+  static bool admits(const StreamConn* c, const Out& o);
+  static void append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, uint8_t classes,
+                                  std::vector<Out>& out);
+  uint32_t pt_by_classes_[4] = {};  // /pt-ws streams by the event classes their key may see
   uint64_t turn_from_ = 0;  // first batch of this turn; 0 = none yet
   int64_t turn_at_ = 0;
   // Connect snapshots, rebuilt when a connection arrives after the state moved.
   uint64_t cache_seq_ = UINT64_MAX;
-  std::vector<Out> connect_frames_;
-  FrameRef ws_snapshot_;
+  std::vector<Out> connect_evt_[4];  // per event classes, built when a stream of those connects
+  uint8_t connect_evt_built_ = 0;    // bit per entry of connect_evt_
+  std::vector<Out> connect_odds_;
+  FrameRef ws_snapshot_[2];          // without, with the pre-match map
   struct FullOdds {
     std::shared_ptr<const EventEntry> version;
     FrameRef frame;

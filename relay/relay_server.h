@@ -23,7 +23,12 @@ namespace oddsrelay::relay {
 struct RelayOptions {
   size_t max_queue_bytes = 8 << 20;   // per connection; past it: close 1008
   int live_update_ms = 1000;          // /ws live_update at most this often
-  int ping_interval_ms = 30'000;      // /ws server ping; no pong for 2 intervals: terminated
+  int ping_interval_ms = 30'000;      // server ping (/ws and /pt-ws); no pong for 2 intervals: terminated
+  // A stream whose writes have not progressed for this long, or that has
+  // held more than a quarter of max_queue_bytes for this long, is closed
+  // 1008 (a slow consumer: Redis's soft output-buffer limit, NATS's slow
+  // consumer). 0: never.
+  int slow_timeout_ms = 30'000;
   size_t max_message = 64 * 1024;     // largest client message (close 1009 past it)
   int close_grace_ms = 2'000;         // after our close frame, wait this long for the client's
   size_t resume_window_bytes = 128u << 20;  // encoded groups kept for `resume=EPOCH:SEQ`, at most...
@@ -36,6 +41,7 @@ struct RelayStats {
   std::atomic<uint64_t> accepted{0}, refused_limit{0};
   std::atomic<uint64_t> batches{0}, frames_encoded{0}, deliveries{0}, bytes_written{0};
   std::atomic<uint64_t> conflated{0}, closed_slow{0}, closed_heartbeat{0}, closed_protocol{0};
+  std::atomic<uint64_t> closed_stalled{0}, closed_soft_limit{0};  // slow consumers, by reason
 };
 
 class RelayLoop;
@@ -56,6 +62,10 @@ class RelayServer : public BatchSink {
   void adopt(rest::StreamTicket ticket, int fd, std::string pending);
 
   const RelayStats& stats() const { return stats_; }
+  // Streams connected now (/ws and /pt-ws): SPEC.md's downstream_clients.
+  uint64_t clients() const {
+    return stats_.pt_connections.load(std::memory_order_relaxed) + stats_.ws_connections.load(std::memory_order_relaxed);
+  }
   void write_status(json::Writer& w) const;
 
  private:

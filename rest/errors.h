@@ -8,6 +8,8 @@ inline constexpr const char* kInvalidKey = "Invalid or disabled API key";      /
 inline constexpr const char* kEventNotFound = "Event not found";               // SPEC.md, 404
 inline constexpr const char* kMissingIds = "Missing ids parameter";            // SPEC.md, 400
 inline constexpr const char* kRateLimited = "Rate limit exceeded";             // SPEC.md, 429
+inline constexpr const char* kInternal = "Internal server error";              // 500: a handler failed
+inline constexpr const char* kStarting = "Service starting: the journal is being replayed";  // 503
 inline constexpr const char* kTooManyIds = "Too many ids: at most 100 per request";
 inline constexpr const char* kMissingId = "Missing id parameter";
 inline constexpr const char* kBadSport = "Invalid sport parameter: expected a sport id";
@@ -29,6 +31,7 @@ inline constexpr const char* kExplorerKeyOrigin = "This demo key only works from
 
 // WebSocket handshakes and messages
 inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // SPEC.md
+inline constexpr const char* kTooManyHandshakes = "Too many stream handshakes for this API key";    // 429
 inline constexpr const char* kUpgradeRequired = "WebSocket upgrade required: send Upgrade: websocket";
 inline constexpr const char* kBadWsVersion = "Unsupported WebSocket version: use 13";
 inline constexpr const char* kBadWsKey = "Missing or invalid Sec-WebSocket-Key";

@@ -7,6 +7,8 @@
 
 #include <uv.h>
 
+#include "rest/errors.h"
+
 namespace oddsrelay::rest {
 
 namespace {
@@ -118,6 +120,24 @@ void flush(Conn* c, std::string& out) {
   }
 }
 
+// One request through the handler. No request may end the process: an
+// exception drops what the handler appended and answers 500 instead; the
+// connection then closes after that answer. False in that case.
+bool answer(HttpServer::Impl* srv, Conn* c, const http::Request& req, std::string& out) {
+  const size_t mark = out.size();
+  try {
+    srv->owner->handler().handle(req, c->peer, out, c->takeover);
+    return true;
+  } catch (...) {
+    out.resize(mark);
+    c->takeover = nullptr;
+    srv->owner->count_internal_error();
+    srv->owner->handler().refuse(500, err::kInternal, out);
+    c->close_after_write = true;
+    return false;
+  }
+}
+
 void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   Conn* c = static_cast<Conn*>(s->data);
   if (nread < 0) {
@@ -147,7 +167,10 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
       break;
     }
     srv->owner->count_request();
-    srv->owner->handler().handle(req, c->peer, out, c->takeover);
+    if (!answer(srv, c, req, out)) {
+      used = c->in.size();
+      break;
+    }
     used += r.consumed;
     if (c->takeover) break;  // what follows belongs to the new protocol
     if (!req.keep_alive) {
@@ -261,6 +284,12 @@ bool HttpServer::start(std::string& err) {
     impl_.reset();
     return false;
   }
+  sockaddr_storage bound{};
+  int len = sizeof bound;
+  port_ = opts_.port;
+  if (uv_tcp_getsockname(&s.listener, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
+    port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                              : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   uv_async_init(&s.loop, &s.stop_async, [](uv_async_t* a) {
     auto* s = static_cast<Impl*>(a->data);
     uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);

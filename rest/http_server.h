@@ -29,7 +29,10 @@ using Takeover = std::function<void(int fd, std::string pending)>;
 
 // Called on the loop thread for each complete request; appends the whole
 // response (status line to body) to `out`, or sets `takeover` and appends
-// nothing to hand the connection to another owner.
+// nothing to hand the connection to another owner. A handler that throws
+// costs only its request: the server drops what it appended, answers
+// refuse(500, "Internal server error"), counts it and closes that
+// connection after the answer (its state is not trusted); the loop goes on.
 class HttpHandler {
  public:
   virtual ~HttpHandler() = default;
@@ -58,8 +61,10 @@ class HttpServer {
   bool start(std::string& err);
   void stop();  // any thread; closes every connection and joins
 
+  uint16_t port() const { return port_; }  // the port bound (the one asked for, or the kernel's pick for 0)
   uint64_t connections() const { return connections_.load(std::memory_order_relaxed); }
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
+  uint64_t internal_errors() const { return internal_errors_.load(std::memory_order_relaxed); }
 
   struct Impl;  // libuv state, loop thread only
   // For the loop's callbacks.
@@ -68,13 +73,15 @@ class HttpServer {
   void connections_inc() { connections_.fetch_add(1, std::memory_order_relaxed); }
   void connections_dec() { connections_.fetch_sub(1, std::memory_order_relaxed); }
   void count_request() { requests_.fetch_add(1, std::memory_order_relaxed); }
+  void count_internal_error() { internal_errors_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   HttpServerOptions opts_;
   HttpHandler& handler_;
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
-  std::atomic<uint64_t> connections_{0}, requests_{0};
+  uint16_t port_ = 0;
+  std::atomic<uint64_t> connections_{0}, requests_{0}, internal_errors_{0};
 };
 
 }  // namespace oddsrelay::rest

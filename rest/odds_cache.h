@@ -22,6 +22,7 @@ class OddsCache {
   const std::string& get(const std::shared_ptr<const EventEntry>& e);
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
+  size_t size() const { return slots_.size(); }
 
  private:
   struct Slot {

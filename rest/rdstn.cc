@@ -3,8 +3,6 @@
 #include <charconv>
 #include <cstdio>
 
-#include <rapidjson/document.h>
-
 #include "protocol/event_id.h"
 #include "protocol/json_out.h"
 #include "protocol/sports.h"
@@ -53,28 +51,17 @@ void write_sports(json::Writer& w, const Snapshot& s, bool live) {
   w.EndObject();
 }
 
-struct Ctx {
-  const Snapshot& snap;
-  bool with_odds;
+// What a key names. The answer and the permission check both read it, so
+// what is declared is what is written.
+struct Target {
+  enum class Kind { None, SportList, EventList, Event } kind = Kind::None;
+  bool live = false;  // sl / el (else sp / ep)
+  int32_t sport = 0;
+  const EventEntry* event = nullptr;
 };
 
-void write_event_full(json::Writer& w, const Ctx& c, const EventEntry& e) {
-  w.StartObject();
-  w.Key("event");
-  if (e.listed()) w.RawValue(e.info->json.data(), e.info->json.size(), rapidjson::kObjectType);
-  else w.Null();
-  if (c.with_odds) {
-    w.Key("odds");
-    write_odds(w, e, OddsForm::Get);
-  }
-  w.Key("score");
-  if (!write_score(w, e)) w.Null();
-  w.EndObject();
-}
-
-// The value of one key (null if it names nothing); `since`: for go.
-void write_value(json::Writer& w, const Ctx& c, Op op, std::string_view key, int64_t since, int64_t& version) {
-  version = c.snap.seq;
+Target resolve(std::string_view key, const Snapshot& snap) {
+  Target t;
   // bm{N}_<rest>: N is a bookmaker index; one book is served, any N reads it.
   std::string_view rest;
   if (key.starts_with("bm")) {
@@ -82,12 +69,75 @@ void write_value(json::Writer& w, const Ctx& c, Op op, std::string_view key, int
     int64_t n = 0;
     if (u != std::string_view::npos && parse_int(key.substr(2, u - 2), n) && n >= 0) rest = key.substr(u + 1);
   }
-  if (rest == "sl" || rest == "sp") return write_sports(w, c.snap, rest == "sl");
+  if (rest == "sl" || rest == "sp") {
+    t.kind = Target::Kind::SportList;
+    t.live = rest == "sl";
+    return t;
+  }
   if (rest.starts_with("el") || rest.starts_with("ep")) {
     int64_t sport = 0;
     if (parse_int(rest.substr(2), sport)) {
-      const bool live = rest[1] == 'l';
-      auto groups = list_events(c.snap, live, static_cast<int32_t>(sport), std::nullopt);
+      t.kind = Target::Kind::EventList;
+      t.live = rest[1] == 'l';
+      t.sport = static_cast<int32_t>(sport);
+      return t;
+    }
+  }
+  if (!rest.empty()) {
+    ParsedId p = parse_event_id(rest);
+    if ((t.event = p.ok() ? snap.events.find(p.number) : nullptr)) t.kind = Target::Kind::Event;
+  }
+  return t;
+}
+
+// The key's name without go's "@version" suffix, and that version.
+std::string_view key_name(Op op, std::string_view key, int64_t& since) {
+  since = 0;
+  if (op == Op::IfChanged) {
+    size_t at = key.rfind('@');
+    if (at != std::string_view::npos && parse_int(key.substr(at + 1), since)) return key.substr(0, at);
+  }
+  return key;
+}
+
+// {"event", "odds", "score"}: needs the event's own permission, odds and scores.
+void write_event_full(json::Writer& w, const EventEntry& e) {
+  w.StartObject();
+  w.Key("event");
+  if (e.listed()) w.RawValue(e.info->json.data(), e.info->json.size(), rapidjson::kObjectType);
+  else w.Null();
+  w.Key("odds");
+  write_odds(w, e, OddsForm::Get);
+  w.Key("score");
+  if (!write_score(w, e)) w.Null();
+  w.EndObject();
+}
+
+// The data one key's answer carries (rest/access.h), by the shape of the
+// answer, not by what the lists hold right now.
+void key_needs(Op op, const Target& t, Needs& n) {
+  const bool full = op == Op::Full || op == Op::All;
+  switch (t.kind) {
+    case Target::Kind::None:
+    case Target::Kind::SportList: return;  // null, or counts as /v1/sports
+    case Target::Kind::EventList:
+      n.add(event_data(t.live));
+      if (op == Op::All) n.add(Data::Price).add(Data::Score);
+      return;
+    case Target::Kind::Event:
+      if (t.event->listed()) n.add(event_data(t.event->live()));
+      if (full) n.add(Data::Price).add(Data::Score);
+      return;
+  }
+}
+
+// The value of one key (null if it names nothing); `since`: for go.
+void write_value(json::Writer& w, const Snapshot& snap, Op op, const Target& t, int64_t since, int64_t& version) {
+  version = snap.seq;
+  switch (t.kind) {
+    case Target::Kind::SportList: return write_sports(w, snap, t.live);
+    case Target::Kind::EventList: {
+      auto groups = list_events(snap, t.live, t.sport, std::nullopt);
       std::vector<const EventEntry*> events = groups.empty() ? std::vector<const EventEntry*>{} : groups[0].events;
       int64_t newest = 0;
       for (const EventEntry* e : events) newest = std::max(newest, e->updated_at);
@@ -100,7 +150,7 @@ void write_value(json::Writer& w, const Ctx& c, Op op, std::string_view key, int
         w.StartObject();
         for (const EventEntry* e : events) {
           json::key(w, e->key);
-          write_event_full(w, c, *e);
+          write_event_full(w, *e);
         }
         w.EndObject();
       } else {
@@ -108,38 +158,33 @@ void write_value(json::Writer& w, const Ctx& c, Op op, std::string_view key, int
       }
       return;
     }
-  }
-  if (!rest.empty()) {
-    ParsedId p = parse_event_id(rest);
-    if (const EventEntry* e = p.ok() ? c.snap.events.find(p.number) : nullptr) {
-      version = e->updated_at;
-      if (op == Op::IfChanged && e->updated_at <= since) {
-        w.Null();
-        return;
-      }
-      if (op == Op::Full || op == Op::All) return write_event_full(w, c, *e);
-      if (e->listed()) {
-        w.RawValue(e->info->json.data(), e->info->json.size(), rapidjson::kObjectType);
-        return;
-      }
+    case Target::Kind::Event: {
+      const EventEntry& e = *t.event;
+      version = e.updated_at;
+      if (op == Op::IfChanged && e.updated_at <= since) w.Null();
+      else if (op == Op::Full || op == Op::All) write_event_full(w, e);
+      else if (e.listed()) w.RawValue(e.info->json.data(), e.info->json.size(), rapidjson::kObjectType);
+      else w.Null();
+      return;
     }
+    case Target::Kind::None:
+      w.Null();
+      return;
   }
-  w.Null();
 }
 
 }  // namespace
 
-int answer_rdstn(std::string_view body, const Snapshot& snap, bool with_odds, std::string& out, std::string& error,
-                 RdstnLimits limits) {
-  rapidjson::Document d;
+bool parse_rdstn(std::string_view body, RdstnRequest& req, std::string& error, RdstnLimits limits) {
+  rapidjson::Document& d = req.doc;
   d.Parse(body.data(), body.size());
   if (d.HasParseError() || !d.IsArray()) {
     error = "Invalid body: expected a JSON array of [op, args] commands";
-    return 400;
+    return false;
   }
   if (d.Size() > limits.max_commands) {
     error = "Too many commands: at most " + std::to_string(limits.max_commands) + " per request";
-    return 400;
+    return false;
   }
   // Validate everything before answering anything.
   size_t keys = 0;
@@ -147,37 +192,52 @@ int answer_rdstn(std::string_view body, const Snapshot& snap, bool with_odds, st
     Op op;
     if (!cmd.IsArray() || cmd.Empty() || cmd.Size() > 2 || !cmd[0].IsString() || !parse_op(cmd[0].GetString(), op)) {
       error = "Invalid command: expected [op, args] with op one of ga, gf, g, go, sl, sp";
-      return 400;
+      return false;
     }
     const bool lists = op == Op::SportsLive || op == Op::SportsPre;
     if (lists) {
       if (cmd.Size() == 2 && !(cmd[1].IsArray() && cmd[1].Empty()) && !cmd[1].IsNull()) {
         error = "Invalid command: sl and sp take no arguments";
-        return 400;
+        return false;
       }
       ++keys;
       continue;
     }
     if (cmd.Size() != 2 || !cmd[1].IsArray()) {
       error = std::string("Invalid command: ") + cmd[0].GetString() + " needs an array of keys";
-      return 400;
+      return false;
     }
     for (const auto& k : cmd[1].GetArray())
       if (!k.IsString() || k.GetStringLength() == 0 || k.GetStringLength() > 128) {
         error = "Invalid key: keys are non-empty strings of at most 128 characters";
-        return 400;
+        return false;
       }
     keys += cmd[1].Size();
   }
   if (keys > limits.max_keys) {
     error = "Too many keys: at most " + std::to_string(limits.max_keys) + " per request";
-    return 400;
+    return false;
   }
-  Ctx c{snap, with_odds};
+  return true;
+}
+
+void rdstn_needs(const RdstnRequest& req, const Snapshot& snap, Needs& needs) {
+  for (const auto& cmd : req.doc.GetArray()) {
+    Op op;
+    parse_op(cmd[0].GetString(), op);
+    if (op == Op::SportsLive || op == Op::SportsPre) continue;  // counts, as /v1/sports
+    for (const auto& k : cmd[1].GetArray()) {
+      int64_t since;
+      key_needs(op, resolve(key_name(op, std::string_view(k.GetString(), k.GetStringLength()), since), snap), needs);
+    }
+  }
+}
+
+void write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out) {
   json::StringSink sink(out);
   json::Writer w(sink);
   w.StartArray();
-  for (const auto& cmd : d.GetArray()) {
+  for (const auto& cmd : req.doc.GetArray()) {
     Op op;
     parse_op(cmd[0].GetString(), op);
     if (op == Op::SportsLive || op == Op::SportsPre) {
@@ -188,15 +248,12 @@ int answer_rdstn(std::string_view body, const Snapshot& snap, bool with_odds, st
       continue;
     }
     for (const auto& k : cmd[1].GetArray()) {
-      std::string_view key(k.GetString(), k.GetStringLength()), name = key;
+      std::string_view key(k.GetString(), k.GetStringLength());
       int64_t since = 0, version = 0;
-      if (op == Op::IfChanged) {  // "key@version": the value only if newer
-        size_t at = key.rfind('@');
-        if (at != std::string_view::npos && parse_int(key.substr(at + 1), since)) name = key.substr(0, at);
-      }
+      const std::string_view name = key_name(op, key, since);
       w.StartObject();
       json::key(w, key);
-      write_value(w, c, op, name, since, version);
+      write_value(w, snap, op, resolve(name, snap), since, version);
       if (op == Op::IfChanged) {
         w.Key("v");
         w.Int64(version);
@@ -205,7 +262,6 @@ int answer_rdstn(std::string_view body, const Snapshot& snap, bool with_odds, st
     }
   }
   w.EndArray();
-  return 200;
 }
 
 }  // namespace oddsrelay::rest

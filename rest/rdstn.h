@@ -7,7 +7,10 @@
 #include <string>
 #include <string_view>
 
+#include <rapidjson/document.h>
+
 #include "engine/snapshot.h"
+#include "rest/access.h"
 
 namespace oddsrelay::rest {
 
@@ -16,9 +19,20 @@ struct RdstnLimits {
   size_t max_keys = 200;  // over all commands
 };
 
-// Appends the response JSON to `out` and returns 200, or returns 400 with
-// `error` set (and nothing appended). `with_odds`: the key may read prices.
-int answer_rdstn(std::string_view body, const Snapshot& snap, bool with_odds, std::string& out, std::string& error,
-                 RdstnLimits limits = {});
+// A request body that passed validation: the command array.
+struct RdstnRequest {
+  rapidjson::Document doc;
+};
+
+// Parses and validates `body` (every command before any is answered);
+// false with `error` set for a 400.
+bool parse_rdstn(std::string_view body, RdstnRequest& req, std::string& error, RdstnLimits limits = {});
+// Adds the data the answer to `req` carries (rest/access.h): per key, the
+// event's own permission for event objects (live or prematch, by the
+// event's state in `snap`), and odds and scores for the {event, odds,
+// score} answers of gf and ga. Sport lists need none (counts, as /v1/sports).
+void rdstn_needs(const RdstnRequest& req, const Snapshot& snap, Needs& needs);
+// Appends the answer: a flat array, one object per requested key.
+void write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out);
 
 }  // namespace oddsrelay::rest

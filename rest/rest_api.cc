@@ -32,6 +32,11 @@ int64_t wall_ms() {
       .count();
 }
 
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 std::optional<int64_t> parse_int(std::string_view s) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -69,8 +74,11 @@ enum RouteFlags : uint8_t {
 struct Route {
   const char* path;
   const char* methods;  // for Allow
-  uint32_t perms;       // any one of these; 0 = a valid key suffices
+  Needs needs;          // the data every answer of the route carries (rest/access.h)
   uint8_t flags = 0;
+  // The data this request's answer carries beyond `needs`, when that
+  // depends on the request (an event's state, the /rdstn commands).
+  void (*declare)(RestApi::Call&, Needs&) = nullptr;
 };
 
 // Whether `method` is one of the route's comma-separated methods.
@@ -85,38 +93,48 @@ bool allows_method(const Route& r, std::string_view method) {
   return false;
 }
 
-constexpr Route kRoutes[] = {
-    {"/v1/sports", "GET, OPTIONS", 0},
-    {"/v1/live", "GET, OPTIONS", kPermLive},
-    {"/v1/prematch", "GET, OPTIONS", kPermPrematch},
-    {"/v1/event", "GET, OPTIONS", kPermLive | kPermPrematch},
-    {"/v1/odds", "GET, POST, OPTIONS", kPermOdds},
-    {"/v1/scores", "GET, OPTIONS", kPermScores},
-    {"/v1/status", "GET, OPTIONS", 0},
-    {"/v1/settlements", "GET, OPTIONS", kPermScores, kCatalog},
-    {"/rdstn", "POST, OPTIONS", kPermLive | kPermPrematch},
-    {"/v1/stream", "GET, OPTIONS", kPermStream},
-    {"/widget-events", "GET, OPTIONS", kPermWidget},
-    {"/widget-data", "GET, OPTIONS", kPermWidget},
-    {"/widget", "GET", kPermWidget},
-    {"/v1/markets", "GET, OPTIONS", kPermOdds, kCatalog},
-    {"/v1/market-groups", "GET, OPTIONS", kPermOdds, kCatalog},
-    {"/ws", "GET", kPermLive, kStream},
-    {"/pt-ws", "GET", kPermLive | kPermOdds, kStream},
-    {"/docs/explore", "GET", 0, kPublic},
-    {"/docs/settlement", "GET, HEAD", 0, kPublic},
-    {"/stream/play", "GET", 0, kPublic},
-};
-
-std::string perm_names(uint32_t perms) {
-  std::string s;
-  for (Permission p : {kPermLive, kPermPrematch, kPermOdds, kPermScores, kPermWidget, kPermStream})
-    if (perms & p) {
-      if (!s.empty()) s += "' or '";
-      s += permission_name(p);
-    }
-  return s;
+constexpr Needs need(Data d) {
+  Needs n;
+  n.add(d);
+  return n;
 }
+constexpr Needs any_of(std::initializer_list<Data> ds) {
+  Needs n;
+  for (Data d : ds) n.add_any(d);
+  return n;
+}
+constexpr Needs kNothing{};
+
+void declare_event(RestApi::Call& c, Needs& n);
+void declare_rdstn(RestApi::Call& c, Needs& n);
+
+constexpr Route kRoutes[] = {
+    {"/v1/sports", "GET, OPTIONS", kNothing},  // counts only
+    {"/v1/live", "GET, OPTIONS", need(Data::LiveEvent)},
+    {"/v1/prematch", "GET, OPTIONS", need(Data::PrematchEvent)},
+    {"/v1/event", "GET, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, declare_event},
+    {"/v1/odds", "GET, POST, OPTIONS", need(Data::Price)},
+    {"/v1/scores", "GET, OPTIONS", need(Data::Score)},
+    {"/v1/status", "GET, OPTIONS", kNothing},
+    {"/v1/settlements", "GET, OPTIONS", need(Data::Settlement), kCatalog},
+    // The legacy event-list format: a key sees some events or has no use
+    // for it; then each command needs what its answer carries.
+    {"/rdstn", "POST, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, declare_rdstn},
+    {"/v1/stream", "GET, OPTIONS", need(Data::Stream)},
+    {"/widget-events", "GET, OPTIONS", need(Data::Widget)},
+    {"/widget-data", "GET, OPTIONS", need(Data::Widget)},
+    {"/widget", "GET", need(Data::Widget)},
+    {"/v1/markets", "GET, OPTIONS", need(Data::Dictionary), kCatalog},
+    {"/v1/market-groups", "GET, OPTIONS", need(Data::Dictionary), kCatalog},
+    // Streams carry several kinds; the relay sends each frame only to keys
+    // whose permissions admit it (relay/fanout.cc), by the same table.
+    {"/ws", "GET", need(Data::LiveEvent), kStream},
+    {"/pt-ws", "GET", any_of({Data::LiveEvent, Data::PrematchEvent, Data::Price}), kStream},
+    {"/docs/explore", "GET", kNothing, kPublic},
+    {"/docs/settlement", "GET, HEAD", kNothing, kPublic},
+    {"/stream/play", "GET", kNothing, kPublic},
+    {"/healthz", "GET", kNothing, kPublic},
+};
 
 }  // namespace
 
@@ -127,6 +145,8 @@ struct RestApi::Call {
   const http::Request& req;
   std::string& out;
   SnapshotPtr snap;
+  std::optional<RdstnRequest> rdstn;  // /rdstn: the validated commands
+  std::string rdstn_error;            // /rdstn: why the body is refused (400)
   std::string body;  // JSON being built
   json::StringSink sink{body};
   json::Writer w{sink};
@@ -180,7 +200,8 @@ struct RestApi::Call {
   }
 };
 
-RestApi::RestApi(RestContext ctx) : ctx_(std::move(ctx)), limiter_(ctx_.rate_window_s) {
+RestApi::RestApi(RestContext ctx)
+    : ctx_(std::move(ctx)), limiter_(ctx_.rate_window_s), handshakes_(ctx_.handshakes_per_slot) {
   if (ctx_.catalog) catalog_views_ = std::make_unique<CatalogViews>(ctx_.catalog);
   unsigned char raw[16];
   RAND_bytes(raw, sizeof raw);
@@ -556,10 +577,34 @@ void get_market_groups(RestApi::Call& c, CatalogViews& views) {
   send_cached(c, views.market_groups(sport, lang, lang_given));
 }
 
+// /v1/event: the event's own permission, by its state in this snapshot.
+void declare_event(RestApi::Call& c, Needs& n) {
+  auto id = c.param("id");
+  const EventEntry* e = id ? lookup(*c.snap, *id) : nullptr;
+  if (e && e->listed()) n.add(event_data(e->live()));
+}
+
+// /rdstn: what every command's answer carries; a body that does not
+// validate declares nothing more and is answered 400.
+void declare_rdstn(RestApi::Call& c, Needs& n) {
+  c.rdstn.emplace();
+  if (parse_rdstn(c.req.body, *c.rdstn, c.rdstn_error)) rdstn_needs(*c.rdstn, *c.snap, n);
+  else if (c.rdstn_error.empty()) c.rdstn_error = "Invalid body";
+}
+
 }  // namespace
 
 // The routes that need no key.
 void RestApi::answer_public(Call& c, std::string_view path) {
+  if (path == "/healthz") {  // for load balancers: no key, nothing about the data
+    c.w.StartObject();
+    c.w.Key("status");
+    c.w.String(ready() ? "ok" : "starting");
+    c.w.Key("uptime");
+    c.w.Int64((wall_ms() - ctx_.started_ms) / 1000);
+    c.w.EndObject();
+    return c.send(ready() ? 200 : 503);
+  }
   if (path == "/stream/play") return stream_play(c, stream_signer_);
   if (path == "/docs/settlement") {
     http::ResponseHead h;
@@ -599,6 +644,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     std::string allow = std::string("Allow: ") + route->methods + "\r\n";
     return c.error(405, err::kMethodNotAllowed, allow);
   }
+  if (!ready() && req.path != "/healthz") return c.error(503, err::kStarting, "Retry-After: 1\r\n");
   if (route->flags & kPublic) return answer_public(c, req.path);
 
   std::string_view presented = req.header("X-API-Key");
@@ -615,17 +661,24 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   }
   if (!key || !key->enabled) return c.error(401, err::kInvalidKey);
   if (!key->allows_ip(peer.ip)) return c.error(403, err::kIpNotAllowed);
-  if (route->perms && !(key->permissions & route->perms))
-    return c.error(403, "API key lacks the '" + perm_names(route->perms) + "' permission");
-  RateLimiter::Verdict v = limiter_.check(*key, wall_ms() / 1000);
+  if (!stream) c.snap = ctx_.snapshots->load();  // one snapshot per response
+  // Permissions, for every route and every /rdstn command, here and only
+  // here: the data this answer will carry against what the key holds.
+  Needs needs = route->needs;
+  if (route->declare) route->declare(c, needs);
+  if (uint32_t lack = missing(needs, key->permissions)) return c.error(403, refusal(lack));
+  // Stream handshakes have their own per-key rate, apart from the REST
+  // limit: a desk at its REST quota can still reconnect its streams.
+  const bool counted = !stream;
+  RateLimiter::Verdict v = counted ? limiter_.check(*key, wall_ms() / 1000) : handshakes_.check(*key, steady_ms());
   if (!v.allowed) {
     c.w.StartObject();
     c.w.Key("error");
-    c.w.String(err::kRateLimited);
+    c.w.String(counted ? err::kRateLimited : err::kTooManyHandshakes);
     c.w.Key("limit");
     c.w.Uint(v.limit);
     c.w.Key("window");
-    json::str(c.w, std::to_string(limiter_.window()) + "s");
+    json::str(c.w, counted ? std::to_string(limiter_.window()) + "s" : std::string("60s"));
     c.w.Key("retry_after");
     c.w.Int(v.retry_after);
     c.w.EndObject();
@@ -647,7 +700,6 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     return;
   }
 
-  c.snap = ctx_.snapshots->load();  // one snapshot per response
   const std::string_view p = req.path;
   if (p == "/v1/sports") get_sports(c);
   else if (p == "/v1/live") get_list(c, true);
@@ -668,61 +720,86 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     send_page(c, widget_page());
   }
   else if (p == "/rdstn") {
-    std::string err;
-    if (answer_rdstn(req.body, *c.snap, key->permissions & kPermOdds, c.body, err) != 200) c.error(400, err);
-    else c.send(200);
+    if (!c.rdstn_error.empty()) return c.error(400, c.rdstn_error);
+    write_rdstn(*c.rdstn, *c.snap, c.body);
+    c.send(200);
   } else if (p == "/v1/settlements") get_settlements(c, *catalog_views_, settlements_);
   else if (p == "/v1/markets") get_markets(c, *catalog_views_);
   else if (p == "/v1/market-groups") get_market_groups(c, *catalog_views_);
-  else if (p == "/v1/status") {
-    c.begin_success();
-    c.w.Key("status");
-    c.w.String("ok");
-    c.w.Key("live_events");
-    c.w.Uint64(c.snap->listed_live);
-    c.w.Key("prematch_events");
-    c.w.Uint64(c.snap->listed_prematch);
-    c.w.Key("last_update");
-    c.w.Int64(c.snap->clock);
-    c.w.Key("seq");
-    c.w.Uint64(c.snap->seq);
-    c.w.Key("epoch");
-    json::str(c.w, c.snap->epoch);
-    c.w.Key("uptime");
-    c.w.Int64((wall_ms() - ctx_.started_ms) / 1000);
-    c.w.Key("feed");
-    if (ctx_.feed_status) ctx_.feed_status(c.w);
-    else c.w.Null();
-    c.w.Key("settlements");
-    c.w.StartObject();
-    c.w.Key("computed");
-    c.w.Uint64(settlements_.computed());
-    c.w.Key("served");
-    c.w.Uint64(settlements_.served());
-    c.w.EndObject();
-    if (ctx_.relay_status) {
-      c.w.Key("relay");
-      ctx_.relay_status(c.w);
-    }
-    if (ctx_.webhook_status) {
-      c.w.Key("webhooks");
-      ctx_.webhook_status(c.w);
-    }
-    c.w.Key("log");
-    if (ctx_.log_status) ctx_.log_status(c.w);
-    else c.w.Null();
-    if (ctx_.server) {
-      c.w.Key("http");
-      c.w.StartObject();
-      c.w.Key("connections");
-      c.w.Uint64(ctx_.server->connections());
-      c.w.Key("requests");
-      c.w.Uint64(ctx_.server->requests());
-      c.w.EndObject();
-    }
-    c.w.EndObject();
-    c.send(200);
+  else if (p == "/v1/status") write_status(c);
+}
+
+// GET /v1/status: counters for operators, from this snapshot and the
+// components' own counters; nothing here needs a permission.
+void RestApi::write_status(Call& c) {
+  const Snapshot& snap = *c.snap;
+  c.begin_success();
+  c.w.Key("status");
+  c.w.String("ok");
+  c.w.Key("live_events");
+  c.w.Uint64(snap.listed_live);
+  c.w.Key("prematch_events");
+  c.w.Uint64(snap.listed_prematch);
+  c.w.Key("last_update");
+  c.w.Int64(snap.clock);
+  c.w.Key("seq");
+  c.w.Uint64(snap.seq);
+  c.w.Key("epoch");
+  json::str(c.w, snap.epoch);
+  c.w.Key("uptime");
+  c.w.Int64((wall_ms() - ctx_.started_ms) / 1000);
+  // SPEC.md's relay statistics: el_* are the live event lists (rdstn `el`),
+  // odds_channels the /pt-ws odds:<sport>:<event> channels (one per live
+  // event with odds), odds_cached the events whose odds JSON is cached.
+  uint64_t el_sports = 0, odds_channels = 0;
+  for (const SportCount& sc : snap.sports) el_sports += sc.live > 0;
+  snap.events.for_each([&](const EventEntry& e) { odds_channels += e.live() && !e.markets.empty(); });
+  c.w.Key("upstream_ready");
+  c.w.Bool(ctx_.upstream_ready && ctx_.upstream_ready());
+  c.w.Key("downstream_clients");
+  c.w.Uint64(ctx_.downstream_clients ? ctx_.downstream_clients() : 0);
+  c.w.Key("odds_channels");
+  c.w.Uint64(odds_channels);
+  c.w.Key("el_sports");
+  c.w.Uint64(el_sports);
+  c.w.Key("el_events");
+  c.w.Uint64(snap.listed_live);
+  c.w.Key("odds_cached");
+  c.w.Uint64(odds_cache_.size());
+  c.w.Key("feed");
+  if (ctx_.feed_status) ctx_.feed_status(c.w);
+  else c.w.Null();
+  c.w.Key("settlements");
+  c.w.StartObject();
+  c.w.Key("computed");
+  c.w.Uint64(settlements_.computed());
+  c.w.Key("served");
+  c.w.Uint64(settlements_.served());
+  c.w.EndObject();
+  if (ctx_.relay_status) {
+    c.w.Key("relay");
+    ctx_.relay_status(c.w);
   }
+  if (ctx_.webhook_status) {
+    c.w.Key("webhooks");
+    ctx_.webhook_status(c.w);
+  }
+  c.w.Key("log");
+  if (ctx_.log_status) ctx_.log_status(c.w);
+  else c.w.Null();
+  if (ctx_.server) {
+    c.w.Key("http");
+    c.w.StartObject();
+    c.w.Key("connections");
+    c.w.Uint64(ctx_.server->connections());
+    c.w.Key("requests");
+    c.w.Uint64(ctx_.server->requests());
+    c.w.Key("internal_errors");  // requests answered 500: a handler threw
+    c.w.Uint64(ctx_.server->internal_errors());
+    c.w.EndObject();
+  }
+  c.w.EndObject();
+  c.send(200);
 }
 
 }  // namespace oddsrelay::rest

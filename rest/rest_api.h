@@ -4,6 +4,7 @@
 // thread and reads the engine's current snapshot; it never blocks the engine.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "engine/catalog.h"
 #include "rest/api_keys.h"
 #include "rest/catalog_views.h"
+#include "rest/handshake_limiter.h"
 #include "rest/http_server.h"
 #include "rest/odds_cache.h"
 #include "rest/rate_limiter.h"
@@ -41,6 +43,14 @@ struct RestContext {
   // Write the "relay" and "webhooks" objects of /v1/status; may be empty.
   std::function<void(json::Writer&)> relay_status, webhook_status;
   std::function<void(json::Writer&)> log_status;  // the data dir's journal and snapshots; unset: null
+  // /v1/status relay statistics (SPEC.md): whether the source is delivering,
+  // and the streams connected; may be empty (false, 0).
+  std::function<bool()> upstream_ready;
+  std::function<uint64_t()> downstream_clients;
+  // Set once the journal is replayed and the catalog loaded; until then
+  // /healthz answers 503 and every other route 503 too. Null: ready.
+  const std::atomic<bool>* ready = nullptr;
+  uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
 };
 
 class RestApi : public HttpHandler {
@@ -55,8 +65,11 @@ class RestApi : public HttpHandler {
 
  private:
   void answer_public(Call& c, std::string_view path);
+  void write_status(Call& c);
+  bool ready() const { return !ctx_.ready || ctx_.ready->load(std::memory_order_acquire); }
   RestContext ctx_;
   RateLimiter limiter_;
+  HandshakeLimiter handshakes_;
   OddsCache odds_cache_;
   std::unique_ptr<CatalogViews> catalog_views_;
   SettlementCache settlements_;

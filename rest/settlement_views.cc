@@ -30,6 +30,8 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
   }
   w.Key("settled_at");
   w.Int64(s.settled_at);
+  w.Key("revision");  // 1 at the first final score, +1 per correction; 0 before
+  w.Uint(s.final_version);
   w.Key("mode");
   w.String(s.inplay ? "inplay" : "final");
   w.Key("coverage");
@@ -59,6 +61,12 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
       w.Key("line");
       if (l.line.empty()) w.Null();
       else json::str(w, l.line);
+      if (l.withdrawn) {  // settled on the read when it was withdrawn
+        w.Key("withdrawn");
+        w.Bool(true);
+        w.Key("last_read");
+        w.Int64(l.last_read);
+      }
       w.Key("outcomes");
       w.StartObject();
       for (const OutcomeSettlement& o : l.outcomes) {

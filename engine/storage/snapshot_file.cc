@@ -90,6 +90,15 @@ void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
       w.Key("markets");
       write_markets(w, e.markets);
     }
+    if (const LineHistory* h = e.history.get()) {  // withdrawn lines, as last read
+      w.Key("withdrawn");
+      w.StartObject();
+      w.Key("dropped");
+      w.Uint(h->dropped);
+      w.Key("markets");
+      write_markets(w, h->markets);
+      w.EndObject();
+    }
     if (const ScoreState* s = e.score.get()) {
       w.Key("score");
       w.StartObject();
@@ -290,6 +299,16 @@ bool read_entry(const Value& d, feed::FeedParser& parser, EventEntry& e, std::st
   }
   if (auto it = d.FindMember("markets"); it != d.MemberEnd())
     if (!read_markets(it->value, e.markets, err)) return false;
+  if (auto it = d.FindMember("withdrawn"); it != d.MemberEnd()) {
+    const Value& w = it->value;
+    if (!w.IsObject() || !w.HasMember("dropped") || !w["dropped"].IsUint() || !w.HasMember("markets"))
+      return err = "bad withdrawn lines", false;
+    auto h = std::make_shared<LineHistory>();
+    h->dropped = w["dropped"].GetUint();
+    if (!read_markets(w["markets"], h->markets, err)) return false;
+    for (const MarketRef& m : h->markets) h->lines += static_cast<uint32_t>(m->lines.size());
+    e.history = std::move(h);
+  }
   if (auto it = d.FindMember("score"); it != d.MemberEnd()) {
     auto s = std::make_shared<ScoreState>();
     if (!read_score(it->value, parser, *s, err)) return false;

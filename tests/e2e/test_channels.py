@@ -21,7 +21,7 @@ class Channels(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-channels-")
         keys = os.path.join(cls.dir, "keys.json")
         with open(keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "stream"]},
+            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores", "stream"]},
                                 {"key": "live-only", "permissions": ["live"]},
                                 {"key": "scores-only", "permissions": ["scores"]}]}, f)
         cls.srv = h.Server("--feed", "sim:seed=4,events=150,rate=100", "--keys", keys, "--progress", "0",
@@ -74,8 +74,9 @@ class Channels(unittest.TestCase):
         self.assertIsInstance(go[0]["v"], int)
         self.assertIsNone(go[1][f"bm1_{eid}@99999999999999"])  # nothing is newer than a far-future version
         self.assertEqual(go[2], {"bm1_nothing": None, "v": go[2]["v"]})
-        no_odds = self.rdstn([["gf", [f"bm1_{eid}"]]], key="live-only")
-        self.assertNotIn("odds", no_odds[0][f"bm1_{eid}"])
+        # gf answers carry prices and scores: refused whole without them (docs/api.md "Permissions").
+        no_odds = self.rdstn([["g", [f"bm1_{eid}"]], ["gf", [f"bm1_{eid}"]]], 403, key="live-only")
+        self.assertEqual(no_odds, {"error": "API key lacks the 'odds' permission"})
 
     def test_rdstn_errors(self):
         for bad in ("not json", "{}", '[["zz", []]]', '[["g"]]', '[["g", "bm1_sl"]]', '[["g", [1]]]',

@@ -244,4 +244,18 @@ TEST(Cli, UsageNamesEveryFlag) {
   for (const IntFlag& f : kIntFlags) EXPECT_NE(usage.find(f.name), std::string::npos) << f.name;
 }
 
+TEST(Cli, SlowTimeoutAndHandshakeRate) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({}, o, err));
+  EXPECT_EQ(o.slow_timeout_s, 30);  // the defaults --help and the README state
+  EXPECT_EQ(o.handshake_rate, 12);
+  ASSERT_TRUE(parse({"--slow-timeout", "0", "--handshake-rate=600"}, o, err)) << err;
+  EXPECT_EQ(o.slow_timeout_s, 0);
+  EXPECT_EQ(o.handshake_rate, 600);
+  EXPECT_FALSE(parse({"--slow-timeout", "3601"}, o, err));
+  EXPECT_EQ(err, "bad --slow-timeout '3601' (0..3600)");
+  EXPECT_FALSE(parse({"--handshake-rate", "-1"}, o, err));
+}
+
 }  // namespace oddsrelay

@@ -48,10 +48,19 @@ Options:
   --rate-window SECONDS  rate-limit window (default 60, as SPEC.md says;
                          shorter only to test resets)
   --ws-update MS         /ws live_update at most this often (default 1000)
-  --ws-ping MS           /ws heartbeat: ping interval; a client without a
-                         pong for two intervals is closed (default 30000)
+  --ws-ping MS           /ws and /pt-ws heartbeat: ping interval; a client
+                         without a pong for two intervals is closed
+                         (default 30000)
   --max-queue-bytes N    per-stream send queue bound; a subscriber past it
                          is closed with 1008 (default 8388608)
+  --slow-timeout SECONDS close (1008) a stream whose writes have not
+                         progressed for this long, or that has held more
+                         than a quarter of --max-queue-bytes for this long
+                         (default 30; 0 = off)
+  --handshake-rate N     stream handshakes (/ws, /pt-ws) per minute per
+                         connection slot of a key, apart from the REST rate
+                         limit; past it 429 (default 12: a burst of 60 for
+                         5 slots; 0 = unbounded; sandbox keys: unbounded)
   --stream-sports LIST   sport ids whose live events have a stream add-on
                          (default 1,2,5; empty = none)
   --stream-ttl SECONDS   lifetime of signed stream URLs (default 3600)
@@ -76,6 +85,8 @@ constexpr IntOption kIntOptions[] = {
     {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
     {"--max-queue-bytes", 64 * 1024, uint64_t{1} << 32, &Options::max_queue_bytes},
+    {"--slow-timeout", 0, 3600, &Options::slow_timeout_s},
+    {"--handshake-rate", 0, 100'000, &Options::handshake_rate},
     {"--stream-ttl", 1, 30 * 86400, &Options::stream_ttl_s},
     {"--webhook-retries", 1, 1000, &Options::webhook_retries},
     {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},

@@ -1,20 +1,21 @@
 // oddsrelay: wires the data path together (docs/architecture.md). Start-up
-// order: parse the command line, recover the log from --data-dir (so state
-// is back before anything is served), attach the journal as the pipeline's
-// durable stage and the capture and outputs as sinks, start the engine
-// thread, then the source. The main thread only waits for signals and
-// prints the progress line; shutdown runs the same order backwards so that
-// every applied record reaches the journal.
+// order: parse the command line, start the listener (503 until ready),
+// recover the log from --data-dir (so state is back before anything is
+// served), attach the journal as the pipeline's durable stage and the
+// capture and outputs as sinks, start the engine thread, then the source.
+// The main thread only waits for signals and prints the progress line;
+// shutdown runs the same order backwards so that every applied record
+// reaches the journal.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
 #include <memory>
 #include <stdexcept>
-#include <string>
 
 #include "engine/pipeline.h"
 #include "relay/relay_server.h"
@@ -85,10 +86,100 @@ int run(const Options& opt) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   Engine engine;
-  std::unique_ptr<FeedFileWriter> capture;
+  // The listener starts before the journal is replayed, so that /healthz
+  // can say "not yet" (503) to a load balancer; every other route answers
+  // 503 too until `ready`. The REST thread reads the components below only
+  // after it has seen `ready` (acquire), which is stored once they exist.
+  std::atomic<bool> ready{false};
+  std::unique_ptr<relay::RelayServer> relay;
+  std::unique_ptr<relay::Webhooks> webhooks;
+  std::unique_ptr<Source> source;
   std::unique_ptr<LogWriter> journal;
-  Pipeline pipeline(engine);
+  rest::RestContext ctx;
+  ctx.snapshots = &engine.store();
+  ctx.keys = &key_store;
+  ctx.catalog = catalog;
+  ctx.stream.sports = opt.stream_sports;
+  ctx.stream.ttl_s = opt.stream_ttl_s;
+  ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
+  ctx.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
+  ctx.ready = &ready;
+  ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
+    relay->adopt(std::move(t), fd, std::move(pending));
+  };
+  ctx.relay_status = [&relay](json::Writer& w) { relay->write_status(w); };
+  ctx.webhook_status = [&webhooks](json::Writer& w) { webhooks->write_status(w); };
+  ctx.log_status = [&journal, dir = opt.data_dir](json::Writer& w) {
+    if (!journal) {
+      w.Null();
+      return;
+    }
+    const LogStats& st = journal->stats();
+    w.StartObject();
+    w.Key("data_dir");
+    json::str(w, dir);
+    w.Key("journal_records");
+    w.Uint64(st.records.load());
+    w.Key("journal_bytes");
+    w.Uint64(st.bytes.load());
+    w.Key("snapshots");
+    w.Uint64(st.snapshots.load());
+    w.Key("snapshot_failures");
+    w.Uint64(st.snapshot_failures.load());
+    w.Key("last_snapshot_seq");
+    w.Uint64(st.last_snapshot_seq.load());
+    w.Key("last_snapshot_bytes");
+    w.Uint64(st.last_snapshot_bytes.load());
+    w.Key("last_snapshot_ms");
+    w.Uint64(st.last_snapshot_ms.load());
+    w.Key("files_deleted");
+    w.Uint64(st.files_deleted.load());
+    w.Key("write_errors");
+    w.Uint64(st.write_errors.load());
+    w.EndObject();
+  };
+  ctx.downstream_clients = [&relay] { return relay->clients(); };
+  ctx.upstream_ready = [&source] {
+    // Delivering: it has pushed records and has not failed (`error` is
+    // written before `done` is set, so it is read only after `done`).
+    const SourceStatus& st = source->status();
+    return st.records.load() > 0 && !(st.done.load() && !st.error.empty());
+  };
+  ctx.started_ms = wall_ms();
+  const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim"
+                                  : opt.feed.kind == FeedSpec::Kind::Replay ? "replay" : "none";
+  ctx.feed_status = [&engine, &source, source_name](json::Writer& w) {
+    w.StartObject();
+    w.Key("source");
+    w.String(source_name.c_str());
+    w.Key("records_applied");
+    w.Uint64(engine.applied());
+    w.Key("records_skipped");
+    w.Uint64(engine.skipped());
+    w.Key("malformed");
+    w.Uint64(source->status().malformed.load());
+    w.Key("done");
+    w.Bool(source->status().done.load());
+    w.EndObject();
+  };
+  rest::RestApi api(std::move(ctx));
+  rest::HttpServerOptions http_opts;
+  http_opts.host = opt.host;
+  http_opts.port = opt.port;
+  http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
+  http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
+  rest::HttpServer http(http_opts, api);
+  api.set_server(&http);
   std::string err;
+  if (!http.start(err)) {
+    std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+    return 1;
+  }
+  const char* shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
+  std::fprintf(stderr, "oddsrelay: listening on %s:%u (503 until the state is recovered)\n", shown_host, opt.port);
+
+  std::unique_ptr<FeedFileWriter> capture;
+  Pipeline pipeline(engine);
   if (opt.data_dir.empty()) {
     engine.set_epoch(new_epoch());  // no log kept: every start is a new one
     engine.publish_restored();
@@ -107,8 +198,9 @@ int run(const Options& opt) {
       LogOptions lo;
       lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
       lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
-      journal = std::make_unique<LogWriter>(opt.data_dir, lo);
-      if (!journal->open(r, err)) throw std::runtime_error(err);
+      auto lw = std::make_unique<LogWriter>(opt.data_dir, lo);
+      if (!lw->open(r, err)) throw std::runtime_error(err);
+      journal = std::move(lw);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "oddsrelay: %s\n", e.what());
       return 1;
@@ -129,99 +221,27 @@ int run(const Options& opt) {
   relay_opts.live_update_ms = static_cast<int>(opt.ws_update_ms);
   relay_opts.ping_interval_ms = static_cast<int>(opt.ws_ping_ms);
   relay_opts.max_queue_bytes = static_cast<size_t>(opt.max_queue_bytes);
+  relay_opts.slow_timeout_ms = static_cast<int>(opt.slow_timeout_s * 1000);
   relay_opts.resume_window_bytes = static_cast<size_t>(opt.resume_window_bytes);
   relay_opts.resume_window_ms = static_cast<int>(opt.resume_window_s * 1000);
-  relay::RelayServer relay(relay_opts, engine.store());
-  pipeline.add_sink(&relay);
-  relay.start();
+  relay = std::make_unique<relay::RelayServer>(relay_opts, engine.store());
+  pipeline.add_sink(relay.get());
+  relay->start();
   relay::WebhookOptions hook_opts;
   hook_opts.max_attempts = static_cast<int>(opt.webhook_retries);
   hook_opts.timeout_ms = static_cast<int>(opt.webhook_timeout_ms);
-  relay::Webhooks webhooks(hook_opts, key_store);
-  pipeline.add_sink(&webhooks);
-  webhooks.start();
+  webhooks = std::make_unique<relay::Webhooks>(hook_opts, key_store);
+  pipeline.add_sink(webhooks.get());
+  webhooks->start();
   pipeline.start();
 
-  std::unique_ptr<Source> source;
   if (opt.feed.kind == FeedSpec::Kind::Sim) source = std::make_unique<SimSource>(opt.feed.sim, pipeline);
   else if (opt.feed.kind == FeedSpec::Kind::Replay) source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
   else source = std::make_unique<NoSource>();
   source->start();
   std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", source->describe().c_str());
+  ready.store(true, std::memory_order_release);
 
-  rest::RestContext ctx;
-  ctx.snapshots = &engine.store();
-  ctx.keys = &key_store;
-  ctx.catalog = catalog;
-  ctx.stream.sports = opt.stream_sports;
-  ctx.stream.ttl_s = opt.stream_ttl_s;
-  ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
-  ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
-    relay.adopt(std::move(t), fd, std::move(pending));
-  };
-  ctx.relay_status = [&relay](json::Writer& w) { relay.write_status(w); };
-  ctx.webhook_status = [&webhooks](json::Writer& w) { webhooks.write_status(w); };
-  if (journal)
-    ctx.log_status = [lw = journal.get(), dir = opt.data_dir](json::Writer& w) {
-      const LogStats& st = lw->stats();
-      w.StartObject();
-      w.Key("data_dir");
-      json::str(w, dir);
-      w.Key("journal_records");
-      w.Uint64(st.records.load());
-      w.Key("journal_bytes");
-      w.Uint64(st.bytes.load());
-      w.Key("snapshots");
-      w.Uint64(st.snapshots.load());
-      w.Key("snapshot_failures");
-      w.Uint64(st.snapshot_failures.load());
-      w.Key("last_snapshot_seq");
-      w.Uint64(st.last_snapshot_seq.load());
-      w.Key("last_snapshot_bytes");
-      w.Uint64(st.last_snapshot_bytes.load());
-      w.Key("last_snapshot_ms");
-      w.Uint64(st.last_snapshot_ms.load());
-      w.Key("files_deleted");
-      w.Uint64(st.files_deleted.load());
-      w.Key("write_errors");
-      w.Uint64(st.write_errors.load());
-      w.EndObject();
-    };
-  ctx.started_ms = wall_ms();
-  const Source* src = source.get();
-  const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim"
-                                  : opt.feed.kind == FeedSpec::Kind::Replay ? "replay" : "none";
-  ctx.feed_status = [&engine, src, source_name](json::Writer& w) {
-    w.StartObject();
-    w.Key("source");
-    w.String(source_name.c_str());
-    w.Key("records_applied");
-    w.Uint64(engine.applied());
-    w.Key("records_skipped");
-    w.Uint64(engine.skipped());
-    w.Key("malformed");
-    w.Uint64(src->status().malformed.load());
-    w.Key("done");
-    w.Bool(src->status().done.load());
-    w.EndObject();
-  };
-  rest::RestApi api(std::move(ctx));
-  rest::HttpServerOptions http_opts;
-  http_opts.host = opt.host;
-  http_opts.port = opt.port;
-  http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
-  http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
-  rest::HttpServer http(http_opts, api);
-  api.set_server(&http);
-  if (!http.start(err)) {
-    std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
-    source->stop();
-    pipeline.stop();
-    relay.stop();
-    webhooks.stop();
-    return 1;
-  }
-  const char* shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
   std::fprintf(stderr, "oddsrelay: serving http://%s:%u/v1/status\n", shown_host, opt.port);
   if (!demo_key.empty())
     std::fprintf(stderr, "oddsrelay: demo API key (sandbox, all permissions): %s\n"
@@ -260,10 +280,10 @@ int run(const Options& opt) {
   http.stop();  // no new streams
   source->stop();
   pipeline.stop();
-  relay.stop();  // after the last batch: the pipeline calls into it until then
-  webhooks.stop();
+  relay->stop();  // after the last batch: the pipeline calls into it until then
+  webhooks->stop();
   if (capture) capture->close();
-  if (journal) journal->close();  // after the pipeline: every sealed batch is written
+  if (journal) journal->close();
   print_progress(engine, *source, last_applied, 0);
   SnapshotPtr s = engine.current();
   std::fprintf(stderr, "oddsrelay: stopped; state seq=%" PRIu64 " digest=%016" PRIx64 " epoch=%s\n", s->seq,

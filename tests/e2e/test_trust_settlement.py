@@ -1,0 +1,157 @@
+"""Settlement covers every line an event ever priced (docs/settlement.md
+"Which lines"), through the real binary: a replayed fixture in which the
+pre-match markets (1004, 1005, 1007) are removed at kick-off, ladder rungs
+are withdrawn open (total 1.5) and suspended (total 0.5), an Asian handicap
+side is flagged when its line goes, and the book is suspended and removed
+after full time. The final 2-1 is then corrected to 2-2 by a second feed on
+the same --data-dir (revision 2), which also proves the withdrawn lines come
+back from the journal; a third start with nothing new answers byte for byte
+the same, and the state digest of each run equals a replay of its journal."""
+import json
+import os
+import shutil
+import tempfile
+import time
+import unittest
+
+import harness as h
+
+KEY = "trust-settle-key"
+EID = "s7-101.7001"
+T0 = 1767225600000
+
+# (market, line) -> (withdrawn, last_read offset or None, {outcome: result or (result, reason)})
+AT_2_1 = {
+    ("1001", "s"): (False, None, {"2001": "win", "2002": "lose", "2003": "lose"}),
+    ("1019", "s"): (False, None, {"2010": "win", "2011": "lose"}),
+    # Pre-match markets removed at kick-off: settled from the final score.
+    ("1007", "s2.5"): (True, 200, {"2101": "win", "2102": "lose"}),
+    ("1007", "s3.5"): (True, 200, {"2101": "lose", "2102": "win"}),
+    ("1005", "s-0.5"): (True, 300, {"2021": "win", "2022": "lose"}),
+    ("1005", "s-1"): (True, 300, {"2021": ("void", "push"), "2022": ("void", "push")}),
+    ("1004", "s1:0"): (True, 400, {"2201": "lose"}),
+    ("1004", "s2:1"): (True, 400, {"2201": "win"}),
+    ("1004", "s2:2"): (True, 400, {"2201": "lose"}),
+    ("1004", "s"): (True, 400, {"2202": "lose"}),
+    # Rungs: 0.5 withdrawn while suspended (void), 1.5 withdrawn open (settles).
+    ("1018", "s0.5"): (True, 2010, {"2101": ("void", "suspended at last read"),
+                                    "2102": ("void", "suspended at last read")}),
+    ("1018", "s1.5"): (True, 2500, {"2101": "win", "2102": "lose"}),
+    ("1018", "s2.5"): (False, None, {"2101": "win", "2102": "lose"}),
+    ("1018", "s3.5"): (False, None, {"2101": "lose", "2102": "win"}),
+    ("1018", "s4.5"): (False, None, {"2101": "lose", "2102": "win"}),
+    # AH -0.5 withdrawn with its home side flagged: that side void, the other settles.
+    ("1011", "s-0.5"): (True, 2050, {"2021": ("void", "suspended at last read"), "2022": "lose"}),
+    ("1011", "s0"): (False, None, {"2021": "win", "2022": "lose"}),
+    ("1011", "s-1"): (False, None, {"2021": ("void", "push"), "2022": ("void", "push")}),
+}
+
+AT_2_2 = {
+    ("1001", "s"): {"2001": "lose", "2002": "win", "2003": "lose"},
+    ("1019", "s"): {"2010": "win", "2011": "lose"},
+    ("1007", "s2.5"): {"2101": "win", "2102": "lose"},
+    ("1007", "s3.5"): {"2101": "win", "2102": "lose"},
+    ("1005", "s-0.5"): {"2021": "lose", "2022": "win"},
+    ("1005", "s-1"): {"2021": "lose", "2022": "win"},
+    ("1004", "s1:0"): {"2201": "lose"},
+    ("1004", "s2:1"): {"2201": "lose"},
+    ("1004", "s2:2"): {"2201": "win"},
+    ("1004", "s"): {"2202": "lose"},
+    ("1018", "s0.5"): {"2101": ("void", "suspended at last read"), "2102": ("void", "suspended at last read")},
+    ("1018", "s1.5"): {"2101": "win", "2102": "lose"},
+    ("1018", "s2.5"): {"2101": "win", "2102": "lose"},
+    ("1018", "s3.5"): {"2101": "win", "2102": "lose"},
+    ("1018", "s4.5"): {"2101": "lose", "2102": "win"},
+    ("1011", "s-0.5"): {"2021": ("void", "suspended at last read"), "2022": "win"},
+    ("1011", "s0"): {"2021": ("void", "push"), "2022": ("void", "push")},
+    ("1011", "s-1"): {"2021": "lose", "2022": "win"},
+}
+
+
+def results(record):
+    """(market, line) -> {outcome: result or (result, reason)}, and the line objects."""
+    out, objs = {}, {}
+    for m, market in record["markets"].items():
+        for key, line in market["lines"].items():
+            out[(m, key)] = {o: v["result"] if "reason" not in v else (v["result"], v["reason"])
+                             for o, v in line["outcomes"].items()}
+            objs[(m, key)] = line
+    return out, objs
+
+
+class TrustSettlement(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-trust-settle-")
+        cls.data = os.path.join(cls.dir, "data")
+        os.mkdir(cls.data)
+        cls.keys = os.path.join(cls.dir, "keys.json")
+        with open(cls.keys, "w") as f:
+            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]}]}, f)
+        cls.empty = os.path.join(cls.dir, "empty.jsonl")
+        with open(cls.empty, "w") as f:
+            f.write('{"op":"header","format":"oddsfeed","version":1,"provider":"s7"}\n')
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def run_feed(self, feed, revision):
+        """Starts on the shared data dir with `feed`, waits for the settlement
+        of `revision`, returns (raw JSON text, record, final digest)."""
+        with h.Server("--feed", f"replay:{feed},speed=max", "--data-dir", self.data, "--keys", self.keys,
+                      "--progress", "0") as srv:
+            srv.wait_for(r"serving http://")
+            deadline, record = time.time() + 60, None
+            while time.time() < deadline:
+                r, raw = h.request(srv.port, f"/v1/settlements?ids={EID}", KEY)
+                self.assertEqual(r.status, 200, raw)
+                record = json.loads(raw)["data"].get(EID)
+                if record and record["status"] == "ended" and record["revision"] == revision:
+                    break
+                time.sleep(0.1)
+            self.assertEqual(record["revision"], revision, record)
+            # The event is gone from the lists and from /v1/odds: settlement still answers.
+            self.assertEqual(json.loads(h.request(srv.port, f"/v1/odds?ids={EID}", KEY)[1])["data"], {})
+            rc, log = srv.stop()
+            self.assertEqual(rc, 0, log)
+        return raw, record, h.stopped_digest(log)
+
+    def check(self, record, expected):
+        got, lines = results(record)
+        self.assertEqual(sorted(got), sorted(expected))  # every line priced before full time, once
+        for k, want in expected.items():
+            self.assertEqual(got[k], want, k)
+
+    def test_withdrawn_lines_settle_and_a_correction_is_revision_2(self):
+        journal = os.path.join(self.data, "journal-%020d.jsonl" % 1)  # one segment: no snapshot below 50,000 records
+        # Run 1: the match, its full time 2-1.
+        raw1, rec1, digest1 = self.run_feed(h.fixture("withdrawn_lines.jsonl"), 1)
+        self.assertEqual(rec1["score"], {"home": 2, "away": 1})
+        self.check(rec1, {k: v[2] for k, v in AT_2_1.items()})
+        _, lines = results(rec1)
+        for k, (withdrawn, last_read, _) in AT_2_1.items():
+            if withdrawn:
+                self.assertEqual((lines[k]["withdrawn"], lines[k]["last_read"]), (True, T0 + last_read), k)
+            else:
+                self.assertNotIn("withdrawn", lines[k], k)
+                self.assertNotIn("last_read", lines[k], k)
+        self.assertEqual(rec1["coverage"], {"covered": 26, "void": 7, "pending": 0, "markets": 7})
+        self.assertEqual(digest1, h.file_digest(journal))  # the history is rebuilt from the records
+
+        # Run 2: the journal comes back, then upstream corrects the final to 2-2.
+        raw2, rec2, digest2 = self.run_feed(h.fixture("withdrawn_lines_correction.jsonl"), 2)
+        self.assertEqual(rec2["score"], {"home": 2, "away": 2})
+        self.assertEqual(rec2["settled_at"], T0 + 600000)
+        self.check(rec2, AT_2_2)
+        self.assertNotEqual(digest2, digest1)
+        self.assertEqual(digest2, h.file_digest(journal))
+
+        # Run 3: nothing new; the answer is the same bytes, still revision 2.
+        raw3, rec3, digest3 = self.run_feed(self.empty, 2)
+        self.assertEqual(raw3, raw2)
+        self.assertEqual(digest3, digest2)
+
+
+if __name__ == "__main__":
+    h.main()

@@ -1,0 +1,165 @@
+// The line history (engine/line_history.h): which lines an event keeps as
+// withdrawn, with which read, when it stops changing, that it is copied on
+// write like the rest of the state, its bound, and that the state digest
+// sees it.
+#include "engine/line_history.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/state_digest.h"
+#include "tests/test_util.h"
+
+namespace oddsrelay {
+namespace {
+
+using test::L;
+using test::market;
+
+const std::string kId = "s7-1.42";
+
+const EventEntry& entry(const Engine& e) { return *e.current()->events.find(42); }
+
+// The withdrawn lines of `market_id` as "key s=<s> <outcome>:<price>:<flags> ... ls=<ls>".
+std::vector<std::string> withdrawn(const EventEntry& e, uint32_t market_id) {
+  std::vector<std::string> out;
+  if (!e.history) return out;
+  const Market* m = find_market(e.history->markets, market_id);
+  if (!m) return out;
+  for (const Line& l : m->lines) {
+    std::string s = std::string(l.key.view()) + " s=" + std::to_string(l.suspended);
+    for (uint32_t i = l.first; i < l.first + l.count; ++i)
+      s += " " + std::to_string(m->outcomes[i].id) + ":" + std::to_string(m->outcomes[i].price) + ":" +
+           std::to_string(m->outcomes[i].flags);
+    out.push_back(s + " ls=" + std::to_string(l.ls));
+  }
+  return out;
+}
+
+feed::Record score(int64_t at, const std::string& status, int h, int a) {
+  return test::rec("{\"at\":" + std::to_string(at) + ",\"op\":\"score\",\"id\":\"" + kId + "\",\"home\":" +
+                   std::to_string(h) + ",\"away\":" + std::to_string(a) + ",\"status\":\"" + status + "\"}");
+}
+
+TEST(LineHistory, RungThatLeavesTheLadderIsKeptWithItsLastRead) {
+  Engine e;
+  test::apply_all(e, {test::event(1, kId, 1, true),
+                      market(10, kId, 1007, {{"s1.5", 0, {{2101, 130, 0}, {2102, 320, 0}}},
+                                             {"s2.5", 0, {{2101, 190, 0}, {2102, 190, 0}}}}),
+                      market(20, kId, 1007, {{"s1.5", 1, {{2101, 125, 0}, {2102, 340, 4}}},
+                                             {"s2.5", 0, {{2101, 185, 0}, {2102, 195, 0}}}}),
+                      // The ladder moves: 1.5 goes, 3.5 comes.
+                      market(30, kId, 1007, {{"s2.5", 0, {{2101, 150, 0}, {2102, 240, 0}}},
+                                             {"s3.5", 0, {{2101, 260, 0}, {2102, 145, 0}}}})});
+  EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s1.5 s=1 2101:125:0 2102:340:4 ls=20"}));
+  EXPECT_EQ(entry(e).history->lines, 1u);
+  EXPECT_EQ(entry(e).history->dropped, 0u);
+  // Served odds are unchanged by it: only the current rungs.
+  ASSERT_EQ(entry(e).market(1007)->lines.size(), 2u);
+}
+
+TEST(LineHistory, SameLinesAgainKeepNoHistory) {
+  Engine e;
+  test::apply_all(e, {market(10, kId, 1001, {{"s", 0, {{2001, 200, 0}, {2002, 300, 0}, {2003, 400, 0}}}}),
+                      market(20, kId, 1001, {{"s", 1, {{2001, 210, 0}, {2002, 300, 0}, {2003, 380, 0}}}})});
+  EXPECT_EQ(entry(e).history, nullptr);
+}
+
+TEST(LineHistory, EmptyRungWithdrawsThePricedLine) {
+  Engine e;
+  test::apply_all(e, {market(10, kId, 1007, {{"s2.5", 0, {{2101, 190, 0}, {2102, 190, 0}}}}),
+                      market(20, kId, 1007, {{"s2.5", 0, {}}, {"s3.5", 0, {{2101, 260, 0}}}})});
+  EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s2.5 s=0 2101:190:0 2102:190:0 ls=10"}));
+}
+
+TEST(LineHistory, RemovedMarketKeepsEveryLine) {
+  Engine e;
+  test::apply_all(e, {test::event(1, kId, 1, false),
+                      market(10, kId, 1004, {{"s1:0", 0, {{2201, 700, 0}}}, {"s", 0, {{2202, 400, 0}}}}),
+                      // Pre-match markets go at kick-off: a removal record.
+                      test::rec(R"({"at":20,"op":"market","id":")" + kId + R"(","market":1004,"lines":{}})")});
+  EXPECT_EQ(entry(e).market(1004), nullptr);
+  EXPECT_EQ(withdrawn(entry(e), 1004), (std::vector<std::string>{"s1:0 s=0 2201:700:0 ls=10", "s s=0 2202:400:0 ls=10"}));
+}
+
+TEST(LineHistory, RemovedEventKeepsItsLinesWhileItHasAScore) {
+  Engine e;
+  test::apply_all(e, {test::event(1, kId, 1, true), score(2, "live", 0, 0),
+                      market(10, kId, 1001, {{"s", 0, {{2001, 200, 0}}}}),
+                      test::rec(R"({"at":20,"op":"remove","id":")" + kId + R"("})")});
+  ASSERT_NE(e.current()->events.find(42), nullptr);
+  EXPECT_EQ(withdrawn(entry(e), 1001), (std::vector<std::string>{"s s=0 2001:200:0 ls=10"}));
+}
+
+TEST(LineHistory, LinePricedAgainLeavesTheHistory) {
+  Engine e;
+  test::apply_all(e, {market(10, kId, 1007, {{"s1.5", 0, {{2101, 130, 0}}}, {"s2.5", 0, {{2101, 190, 0}}}}),
+                      market(20, kId, 1007, {{"s2.5", 0, {{2101, 185, 0}}}})});
+  EXPECT_EQ(withdrawn(entry(e), 1007).size(), 1u);
+  test::apply_all(e, {market(30, kId, 1007, {{"s1.5", 0, {{2101, 140, 0}}}, {"s2.5", 0, {{2101, 185, 0}}}})});
+  EXPECT_TRUE(withdrawn(entry(e), 1007).empty());  // current again: its read is the served one
+  EXPECT_EQ(entry(e).history->lines, 0u);
+  // Withdrawn a second time: the newer read replaces the older.
+  test::apply_all(e, {market(40, kId, 1007, {{"s2.5", 0, {{2101, 180, 0}}}})});
+  EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s1.5 s=0 2101:140:0 ls=30"}));
+}
+
+TEST(LineHistory, FrozenAtTheFirstEnded) {
+  Engine e;
+  test::apply_all(e, {test::event(1, kId, 1, true),
+                      market(10, kId, 1007, {{"s1.5", 0, {{2101, 130, 0}}}, {"s2.5", 0, {{2101, 190, 0}}}}),
+                      market(20, kId, 1007, {{"s2.5", 0, {{2101, 185, 0}}}}), score(30, "ended", 2, 1)});
+  const LineHistory* at_end = entry(e).history.get();
+  ASSERT_NE(at_end, nullptr);
+  // After full time the book suspends and removes everything: none of it is
+  // a read before full time.
+  test::apply_all(e, {market(40, kId, 1007, {{"s3.5", 1, {{2101, 100, 0}}}}),
+                      test::rec(R"({"at":50,"op":"market","id":")" + kId + R"(","market":1007,"lines":{}})"),
+                      test::rec(R"({"at":60,"op":"remove","id":")" + kId + R"("})")});
+  EXPECT_EQ(entry(e).history.get(), at_end);
+  EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s1.5 s=0 2101:130:0 ls=10"}));
+}
+
+TEST(LineHistory, PublishedSnapshotsNeverChange) {
+  Engine e;
+  test::apply_all(e, {market(10, kId, 1007, {{"s1.5", 0, {{2101, 130, 0}}}, {"s2.5", 0, {{2101, 190, 0}}}}),
+                      market(20, kId, 1007, {{"s2.5", 0, {{2101, 185, 0}}}})});
+  SnapshotPtr before = e.current();
+  const std::string dump = dump_state(*before);
+  test::apply_all(e, {market(30, kId, 1007, {{"s3.5", 0, {{2101, 250, 0}}}}),
+                      market(31, kId, 1007, {{"s4.5", 0, {{2101, 350, 0}}}})});
+  EXPECT_EQ(withdrawn(entry(e), 1007).size(), 3u);
+  EXPECT_EQ(withdrawn(*before->events.find(42), 1007).size(), 1u);
+  EXPECT_EQ(dump_state(*before), dump);
+}
+
+TEST(LineHistory, BoundedPerEventAndCountsWhatItDrops) {
+  Engine e;
+  // Every record prices one new rung and withdraws the previous one.
+  const uint32_t n = LineHistory::kMaxLines + 10;
+  for (uint32_t i = 0; i <= n; ++i) {
+    e.apply(market(10 + i, kId, 1007, {{"s" + std::to_string(i) + ".5", 0, {{2101, 190, 0}}}}));
+    if (i % 200 == 0) e.commit();
+  }
+  e.commit();
+  EXPECT_EQ(entry(e).history->lines, LineHistory::kMaxLines);
+  EXPECT_EQ(entry(e).history->dropped, n - LineHistory::kMaxLines);
+}
+
+TEST(LineHistory, InTheStateDigest) {
+  // Same served state, different withdrawn lines: different digests.
+  Engine a, b;
+  test::apply_all(a, {market(10, kId, 1007, {{"s1.5", 0, {{2101, 130, 0}}}}),
+                      market(20, kId, 1007, {{"s2.5", 0, {{2101, 190, 0}}}})});
+  test::apply_all(b, {market(10, kId, 1007, {{"s0.5", 0, {{2101, 130, 0}}}}),
+                      market(20, kId, 1007, {{"s2.5", 0, {{2101, 190, 0}}}})});
+  EXPECT_NE(state_digest(*a.current()), state_digest(*b.current()));
+  EXPECT_NE(dump_state(*a.current()).find("WL 42 1007 \"s1.5\" s=0 ls=10 n=1 2101:130:0:130:10"), std::string::npos)
+      << dump_state(*a.current());
+}
+
+}  // namespace
+}  // namespace oddsrelay
