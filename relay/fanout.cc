@@ -4,6 +4,7 @@
 // updates at most once per interval; /ws market subscriptions.
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include <rapidjson/document.h>
 
@@ -21,15 +22,9 @@ constexpr size_t kMaxSubscriptions = 100;  // events per /ws connection
 constexpr size_t kMaxSubscribedMarkets = 200;
 constexpr uint64_t kMarkerChannel = UINT64_MAX;  // no event has this number
 
-bool may_evt(const StreamConn* c) { return c->ticket.permissions & rest::kPermLive; }
 bool may_odds(const StreamConn* c) { return c->ticket.permissions & rest::kPermOdds; }
 
-FrameRef error_frame(std::string_view msg) {
-  std::string s = "{\"error\":\"";
-  s += msg;  // our own constants: no quotes or backslashes
-  s += "\"}";
-  return text_frame(s);
-}
+uint32_t channel_mask(const StreamFilter& f) { return (f.evt ? 1u : 0u) | (f.odds ? 2u : 0u); }
 
 }  // namespace
 
@@ -40,7 +35,7 @@ void RelayLoop::append_event_frames(const std::vector<std::pair<int32_t, EventIt
     const int32_t sport = events[i].first;
     items.clear();
     for (; i < events.size() && events[i].first == sport; ++i) items.push_back(events[i].second);
-    out.push_back(Out{pt_events(sport, items), 0, sport, false});
+    out.push_back(Out{pt_events(sport, items), 0, sport, false, {}});
   }
 }
 
@@ -69,10 +64,16 @@ void RelayLoop::process(const Batch& b) {
       // An event that just went live gets its whole odds; afterwards only
       // the markets that changed, each whole.
       auto markets = was_live ? b.markets_of(ch) : std::span<const uint32_t>{};
-      out_.push_back(Out{pt_odds(*now, now->sport(), markets), ch.number, now->sport(), true});
+      Out o{pt_odds(*now, now->sport(), markets), ch.number, now->sport(), true, {markets.begin(), markets.end()}};
+      if (!was_live)
+        for (const MarketRef& m : now->markets) o.markets.push_back(m.id);
+      out_.push_back(std::move(o));
     }
-    if ((live || was_live) && (ch.bits & (kEventAdded | kEventChanged | kEventRemoved | kScoreChanged | kOddsChanged)))
-      pending_live_[ch.number] = listed ? now->key : was_listed ? before->key : std::to_string(ch.number);
+    if ((live || was_live) && (ch.bits & (kEventAdded | kEventChanged | kEventRemoved | kScoreChanged | kOddsChanged))) {
+      std::string key = listed ? now->key : was_listed ? before->key : std::to_string(ch.number);
+      turn_live_.push_back(LiveChange{ch.number, key});
+      pending_live_[ch.number] = std::move(key);
+    }
     if ((ch.bits & kOddsChanged) && now) {
       auto it = subscribers_.find(ch.number);
       if (it != subscribers_.end()) {
@@ -81,7 +82,7 @@ void RelayLoop::process(const Batch& b) {
           for (StreamConn* c : it->second) {
             auto sub = std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return s.number == ch.number; });
             if (sub == c->subs.end() || !sub->wants(m)) continue;
-            if (!f) f = ws_market(*now, m, cur.clock);
+            if (!f) f = ws_market(*now, m, cur.clock, cur.seq);
             send(c, f);
           }
         }
@@ -98,39 +99,102 @@ void RelayLoop::process(const Batch& b) {
 // Sends the frames of every batch this turn took, then one INFO that closes
 // them: {"seq": last record, "from": first record, "at": newest record}. The
 // INFO is conflatable too, so a client that lags holds one, not one per batch.
+// The turn then goes into the resume window.
 void RelayLoop::fan_out() {
   if (turn_from_ == 0) return;
   const uint64_t seq = snap_->seq, from = turn_from_;
   const int64_t at = turn_at_;
   turn_from_ = 0;
   turn_at_ = 0;
-  const FrameRef marker = pt_marker(seq, from, at);
+  FrameRef marker = pt_marker(seq, from, at);
   stats_.frames_encoded.fetch_add(out_.size() + 1, std::memory_order_relaxed);
   uint64_t delivered = 0;
   for (size_t i = 0; i < pt_.size(); ++i) {
     StreamConn* c = pt_[i];
-    const bool everything = c->ticket.sports.empty() && may_evt(c) && may_odds(c);
+    const StreamFilter f = c->filter();
+    const bool everything = f.everything();
     for (const Out& o : out_) {
-      if (!everything && (!(o.odds ? may_odds(c) : may_evt(c)) || !c->wants_sport(o.sport))) continue;
-      send(c, o.frame, o.channel);
+      if (!everything && !f.admits(o)) continue;
+      send_group_frame(c, o);
       ++delivered;
     }
-    if (uint64_t k = c->q.take_conflated()) {
-      stats_.conflated.fetch_add(k, std::memory_order_relaxed);
-      send(c, pt_marker(seq, from, at, k), kMarkerChannel);  // this connection's own INFO says so
-    } else {
-      send(c, marker, kMarkerChannel);
-    }
+    send_marker(c, seq, from, at, marker);
   }
   stats_.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+  keep_group(from, seq, at, std::move(marker));
+}
+
+// Queues a frame of a group. While a write to the client is in flight, a
+// newer odds frame of an event replaces the queued one (SendQueue); when the
+// queued one names markets the newer does not, the replacement is this
+// connection's own frame naming both sets, encoded from the current state:
+// a lagging client skips intermediate prices, never a market's last change.
+void RelayLoop::send_group_frame(StreamConn* c, const GroupFrame& o) {
+  if (!o.odds || !c->q.in_flight()) return send(c, o.frame, o.channel);
+  auto& known = c->queued_markets;  // what each replaceable queued odds frame names
+  if (!c->q.will_replace(o.channel)) {
+    known[o.channel] = o.markets;
+    return send(c, o.frame, o.channel);
+  }
+  std::vector<uint32_t>& have = known[o.channel];
+  if (std::includes(o.markets.begin(), o.markets.end(), have.begin(), have.end())) {
+    have = o.markets;
+    return send(c, o.frame, o.channel);
+  }
+  const EventEntry* e = snap_->events.find(o.channel);
+  if (!e) return send(c, o.frame, 0);  // the event is gone (its null follows): keep both
+  std::vector<uint32_t> both;
+  std::set_union(have.begin(), have.end(), o.markets.begin(), o.markets.end(), std::back_inserter(both));
+  stats_.frames_encoded.fetch_add(1, std::memory_order_relaxed);
+  send(c, pt_odds(*e, o.sport, both), o.channel);
+  have = std::move(both);
+}
+
+// The INFO closing a group on one connection: `shared` (may be empty) if
+// it fits, else the connection's own. A lagging connection's INFO counts the
+// frames conflation replaced and, when it replaces a queued INFO, covers
+// that INFO's records too, so the INFOs a client reads keep from = previous
+// seq + 1.
+void RelayLoop::send_marker(StreamConn* c, uint64_t seq, uint64_t from, int64_t at, const FrameRef& shared) {
+  const bool replaces = c->q.will_replace(kMarkerChannel);
+  // Frames replaced since the last INFO, this INFO's replacement included.
+  const uint64_t fresh = c->q.take_conflated() + (replaces ? 1 : 0);
+  stats_.conflated.fetch_add(fresh, std::memory_order_relaxed);
+  // A replaced INFO hands on its range and its count.
+  const uint64_t f = replaces ? c->queued_info_from : from;
+  const uint64_t k = fresh + (replaces ? c->queued_info_conflated : 0);
+  c->queued_info_from = f;
+  c->queued_info_conflated = k;
+  if (k == 0 && shared) send(c, shared, kMarkerChannel);
+  else send(c, pt_marker(seq, f, at, k), kMarkerChannel);
+  if (replaces) c->q.take_conflated();  // the replacement, counted above
+}
+
+void RelayLoop::keep_group(uint64_t from, uint64_t seq, int64_t at, FrameRef marker) {
+  Group g;
+  g.from = from;
+  g.seq = seq;
+  g.at = at;
+  g.marker = std::move(marker);
+  g.frames = std::move(out_);
+  g.live = std::move(turn_live_);
   out_.clear();
+  turn_live_.clear();
+  window_.add(std::move(g), now());
+  publish_window_stats();
+}
+
+void RelayLoop::publish_window_stats() {
+  stats_.window_groups.store(window_.size(), std::memory_order_relaxed);
+  stats_.window_bytes.store(window_.bytes(), std::memory_order_relaxed);
+  stats_.window_oldest.store(window_.empty() ? snap_->seq : window_.front().from - 1, std::memory_order_relaxed);
 }
 
 void RelayLoop::refresh_connect_cache() {
   if (cache_seq_ == snap_->seq) return;
   cache_seq_ = snap_->seq;
   connect_frames_.clear();
-  ws_snapshot_.reset();
+  for (FrameRef& f : ws_snapshots_) f.reset();
   // Every listed event per sport, then the odds of every live event.
   std::vector<std::pair<int32_t, EventItem>> evt;
   std::vector<std::shared_ptr<const EventEntry>> live;
@@ -150,23 +214,91 @@ void RelayLoop::refresh_connect_cache() {
       f.version = e;
       f.frame = pt_odds(*e, e->sport(), {});
     }
-    connect_frames_.push_back(Out{f.frame, e->number, e->sport(), true});
+    connect_frames_.push_back(Out{f.frame, e->number, e->sport(), true, {}});
   }
 }
 
-void RelayLoop::send_connect_snapshot(StreamConn* c) {
-  refresh_connect_cache();
-  if (!c->is_pt()) {
-    if (!ws_snapshot_) ws_snapshot_ = ws_snapshot(*snap_);
-    send_exempt(c, ws_snapshot_);
-    return;
+// A stream's start: with a usable resume=, what it missed; otherwise (and
+// with a refusal's reason when it asked) the connect snapshot.
+void RelayLoop::start_stream(StreamConn* c) {
+  using V = ResumeWindow::Verdict;
+  const rest::StreamTicket& t = c->ticket;
+  if (t.resume == rest::StreamTicket::Resume::None) return send_connect_snapshot(c, V::Resumed);
+  const ResumeWindow::Lookup l = t.resume == rest::StreamTicket::Resume::Malformed
+                                     ? ResumeWindow::Lookup{V::Malformed}
+                                     : window_.find(t.resume_epoch, t.resume_seq, snap_->epoch, snap_->seq);
+  if (l.verdict != V::Resumed) {
+    stats_.resume_refused.fetch_add(1, std::memory_order_relaxed);
+    return send_connect_snapshot(c, l.verdict);
   }
+  stats_.resumed.fetch_add(1, std::memory_order_relaxed);
+  if (c->is_pt()) catch_up_pt(c, l.first, t.resume_seq);
+  else catch_up_ws(c, l.first);
+}
+
+// The /pt-ws ready INFO: the sports with listed events that pass the
+// filter, the channels the key allows.
+FrameRef RelayLoop::ready_info(const StreamFilter& filter, ResumeNote note) {
   std::vector<int32_t> sports;
   for (const SportCount& s : snap_->sports)
-    if (c->wants_sport(s.sport)) sports.push_back(s.sport);
-  send_exempt(c, pt_ready(*snap_, sports, (may_evt(c) ? 1u : 0u) | (may_odds(c) ? 2u : 0u)));
+    if (filter.wants_sport(s.sport)) sports.push_back(s.sport);
+  return pt_ready(*snap_, sports, channel_mask(filter), note);
+}
+
+// `refused`: why a resume was refused, or Resumed when none was asked for.
+void RelayLoop::send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused) {
+  const ResumeNote note{refused != ResumeWindow::Verdict::Resumed, false, ResumeWindow::reason(refused)};
+  refresh_connect_cache();
+  if (!c->is_pt()) {
+    FrameRef& f = ws_snapshots_[static_cast<size_t>(refused)];
+    if (!f) f = ws_snapshot(*snap_, note);
+    send_exempt(c, f);
+    return;
+  }
+  const StreamFilter filter = c->filter();
+  send_exempt(c, ready_info(filter, note));
   for (const Out& o : connect_frames_)
-    if ((o.odds ? may_odds(c) : may_evt(c)) && c->wants_sport(o.sport)) send_exempt(c, o.frame, o.channel);
+    if (filter.admits(o)) send_exempt(c, o.frame, o.channel);
+}
+
+// Resumed /pt-ws: the ready INFO, then the window's groups after `seq` in
+// order, filtered as live fan-out filters them, through the bounded send
+// queue. Once the socket stops taking bytes a write stays in flight and the
+// rest conflates as for any lagging client.
+void RelayLoop::catch_up_pt(StreamConn* c, size_t first, uint64_t seq) {
+  constexpr size_t kFlushEvery = 256 << 10;
+  const StreamFilter filter = c->filter();
+  send_exempt(c, ready_info(filter, ResumeNote{true, true, {}}));
+  uint64_t delivered = 0;
+  for (size_t i = first; i < window_.size() && !c->doomed && !c->closed; ++i) {
+    const Group& g = window_[i];
+    for (const Out& o : g.frames) {
+      if (!filter.admits(o)) continue;
+      send_group_frame(c, o);
+      ++delivered;
+    }
+    // seq inside this group: the whole group again (frames replace whole
+    // objects, so applying them twice is harmless), its INFO from seq + 1.
+    const uint64_t from = std::max(g.from, seq + 1);
+    send_marker(c, g.seq, from, g.at, from == g.from ? g.marker : FrameRef());
+    if (!c->q.in_flight() && c->q.bytes() >= kFlushEvery) flush(c);
+  }
+  stats_.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+}
+
+// Resumed /ws: {"type":"resumed"}, then one live_update with the current
+// state of every live event changed after the client's seq.
+void RelayLoop::catch_up_ws(StreamConn* c, size_t first) {
+  const auto changed = window_.live_changes(first);
+  send_exempt(c, ws_resumed(*snap_, changed.size()));
+  if (changed.empty()) return;
+  std::vector<EventItem> items;
+  items.reserve(changed.size());
+  for (const auto& [number, key] : changed) {
+    const EventEntry* e = snap_->events.find(number);
+    items.push_back(e && e->listed() ? EventItem{e->key, e} : EventItem{key, nullptr});
+  }
+  send(c, ws_live_update(snap_->last_live_at, snap_->seq, items));
 }
 
 // /ws live_update: right away when the last one is at least an interval
@@ -203,7 +335,7 @@ void RelayLoop::emit_live_update() {
     const EventEntry* e = snap_->events.find(number);
     items.push_back(e && e->listed() ? EventItem{e->key, e} : EventItem{key, nullptr});
   }
-  FrameRef f = ws_live_update(snap_->last_live_at, items);
+  FrameRef f = ws_live_update(snap_->last_live_at, snap_->seq, items);
   stats_.frames_encoded.fetch_add(1, std::memory_order_relaxed);
   for (StreamConn* c : ws_) send(c, f);
   stats_.deliveries.fetch_add(ws_.size(), std::memory_order_relaxed);
@@ -213,14 +345,15 @@ void RelayLoop::emit_live_update() {
 // a market subscription; {"unsubscribe":{"event_id":<id>}} removes one.
 // Mistakes get an {"error"} message; the connection stays open.
 void RelayLoop::on_subscribe_message(StreamConn* c, std::string_view text) {
+  auto fail = [&](std::string_view msg) { send(c, ws_error(msg, snap_->seq)); };
   rapidjson::Document d;
   d.Parse(text.data(), text.size());
-  if (d.HasParseError() || !d.IsObject()) return send(c, error_frame("Malformed message: expected a JSON object"));
+  if (d.HasParseError() || !d.IsObject()) return fail("Malformed message: expected a JSON object");
   const bool sub = d.HasMember("subscribe"), unsub = d.HasMember("unsubscribe");
   const rapidjson::Value* body = sub ? &d["subscribe"] : unsub ? &d["unsubscribe"] : nullptr;
   if (!body || !body->IsObject() || !body->HasMember("event_id"))
-    return send(c, error_frame("Unknown message: expected {\\\"subscribe\\\":{\\\"event_id\\\":...,\\\"markets\\\":[...]}}"));
-  if (!may_odds(c)) return send(c, error_frame("API key lacks the 'odds' permission"));
+    return fail("Unknown message: expected {\\\"subscribe\\\":{\\\"event_id\\\":...,\\\"markets\\\":[...]}}");
+  if (!may_odds(c)) return fail("API key lacks the 'odds' permission");
   const rapidjson::Value& idv = (*body)["event_id"];
   std::string id = idv.IsString() ? std::string(idv.GetString(), idv.GetStringLength())
                  : idv.IsUint64() ? std::to_string(idv.GetUint64()) : std::string();
@@ -228,20 +361,20 @@ void RelayLoop::on_subscribe_message(StreamConn* c, std::string_view text) {
   const EventEntry* e = pid.ok() ? snap_->events.find(pid.number) : nullptr;
   auto existing = std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return pid.ok() && s.number == pid.number; });
   if (unsub) {
-    if (existing == c->subs.end()) return send(c, error_frame("Not subscribed to that event"));
+    if (existing == c->subs.end()) return fail("Not subscribed to that event");
     auto& list = subscribers_[pid.number];
     std::erase(list, c);
     if (list.empty()) subscribers_.erase(pid.number);
     c->subs.erase(existing);
     return;
   }
-  if (!e) return send(c, error_frame(rest::err::kEventNotFound));
+  if (!e) return fail(rest::err::kEventNotFound);
   Subscription s;
   s.number = e->number;
   if (body->HasMember("markets")) {
     const auto& mv = (*body)["markets"];
     if (!mv.IsArray() || mv.Size() > kMaxSubscribedMarkets)
-      return send(c, error_frame("Invalid markets: expected at most 200 market ids"));
+      return fail("Invalid markets: expected at most 200 market ids");
     for (const auto& m : mv.GetArray()) {
       uint32_t id = 0;
       if (m.IsUint()) id = m.GetUint();
@@ -250,21 +383,21 @@ void RelayLoop::on_subscribe_message(StreamConn* c, std::string_view text) {
         auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), id);
         if (ec != std::errc() || p != t.data() + t.size()) id = 0;
       }
-      if (id == 0) return send(c, error_frame("Invalid markets: expected market ids such as \\\"1001\\\""));
+      if (id == 0) return fail("Invalid markets: expected market ids such as \\\"1001\\\"");
       if (std::find(s.markets.begin(), s.markets.end(), id) == s.markets.end()) s.markets.push_back(id);
     }
   }
   if (existing != c->subs.end()) {
     *existing = s;
   } else {
-    if (c->subs.size() >= kMaxSubscriptions) return send(c, error_frame("Too many subscriptions: at most 100 events"));
+    if (c->subs.size() >= kMaxSubscriptions) return fail("Too many subscriptions: at most 100 events");
     c->subs.push_back(s);
     subscribers_[s.number].push_back(c);
   }
-  send(c, ws_subscribed(e->key, s.markets));
+  send(c, ws_subscribed(e->key, s.markets, snap_->seq));
   // The current state of each subscribed market, then changes as they come.
   for (const MarketRef& m : e->markets)
-    if (s.wants(m.id)) send(c, ws_market(*e, m.id, snap_->clock));
+    if (s.wants(m.id)) send(c, ws_market(*e, m.id, snap_->clock, snap_->seq));
 }
 
 void RelayLoop::unsubscribe_all(StreamConn* c) {

@@ -52,7 +52,8 @@ struct LoopCallbacks {
 };
 
 RelayLoop::RelayLoop(const RelayOptions& opts, const SnapshotStore& store, RelayStats& stats)
-    : opts_(opts), store_(store), stats_(stats) {
+    : opts_(opts), store_(store), stats_(stats),
+      window_(opts.resume_window_bytes, static_cast<uint64_t>(std::max(opts.resume_window_ms, 0))) {
   uv_loop_init(&loop_);
   uv_async_init(&loop_, &wake_, [](uv_async_t* a) { static_cast<RelayLoop*>(a->data)->drain(); });
   wake_.data = this;
@@ -63,6 +64,7 @@ RelayLoop::RelayLoop(const RelayOptions& opts, const SnapshotStore& store, Relay
   uv_timer_init(&loop_, &live_timer_);
   live_timer_.data = this;
   snap_ = store_.load();
+  publish_window_stats();
 }
 
 RelayLoop::~RelayLoop() { uv_loop_close(&loop_); }
@@ -109,8 +111,8 @@ void RelayLoop::adopt(Adoption& a) {
   if (held >= c->ticket.max_connections) {
     // SPEC.md: the extra handshake completes, gets the error, and is closed.
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
-    std::string msg = std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}";
-    send_exempt(c, text_frame(msg));
+    if (c->is_pt()) send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
+    else send_exempt(c, ws_error(rest::err::kTooManyStreams, snap_->seq));
     close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
   } else {
     ++held;
@@ -120,7 +122,7 @@ void RelayLoop::adopt(Adoption& a) {
     c->fan_slot = static_cast<uint32_t>(list.size());
     list.push_back(c);
     (c->is_pt() ? stats_.pt_connections : stats_.ws_connections).fetch_add(1, std::memory_order_relaxed);
-    send_connect_snapshot(c);
+    start_stream(c);
   }
   if (c->closed) return;
   uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp), LoopCallbacks::on_alloc, LoopCallbacks::on_read);
@@ -211,6 +213,7 @@ void RelayLoop::flush(StreamConn* c) {
       c->bufs.push_back(uv_buf_init(const_cast<char*>(b.data()), static_cast<unsigned>(b.size())));
       total += b.size();
     });
+    if (!c->queued_markets.empty()) c->queued_markets.clear();  // nothing queued is replaceable any more
     // Straight into the socket when it has room (the common case: no
     // request, no callback); libuv queues only what does not fit.
     int n = uv_try_write(s, c->bufs.data(), static_cast<unsigned>(c->bufs.size()));
@@ -311,6 +314,8 @@ void RelayLoop::on_error(StreamConn* c, uint16_t code, const char* reason) {
 // its heartbeat ping, and a client silent for two intervals is terminated.
 void RelayLoop::tick() {
   const uint64_t t = now();
+  window_.evict(t);
+  publish_window_stats();
   for (size_t i = 0; i < all_.size();) {
     StreamConn* c = all_[i];
     if (c->close_sent && t >= c->close_deadline) drop(c);  // swaps another into slot i
@@ -399,6 +404,14 @@ void RelayServer::write_status(json::Writer& w) const {
   field("closed_slow", stats_.closed_slow);
   field("closed_heartbeat", stats_.closed_heartbeat);
   field("closed_protocol", stats_.closed_protocol);
+  field("resumed", stats_.resumed);
+  field("resume_refused", stats_.resume_refused);
+  w.Key("resume_window");
+  w.StartObject();
+  field("groups", stats_.window_groups);
+  field("bytes", stats_.window_bytes);
+  field("oldest_seq", stats_.window_oldest);
+  w.EndObject();
   w.EndObject();
 }
 

@@ -1,8 +1,9 @@
 // Inside the relay (relay_server.h): the loop thread's state. relay_loop.cc
 // holds connection I/O and lifecycle (adopt, read, write, close, timers);
 // fanout.cc turns batches into frames and queues them (connect snapshots,
-// /pt-ws deltas, /ws live updates and market subscriptions). Everything
-// here runs on the loop thread, apart from the two inbound queues.
+// resumes from the window, /pt-ws deltas, /ws live updates and market
+// subscriptions). Everything here runs on the loop thread, apart from the
+// two inbound queues.
 #pragma once
 
 #include <algorithm>
@@ -17,7 +18,9 @@
 #include "protocol/ws_frame.h"
 #include "relay/frame_encoder.h"
 #include "relay/relay_server.h"
+#include "relay/resume_window.h"
 #include "relay/send_queue.h"
+#include "rest/api_keys.h"
 
 namespace oddsrelay::relay {
 
@@ -53,11 +56,18 @@ struct StreamConn {
   bool closed = false;         // uv_close called
   uint64_t close_deadline = 0; // loop ms: dropped then even if the close handshake is unfinished
   uint64_t last_pong = 0;
+  uint64_t queued_info_from = 0;       // /pt-ws: `from` of the last INFO queued...
+  uint64_t queued_info_conflated = 0;  // ...and the count it reports
+  // Odds frames queued while a write is in flight (so replaceable): event
+  // number -> the markets the queued frame names. Cleared when the queue
+  // goes into flight.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> queued_markets;
   std::vector<Subscription> subs;
 
   bool is_pt() const { return ticket.kind == rest::StreamTicket::Kind::PtWs; }
-  bool wants_sport(int32_t sport) const {
-    return ticket.sports.empty() || std::binary_search(ticket.sports.begin(), ticket.sports.end(), sport);
+  StreamFilter filter() const {
+    return StreamFilter{ticket.sports, (ticket.permissions & rest::kPermLive) != 0,
+                        (ticket.permissions & rest::kPermOdds) != 0};
   }
 };
 
@@ -110,7 +120,15 @@ class RelayLoop {
   // Fan-out (fanout.cc)
   void process(const Batch& b);
   void fan_out();
-  void send_connect_snapshot(StreamConn* c);
+  void start_stream(StreamConn* c);  // resume, or the connect snapshot
+  void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);
+  FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
+  void catch_up_pt(StreamConn* c, size_t first, uint64_t seq);
+  void catch_up_ws(StreamConn* c, size_t first);
+  void send_group_frame(StreamConn* c, const GroupFrame& o);
+  void send_marker(StreamConn* c, uint64_t seq, uint64_t from, int64_t at, const FrameRef& shared);
+  void keep_group(uint64_t from, uint64_t seq, int64_t at, FrameRef marker);
+  void publish_window_stats();
   void refresh_connect_cache();
   void schedule_live_update();
   void emit_live_update();
@@ -132,21 +150,19 @@ class RelayLoop {
   std::unordered_map<uint64_t, uint32_t> key_slots_;  // key id -> streams held
   uint64_t next_ping_ = 0;
 
-  // Frames of the batch being fanned out.
-  struct Out {
-    FrameRef frame;
-    uint64_t channel;  // conflation channel: the event number for odds, 0 otherwise
-    int32_t sport;
-    bool odds;         // odds channel (needs 'odds'), else event list (needs 'live')
-  };
+  // Frames of the batches being fanned out this turn, and the live events
+  // they changed; kept in the resume window once sent.
+  using Out = GroupFrame;
   std::vector<Out> out_;
+  std::vector<LiveChange> turn_live_;
+  ResumeWindow window_;
   static void append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, std::vector<Out>& out);
   uint64_t turn_from_ = 0;  // first batch of this turn; 0 = none yet
   int64_t turn_at_ = 0;
   // Connect snapshots, rebuilt when a connection arrives after the state moved.
   uint64_t cache_seq_ = UINT64_MAX;
   std::vector<Out> connect_frames_;
-  FrameRef ws_snapshot_;
+  FrameRef ws_snapshots_[5];  // per refusal Verdict; Resumed's slot: no resume asked
   struct FullOdds {
     std::shared_ptr<const EventEntry> version;
     FrameRef frame;

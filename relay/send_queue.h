@@ -64,6 +64,9 @@ class SendQueue {
     queued_exempt_ = 0;
   }
 
+  // Would push(_, channel) now replace a queued frame of that channel?
+  bool will_replace(uint64_t channel) const { return channel != 0 && !inflight_.empty() && index_.count(channel); }
+
   // Frames replaced since the last call; resets the count.
   uint64_t take_conflated() { return std::exchange(conflated_unreported_, 0); }
   uint64_t conflated_total() const { return conflated_total_; }

@@ -198,6 +198,7 @@ class Relay(unittest.TestCase):
             held = [await websockets.connect(url, max_size=None, max_queue=None) for _ in range(5)]
             extra = await websockets.connect(url, max_size=None)
             msg = json.loads(await extra.recv())
+            self.assertIsInstance(msg.pop("seq"), int)  # every /ws message carries seq
             self.assertEqual(msg, {"error": "Too many WebSocket connections for this API key"})
             with self.assertRaises(ConnectionClosed) as cm:
                 await extra.recv()
@@ -239,6 +240,7 @@ class Relay(unittest.TestCase):
                     m = json.loads(await ws.recv())
                     if m["type"] in ("subscribed", "market"):
                         got.append(m)
+                self.assertIsInstance(got[0].pop("seq"), int)
                 self.assertEqual(got[0], {"type": "subscribed", "event_id": eid, "markets": ["1001"]})
                 for m in got[1:]:
                     self.assertEqual((m["type"], m["event_id"], m["market"]), ("market", eid, "1001"))

@@ -123,9 +123,16 @@ class DeltasRebuildRestState(WithKeys):
 
 class SlowClients(WithKeys):
     def test_non_reader_closed_at_bound_others_unaffected(self):
+        # The slow reader has a server of its own with the default bound: what a
+        # lagging client holds after lossless conflation (the last state of every
+        # market that changed) is more than the stalled client's 256 KiB. Tiny
+        # resume windows: the memory check is about the send queues.
         with h.Server("--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
-                      "--max-queue-bytes", "262144") as srv:
+                      "--max-queue-bytes", "262144", "--resume-window", "64K,1s") as srv, \
+             h.Server("--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
+                      "--resume-window", "64K,1s") as slow_srv:
             srv.wait_for(r"serving http://")
+            slow_srv.wait_for(r"serving http://")
             port = srv.port
             time.sleep(1)
             rss_before = rss_kib(srv.proc.pid)
@@ -133,7 +140,7 @@ class SlowClients(WithKeys):
             self.assertEqual(stalled.status, 101)
 
             # A slow reader: a little at a time, so its queue backs up.
-            slow = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=8192)
+            slow = RawWs(slow_srv.port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=8192)
             conflated = []
             stop = threading.Event()
 
@@ -177,7 +184,7 @@ class SlowClients(WithKeys):
             reader.join(30)  # until the slow reader meets an INFO that reports conflation
             stop.set()
             slow.close()
-            status = rest(port, "/v1/status")["relay"]
+            status = rest(slow_srv.port, "/v1/status")["relay"]
             self.assertGreater(status["conflated"], 0, status)
             self.assertTrue(conflated, "the slow reader was never told of conflation: %s" % status)
             self.assertGreater(conflated[0]["conflated"], 0)

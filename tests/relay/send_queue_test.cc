@@ -51,6 +51,21 @@ TEST(SendQueue, ConflatesAChannelWhileAWriteIsInFlight) {
   EXPECT_EQ(take_all(q), (std::vector<std::string>{"evt", "odds8-v1", "odds7-v3"}));
 }
 
+TEST(SendQueue, WillReplaceOnlyAFrameQueuedWhileAWriteIsInFlight) {
+  SendQueue q(1 << 20);
+  q.push(f("odds7-v0"), 7);
+  EXPECT_FALSE(q.will_replace(7));  // nothing in flight: no conflation
+  take_all(q);
+  EXPECT_FALSE(q.will_replace(7));  // v0 is in flight, not queued
+  q.push(f("odds7-v1"), 7);
+  EXPECT_TRUE(q.will_replace(7));
+  EXPECT_FALSE(q.will_replace(8));
+  EXPECT_FALSE(q.will_replace(0));  // channel 0 never conflates
+  q.written();
+  take_all(q);  // v1 goes out: nothing queued is replaceable
+  EXPECT_FALSE(q.will_replace(7));
+}
+
 TEST(SendQueue, EventFramesAreNeverConflated) {
   SendQueue q(1 << 20);
   q.push(f("x"));
