@@ -1,9 +1,10 @@
 // A subscriber's bounded send queue (DESIGN.md step 4). Frames wait here
 // between fan-out and the connection's next write; everything queued in a
 // loop turn goes out in one write. While a write is in flight the client is
-// behind: an `odds:` frame then replaces the pending one of its channel
-// (full replacement, so no state is lost) and the replacement is counted so
-// the connection's next INFO can report it. Past `limit` bytes (queued plus
+// behind: a frame of a conflation channel then replaces the pending one of
+// that channel and the replacement is counted so the connection's next INFO
+// can report it. The caller makes the newer frame cover everything the older
+// one carried (fanout.cc: odds of the markets of both), so no state is lost. Past `limit` bytes (queued plus
 // in flight) push() refuses and the caller closes the connection: a client
 // that never reads holds at most that many bytes of references.
 #pragma once
