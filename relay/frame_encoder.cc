@@ -24,6 +24,15 @@ void write_event_map(json::Writer& w, std::span<const EventItem> events) {
   w.EndObject();
 }
 
+void write_resume_note(json::Writer& w, ResumeNote note) {
+  if (!note.asked) return;
+  w.Key("resumed");
+  w.Bool(note.resumed);
+  if (note.resumed) return;
+  w.Key("reason");
+  json::str(w, note.reason);
+}
+
 // "<type>\x1F<channel>\x1F" in front of the JSON body.
 void begin_pt(std::string& p, std::string_view type, std::string_view channel) {
   p.append(type);
@@ -34,7 +43,7 @@ void begin_pt(std::string& p, std::string_view type, std::string_view channel) {
 
 }  // namespace
 
-FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t channels) {
+FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t channels, ResumeNote note) {
   FrameBuilder b;
   begin_pt(b.payload(), "INFO", "PUB");
   json::StringSink sink(b.payload());
@@ -44,8 +53,11 @@ FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t c
   w.Bool(true);
   w.Key("protocol");
   w.String("v2");
+  w.Key("epoch");
+  json::str(w, s.epoch);
   w.Key("seq");
   w.Uint64(s.seq);
+  write_resume_note(w, note);
   w.Key("at");
   w.Int64(s.clock);
   w.Key("sports");
@@ -105,7 +117,7 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
   return b.finish();
 }
 
-FrameRef ws_snapshot(const Snapshot& s, bool prematch) {
+FrameRef ws_snapshot(const Snapshot& s, bool prematch, ResumeNote note) {
   std::vector<EventItem> live, pre;
   s.events.for_each([&](const EventEntry& e) {
     if (e.listed() && (e.live() || prematch)) (e.live() ? live : pre).push_back(EventItem{e.key, &e});
@@ -123,6 +135,9 @@ FrameRef ws_snapshot(const Snapshot& s, bool prematch) {
   w.Int64(s.clock);
   w.Key("seq");
   w.Uint64(s.seq);
+  w.Key("epoch");
+  json::str(w, s.epoch);
+  write_resume_note(w, note);
   w.Key("live");
   write_event_map(w, live);
   w.Key("prematch");
@@ -131,7 +146,28 @@ FrameRef ws_snapshot(const Snapshot& s, bool prematch) {
   return b.finish();
 }
 
-FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events) {
+FrameRef ws_resumed(const Snapshot& s, size_t changed) {
+  FrameBuilder b;
+  json::StringSink sink(b.payload());
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("type");
+  w.String("resumed");
+  w.Key("ts");
+  w.Int64(s.clock);
+  w.Key("seq");
+  w.Uint64(s.seq);
+  w.Key("epoch");
+  json::str(w, s.epoch);
+  w.Key("resumed");
+  w.Bool(true);
+  w.Key("changed");
+  w.Uint64(changed);
+  w.EndObject();
+  return b.finish();
+}
+
+FrameRef ws_live_update(int64_t ts, uint64_t seq, std::span<const EventItem> events) {
   FrameBuilder b;
   json::StringSink sink(b.payload());
   json::Writer w(sink);
@@ -140,6 +176,8 @@ FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events) {
   w.String("live_update");
   w.Key("ts");
   w.Int64(ts);
+  w.Key("seq");
+  w.Uint64(seq);
   w.Key("data");
   write_event_map(w, events);
   w.EndObject();
@@ -148,7 +186,7 @@ FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events) {
 
 namespace {
 
-FrameRef market_message(std::string_view event_key, uint32_t market, const Market* m, int64_t ts) {
+FrameRef market_message(std::string_view event_key, uint32_t market, const Market* m, int64_t ts, uint64_t seq) {
   FrameBuilder b;
   json::StringSink sink(b.payload());
   json::Writer w(sink);
@@ -161,6 +199,8 @@ FrameRef market_message(std::string_view event_key, uint32_t market, const Marke
   json::str(w, std::to_string(market));
   w.Key("ts");
   w.Int64(ts);
+  w.Key("seq");
+  w.Uint64(seq);
   w.Key("outcomes");
   if (m) rest::write_market(w, *m, rest::OddsForm::Get);
   else w.Null();
@@ -170,15 +210,15 @@ FrameRef market_message(std::string_view event_key, uint32_t market, const Marke
 
 }  // namespace
 
-FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts) {
-  return market_message(e.key, market, e.market(market), ts);
+FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts, uint64_t seq) {
+  return market_message(e.key, market, e.market(market), ts, seq);
 }
 
-FrameRef ws_market_removed(std::string_view event_key, uint32_t market, int64_t ts) {
-  return market_message(event_key, market, nullptr, ts);
+FrameRef ws_market_removed(std::string_view event_key, uint32_t market, int64_t ts, uint64_t seq) {
+  return market_message(event_key, market, nullptr, ts, seq);
 }
 
-FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> markets) {
+FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> markets, uint64_t seq) {
   FrameBuilder b;
   json::StringSink sink(b.payload());
   json::Writer w(sink);
@@ -191,7 +231,20 @@ FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> mar
   w.StartArray();
   for (uint32_t m : markets) json::str(w, std::to_string(m));
   w.EndArray();
+  w.Key("seq");
+  w.Uint64(seq);
   w.EndObject();
+  return b.finish();
+}
+
+FrameRef ws_error(std::string_view msg, uint64_t seq) {
+  FrameBuilder b;
+  std::string& p = b.payload();
+  p += "{\"error\":\"";
+  p += msg;
+  p += "\",\"seq\":";
+  p += std::to_string(seq);
+  p += '}';
   return b.finish();
 }
 

@@ -4,10 +4,11 @@
 //
 //   /pt-ws  P    evt:<sport>           {<event id>: <event object> | null}
 //           P    odds:<sport>:<number> {<market id>: <market object> | null}
-//           INFO PUB                   {"ready":true,...} on connect, then
-//                                      {"seq":N,"from":M,"at":T} closing the
-//                                      frames of batches M..N
-//   /ws     {"type":"snapshot"|"live_update"|"market"|"subscribed", ...}
+//           INFO PUB                   {"ready":true,"epoch":E,"seq":N,...} on
+//                                      connect, then {"seq":N,"from":M,"at":T}
+//                                      closing the frames of records M..N
+//   /ws     {"type":"snapshot"|"resumed"|"live_update"|"market"|"subscribed",
+//            "seq":N, ...}
 //
 // null marks a removed event or market. A market object is the /v1/odds
 // line map of that market.
@@ -30,8 +31,16 @@ struct EventItem {
   const EventEntry* entry;
 };
 
+// What a handshake's resume= came to, for the first message: not asked
+// (no fields), resumed, or refused with a reason.
+struct ResumeNote {
+  bool asked = false;
+  bool resumed = false;
+  std::string_view reason;
+};
+
 // /pt-ws
-FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask);
+FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask, ResumeNote note = {});
 FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated = 0);
 FrameRef pt_events(int32_t sport, std::span<const EventItem> events);
 // Every market of the event (`markets` empty) or just those ids (a missing
@@ -40,13 +49,18 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
 
 // /ws
 // `prematch` false: the pre-match map is empty (the key lacks the permission).
-FrameRef ws_snapshot(const Snapshot& s, bool prematch = true);
-FrameRef ws_live_update(int64_t ts, std::span<const EventItem> events);
-FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts);
+FrameRef ws_snapshot(const Snapshot& s, bool prematch = true, ResumeNote note = {});
+// Instead of the snapshot when a resume succeeded; `changed` live events
+// follow in one live_update (none when 0).
+FrameRef ws_resumed(const Snapshot& s, size_t changed);
+FrameRef ws_live_update(int64_t ts, uint64_t seq, std::span<const EventItem> events);
+FrameRef ws_market(const EventEntry& e, uint32_t market, int64_t ts, uint64_t seq);
 // The same with null outcomes, for an event gone from the state (its
 // markets went with it), named by the key it had.
-FrameRef ws_market_removed(std::string_view event_key, uint32_t market, int64_t ts);
-FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> markets);
+FrameRef ws_market_removed(std::string_view event_key, uint32_t market, int64_t ts, uint64_t seq);
+FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> markets, uint64_t seq);
+// {"error":"<msg>","seq":N}; msg is one of our constants, JSON-safe as is.
+FrameRef ws_error(std::string_view msg, uint64_t seq);
 
 // Any text message, e.g. {"error":"..."}.
 FrameRef text_frame(std::string_view payload);

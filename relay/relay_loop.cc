@@ -54,7 +54,8 @@ struct LoopCallbacks {
 };
 
 RelayLoop::RelayLoop(const RelayOptions& opts, const SnapshotStore& store, RelayStats& stats)
-    : opts_(opts), store_(store), stats_(stats) {
+    : opts_(opts), store_(store), stats_(stats),
+      window_(opts.resume_window_bytes, static_cast<uint64_t>(std::max(opts.resume_window_ms, 0))) {
   uv_loop_init(&loop_);
   uv_async_init(&loop_, &wake_, [](uv_async_t* a) { static_cast<RelayLoop*>(a->data)->drain(); });
   wake_.data = this;
@@ -72,6 +73,7 @@ void RelayLoop::run() {
   // The state streams start from: whatever the engine holds when the relay
   // starts (after the journal replay), then every batch after it.
   snap_ = store_.load();
+  publish_window_stats();
   const uint64_t period = std::clamp<uint64_t>(static_cast<uint64_t>(opts_.ping_interval_ms) / 4, 10, 250);
   next_ping_ = now() + static_cast<uint64_t>(opts_.ping_interval_ms);
   uv_timer_start(&tick_, [](uv_timer_t* t) { static_cast<RelayLoop*>(t->data)->tick(); }, period, period);
@@ -116,8 +118,8 @@ void RelayLoop::adopt(Adoption& a) {
   if (held >= c->ticket.max_connections) {
     // SPEC.md: the extra handshake completes, gets the error, and is closed.
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
-    std::string msg = std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}";
-    send_exempt(c, text_frame(msg));
+    if (c->is_pt()) send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
+    else send_exempt(c, ws_error(rest::err::kTooManyStreams, snap_->seq));
     close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
   } else {
     ++held;
@@ -128,7 +130,7 @@ void RelayLoop::adopt(Adoption& a) {
     list.push_back(c);
     if (c->is_pt()) ++pt_by_classes_[stream_event_classes(c)];
     (c->is_pt() ? stats_.pt_connections : stats_.ws_connections).fetch_add(1, std::memory_order_relaxed);
-    send_connect_snapshot(c);
+    start_stream(c);
   }
   if (c->closed) return;
   uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp), LoopCallbacks::on_alloc, LoopCallbacks::on_read);
@@ -219,7 +221,7 @@ void RelayLoop::flush(StreamConn* c) {
       c->bufs.push_back(uv_buf_init(const_cast<char*>(b.data()), static_cast<unsigned>(b.size())));
       total += b.size();
     });
-    c->queued_odds.clear();  // what they described is in flight now
+    if (!c->queued_markets.empty()) c->queued_markets.clear();  // nothing queued is replaceable any more
     // Straight into the socket when it has room (the common case: no
     // request, no callback); libuv queues only what does not fit.
     int n = uv_try_write(s, c->bufs.data(), static_cast<unsigned>(c->bufs.size()));
@@ -324,6 +326,8 @@ void RelayLoop::on_error(StreamConn* c, uint16_t code, const char* reason) {
 // consumers are closed, and the heartbeat runs.
 void RelayLoop::tick() {
   const uint64_t t = now();
+  window_.evict(t);
+  publish_window_stats();
   for (size_t i = 0; i < all_.size();) {
     StreamConn* c = all_[i];
     if (c->close_sent && t >= c->close_deadline) drop(c);  // swaps another into slot i
@@ -468,6 +472,14 @@ void RelayServer::write_status(json::Writer& w) const {
   field("closed_protocol", stats_.closed_protocol);
   field("closed_stalled", stats_.closed_stalled);
   field("closed_soft_limit", stats_.closed_soft_limit);
+  field("resumed", stats_.resumed);
+  field("resume_refused", stats_.resume_refused);
+  w.Key("resume_window");
+  w.StartObject();
+  field("groups", stats_.window_groups);
+  field("bytes", stats_.window_bytes);
+  field("oldest_seq", stats_.window_oldest);
+  w.EndObject();
   w.EndObject();
 }
 

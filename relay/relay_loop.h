@@ -1,8 +1,9 @@
 // Inside the relay (relay_server.h): the loop thread's state. relay_loop.cc
 // holds connection I/O and lifecycle (adopt, read, write, close, timers);
 // fanout.cc turns batches into frames and queues them (connect snapshots,
-// /pt-ws deltas, /ws live updates and market subscriptions). Everything
-// here runs on the loop thread, apart from the two inbound queues.
+// resumes from the window, /pt-ws deltas, /ws live updates and market
+// subscriptions). Everything here runs on the loop thread, apart from the
+// two inbound queues.
 #pragma once
 
 #include <algorithm>
@@ -17,7 +18,9 @@
 #include "protocol/ws_frame.h"
 #include "relay/frame_encoder.h"
 #include "relay/relay_server.h"
+#include "relay/resume_window.h"
 #include "relay/send_queue.h"
+#include "rest/api_keys.h"
 
 namespace oddsrelay::relay {
 
@@ -58,26 +61,21 @@ struct StreamConn {
   bool closed = false;         // uv_close called
   uint64_t close_deadline = 0; // loop ms: dropped then even if the close handshake is unfinished
   uint64_t last_pong = 0;
+  uint64_t queued_info_from = 0;       // /pt-ws: `from` of the last INFO queued...
+  uint64_t queued_info_conflated = 0;  // ...and the count it reports
+  // Odds frames queued while a write is in flight (so replaceable): event
+  // number -> the markets the queued frame names. Cleared when the queue
+  // goes into flight.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> queued_markets;
   // Slow-consumer watch (RelayOptions::slow_timeout_ms), in loop ms.
   uint64_t last_progress = 0;  // the client last took bytes, or had nothing waiting
   size_t write_queue_seen = 0; // libuv's unwritten bytes at the last tick
   size_t kernel_unsent_seen = 0;  // the socket's unsent bytes (SIOCOUTQ) at the last tick
   uint64_t over_soft_since = 0;  // 0: at or under the soft limit
   std::vector<Subscription> subs;
-  // While a write is in flight (fanout.cc): the market ids each queued odds
-  // frame names, and the `from` and `at` of the queued INFO. A newer frame
-  // of the channel replaces the queued one with one that names both lists,
-  // and a newer INFO takes the older one's `from`: conflation skips
-  // intermediate prices, never a market's last change or a batch of the
-  // seq chain.
-  std::unordered_map<uint64_t, std::vector<uint32_t>> queued_odds;
-  uint64_t queued_info_from = 0;
-  int64_t queued_info_at = 0;
 
   bool is_pt() const { return ticket.kind == rest::StreamTicket::Kind::PtWs; }
-  bool wants_sport(int32_t sport) const {
-    return ticket.sports.empty() || std::binary_search(ticket.sports.begin(), ticket.sports.end(), sport);
-  }
+  StreamFilter filter() const;  // fanout.cc: by the permission table
 };
 
 class RelayLoop {
@@ -131,7 +129,15 @@ class RelayLoop {
   // Fan-out (fanout.cc)
   void process(const Batch& b);
   void fan_out();
-  void send_connect_snapshot(StreamConn* c);
+  void start_stream(StreamConn* c);  // resume, or the connect snapshot
+  void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);
+  FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
+  void catch_up_pt(StreamConn* c, size_t first, uint64_t seq);
+  void catch_up_ws(StreamConn* c, size_t first);
+  void send_group_frame(StreamConn* c, const GroupFrame& o);
+  void send_marker(StreamConn* c, uint64_t seq, uint64_t from, int64_t at, const FrameRef& shared);
+  void keep_group(uint64_t from, uint64_t seq, int64_t at, FrameRef marker);
+  void publish_window_stats();
   void refresh_connect_cache();
   void schedule_live_update();
   void emit_live_update();
@@ -153,22 +159,15 @@ class RelayLoop {
   std::unordered_map<uint64_t, uint32_t> key_slots_;  // key id -> streams held
   uint64_t next_ping_ = 0;
 
-  // Frames of the batch being fanned out.
-  struct Out {
-    FrameRef frame;
-    uint64_t channel;  // conflation channel: the event number for odds, 0 otherwise
-    int32_t sport;
-    bool odds;         // odds channel (prices), else an event list
-    uint8_t events = 0;  // event list: the classes of events it holds (kLiveEvents | kPrematchEvents)
-    uint32_t markets_first = 0, markets_count = 0;  // the market ids an odds frame names, in out_markets_
-  };
+  // Frames of the batches being fanned out this turn, and the live events
+  // they changed; kept in the resume window once sent.
+  using Out = GroupFrame;
   std::vector<Out> out_;
-  std::vector<uint32_t> out_markets_;  // for out_, reused from turn to turn
-  void send_odds(StreamConn* c, const Out& o);  // merges with a queued frame of its channel
-  static bool admits(const StreamConn* c, const Out& o);
+  std::vector<LiveChange> turn_live_;
+  ResumeWindow window_;
   static void append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, uint8_t classes,
                                   std::vector<Out>& out);
-  uint32_t pt_by_classes_[4] = {};  // /pt-ws streams by the event classes their key may see
+  uint32_t pt_by_classes_[4] = {};  // /pt-ws streams by the event classes their key may see (status)
   uint64_t turn_from_ = 0;  // first batch of this turn; 0 = none yet
   int64_t turn_at_ = 0;
   // Connect snapshots, rebuilt when a connection arrives after the state moved.
@@ -176,7 +175,7 @@ class RelayLoop {
   std::vector<Out> connect_evt_[4];  // per event classes, built when a stream of those connects
   uint8_t connect_evt_built_ = 0;    // bit per entry of connect_evt_
   std::vector<Out> connect_odds_;
-  FrameRef ws_snapshot_[2];          // without, with the pre-match map
+  FrameRef ws_snapshots_[2][5];      // without, with the pre-match map; per refusal Verdict (Resumed's slot: no resume asked)
   struct FullOdds {
     std::shared_ptr<const EventEntry> version;
     FrameRef frame;

@@ -34,8 +34,6 @@ class SendQueue {
   void push_exempt(FrameRef f, uint64_t channel = 0);
 
   bool has_queued() const { return queued_bytes_ > 0; }
-  // True when push(f, channel) would replace a frame queued on `channel`.
-  bool would_conflate(uint64_t channel) const { return channel != 0 && !inflight_.empty() && index_.count(channel); }
   bool in_flight() const { return !inflight_.empty(); }
   size_t bytes() const { return queued_bytes_ + inflight_bytes_; }
 
@@ -67,6 +65,9 @@ class SendQueue {
     queued_bytes_ = 0;
     queued_exempt_ = 0;
   }
+
+  // Would push(_, channel) now replace a queued frame of that channel?
+  bool will_replace(uint64_t channel) const { return channel != 0 && !inflight_.empty() && index_.count(channel); }
 
   // Frames replaced since the last call; resets the count.
   uint64_t take_conflated() { return std::exchange(conflated_unreported_, 0); }

@@ -42,6 +42,18 @@ bool parse_sports(std::string_view s, std::vector<int32_t>& out) {
 
 }  // namespace
 
+bool parse_resume(std::string_view v, std::string& epoch, uint64_t& seq) {
+  size_t colon = v.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 64) return false;
+  std::string_view e = v.substr(0, colon), s = v.substr(colon + 1);
+  uint64_t n = 0;  // from_chars: digits only, no sign, no overflow
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || p != s.data() + s.size()) return false;
+  epoch.assign(e);
+  seq = n;
+  return true;
+}
+
 HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t) {
   t.kind = req.path == "/ws" ? StreamTicket::Kind::Ws : StreamTicket::Kind::PtWs;
   if (!has_token(req.header("Upgrade"), "websocket"))
@@ -56,6 +68,9 @@ HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t)
     if (auto sports = http::query_param(req.query, "sports"); sports && !sports->empty())
       if (!parse_sports(*sports, t.sports)) return {400, err::kBadSports, ""};
   }
+  if (auto r = http::query_param(req.query, "resume"))
+    t.resume = parse_resume(*r, t.resume_epoch, t.resume_seq) ? StreamTicket::Resume::Asked
+                                                               : StreamTicket::Resume::Malformed;
   return {};
 }
 

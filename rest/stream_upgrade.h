@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/http_request.h"
@@ -23,6 +24,13 @@ struct StreamTicket {
   uint32_t permissions = 0;
   uint32_t max_connections = 5;  // concurrent streams of this key
   std::vector<int32_t> sports;   // /pt-ws sports filter; empty = every sport
+  // resume=<epoch>:<seq> (both streams): where the client's state stands.
+  // A malformed value is not refused: such a stream starts with a snapshot
+  // and is told why.
+  enum class Resume : uint8_t { None, Asked, Malformed };
+  Resume resume = Resume::None;
+  std::string resume_epoch;
+  uint64_t resume_seq = 0;
 };
 
 // Receives an upgraded connection: the socket (owned by the callee) and
@@ -36,7 +44,11 @@ struct HandshakeError {
 };
 
 // Validates the upgrade headers and the stream's query parameters; fills
-// kind, accept and sports.
+// kind, accept, sports and resume.
 HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t);
+
+// Parses a resume value "<epoch>:<seq>" (the epoch is everything before the
+// last ':', 1 to 64 characters; seq is decimal). False if malformed.
+bool parse_resume(std::string_view v, std::string& epoch, uint64_t& seq);
 
 }  // namespace oddsrelay::rest

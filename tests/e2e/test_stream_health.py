@@ -207,8 +207,10 @@ class HandshakesAndRestLimit(WithKeys):
 class SlowConsumers(WithKeys):
     def test_stalled_readers_are_closed_by_reason_and_memory_comes_back(self):
         n = 12
+        # A tiny resume window: the default one (60 s of frames) would hold
+        # memory of its own and hide whether the stalled streams' went back.
         with server(self, "--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
-                      "--slow-timeout", "2") as srv:
+                      "--slow-timeout", "2", "--resume-window", "64K,1s") as srv:
             srv.wait_for(r"serving http://")
             port = srv.port
             stop = threading.Event()

@@ -47,6 +47,7 @@ rapidjson::Document body_of(const std::string& frame, std::string_view type, std
 class FrameEncoderTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    engine.set_epoch("ep0123");
     test::apply_all(engine, {test::event(1000, "s7-1.501", 1, true),
                              test::market(1001, "s7-1.501", 1001, {{"s", 0, {{2001, 150, 0}, {2002, 300, 0}, {2003, 500, 0}}}}),
                              test::market(1002, "s7-1.501", 1007, {{"s2.5", 1, {{2101, 190, 0}, {2102, 185, 0}}}})});
@@ -97,6 +98,15 @@ TEST_F(FrameEncoderTest, InfoFramesCarrySeqAndConflation) {
   EXPECT_EQ(r["seq"].GetUint64(), engine.current()->seq);
   EXPECT_EQ(r["sports"].Size(), 2u);
   EXPECT_EQ(r["channels"].Size(), 2u);
+  EXPECT_STREQ(r["epoch"].GetString(), "ep0123");
+  EXPECT_FALSE(r.HasMember("resumed"));  // no resume asked: no resume fields
+  auto ok = body_of(payload(pt_ready(*engine.current(), sports, 3, {true, true, {}})), "INFO", "PUB");
+  EXPECT_TRUE(ok["resumed"].GetBool());
+  EXPECT_FALSE(ok.HasMember("reason"));
+  auto no = body_of(payload(pt_ready(*engine.current(), sports, 1, {true, false, "too_old"})), "INFO", "PUB");
+  EXPECT_FALSE(no["resumed"].GetBool());
+  EXPECT_STREQ(no["reason"].GetString(), "too_old");
+  EXPECT_EQ(no["channels"].Size(), 1u);
 }
 
 TEST_F(FrameEncoderTest, WsMessages) {
@@ -107,20 +117,51 @@ TEST_F(FrameEncoderTest, WsMessages) {
   EXPECT_STREQ(d["type"].GetString(), "snapshot");
   EXPECT_TRUE(d["live"].HasMember("s7-1.501"));
   EXPECT_EQ(d["prematch"].MemberCount(), 0u);
-  p = payload(ws_market(*s->events.find(501), 1001, 5));
+  EXPECT_EQ(d["seq"].GetUint64(), s->seq);
+  EXPECT_STREQ(d["epoch"].GetString(), "ep0123");
+  EXPECT_FALSE(d.HasMember("resumed"));
+  p = payload(ws_snapshot(*s, true, {true, false, "other_epoch"}));
+  d.Parse(p.c_str());
+  EXPECT_FALSE(d["resumed"].GetBool());
+  EXPECT_STREQ(d["reason"].GetString(), "other_epoch");
+  EXPECT_TRUE(d["live"].HasMember("s7-1.501"));
+  p = payload(ws_resumed(*s, 4));
+  d.Parse(p.c_str());
+  EXPECT_STREQ(d["type"].GetString(), "resumed");
+  EXPECT_EQ(d["seq"].GetUint64(), s->seq);
+  EXPECT_STREQ(d["epoch"].GetString(), "ep0123");
+  EXPECT_EQ(d["changed"].GetUint64(), 4u);
+  const EventEntry* e = s->events.find(501);
+  EventItem items[] = {{e->key, e}, {"s7-1.999", nullptr}};
+  p = payload(ws_live_update(9, 55, items));
+  d.Parse(p.c_str());
+  EXPECT_STREQ(d["type"].GetString(), "live_update");
+  EXPECT_EQ(d["seq"].GetUint64(), 55u);
+  EXPECT_TRUE(d["data"]["s7-1.999"].IsNull());
+  uint32_t mk[] = {1001};
+  p = payload(ws_subscribed("s7-1.501", mk, 56));
+  d.Parse(p.c_str());
+  EXPECT_EQ(d["seq"].GetUint64(), 56u);
+  EXPECT_STREQ(d["markets"][0].GetString(), "1001");
+  p = payload(ws_error("Event not found", 57));
+  d.Parse(p.c_str());
+  EXPECT_STREQ(d["error"].GetString(), "Event not found");
+  EXPECT_EQ(d["seq"].GetUint64(), 57u);
+  p = payload(ws_market(*s->events.find(501), 1001, 5, 77));
   d.Parse(p.c_str());
   EXPECT_STREQ(d["type"].GetString(), "market");
+  EXPECT_EQ(d["seq"].GetUint64(), 77u);
   EXPECT_STREQ(d["market"].GetString(), "1001");
   EXPECT_EQ(d["outcomes"]["s"]["2003"][0].GetInt(), 500);
   EXPECT_STREQ(d["event_id"].GetString(), "s7-1.501");
   EXPECT_EQ(d["ts"].GetInt64(), 5);
-  p = payload(ws_market(*s->events.find(501), 1004, 6));  // not a market of the event
+  p = payload(ws_market(*s->events.find(501), 1004, 6, 78));  // not a market of the event
   d.Parse(p.c_str());
   EXPECT_STREQ(d["market"].GetString(), "1004");
   EXPECT_TRUE(d["outcomes"].IsNull());
   // An event no longer in the state: named by its old key, outcomes null.
-  p = payload(ws_market_removed("s7-1.777", 1001, 7));
-  EXPECT_EQ(p, R"({"type":"market","event_id":"s7-1.777","market":"1001","ts":7,"outcomes":null})");
+  p = payload(ws_market_removed("s7-1.777", 1001, 7, 79));
+  EXPECT_EQ(p, R"({"type":"market","event_id":"s7-1.777","market":"1001","ts":7,"seq":79,"outcomes":null})");
 }
 
 TEST(FrameHeader, LongPayloadsUseExtendedLengths) {

@@ -51,21 +51,19 @@ TEST(SendQueue, ConflatesAChannelWhileAWriteIsInFlight) {
   EXPECT_EQ(take_all(q), (std::vector<std::string>{"evt", "odds8-v1", "odds7-v3"}));
 }
 
-TEST(SendQueue, WouldConflateOnlyAQueuedChannelWhileAWriteIsInFlight) {
+TEST(SendQueue, WillReplaceOnlyAFrameQueuedWhileAWriteIsInFlight) {
   SendQueue q(1 << 20);
-  q.push(f("odds7-v1"), 7);
-  EXPECT_FALSE(q.would_conflate(7));  // nothing in flight: frames just queue
+  q.push(f("odds7-v0"), 7);
+  EXPECT_FALSE(q.will_replace(7));  // nothing in flight: no conflation
   take_all(q);
-  EXPECT_FALSE(q.would_conflate(7));  // in flight, but nothing of channel 7 queued
-  q.push(f("odds7-v2"), 7);
-  q.push(f("evt"));
-  EXPECT_TRUE(q.would_conflate(7));
-  EXPECT_FALSE(q.would_conflate(8));
-  EXPECT_FALSE(q.would_conflate(0));  // channel 0 never conflates
+  EXPECT_FALSE(q.will_replace(7));  // v0 is in flight, not queued
+  q.push(f("odds7-v1"), 7);
+  EXPECT_TRUE(q.will_replace(7));
+  EXPECT_FALSE(q.will_replace(8));
+  EXPECT_FALSE(q.will_replace(0));  // channel 0 never conflates
   q.written();
-  EXPECT_FALSE(q.would_conflate(7));  // the write finished: the next push just queues
-  EXPECT_EQ(take_all(q), (std::vector<std::string>{"odds7-v2", "evt"}));
-  EXPECT_FALSE(q.would_conflate(7));  // taken: the queue is empty again
+  take_all(q);  // v1 goes out: nothing queued is replaceable
+  EXPECT_FALSE(q.will_replace(7));
 }
 
 TEST(SendQueue, EventFramesAreNeverConflated) {

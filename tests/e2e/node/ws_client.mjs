@@ -73,7 +73,11 @@ async function wsStream() {
   const inbox = [], waiters = [];
   let closeCode = null;
   ws.on('message', (data) => {
-    inbox.push(JSON.parse(data.toString()));
+    const m = JSON.parse(data.toString());
+    // Every /ws message carries seq, the log position of its state.
+    if (!Number.isInteger(m.seq)) fail('a /ws message without seq: ' + data.toString());
+    delete m.seq;
+    inbox.push(m);
     while (waiters.length) waiters.shift()();
   });
   ws.on('close', (code) => { closeCode = code; while (waiters.length) waiters.shift()(); });
