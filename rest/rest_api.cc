@@ -685,6 +685,8 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     c.w.Uint64(c.snap->seq);
     c.w.Key("epoch");
     json::str(c.w, c.snap->epoch);
+    c.w.Key("upstream_ready");
+    c.w.Bool(!ctx_.upstream_ready || ctx_.upstream_ready());
     c.w.Key("uptime");
     c.w.Int64((wall_ms() - ctx_.started_ms) / 1000);
     c.w.Key("feed");
@@ -707,6 +709,9 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
     }
     c.w.Key("log");
     if (ctx_.log_status) ctx_.log_status(c.w);
+    else c.w.Null();
+    c.w.Key("bus");
+    if (ctx_.bus_status) ctx_.bus_status(c.w);
     else c.w.Null();
     if (ctx_.server) {
       c.w.Key("http");

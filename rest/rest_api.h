@@ -41,6 +41,10 @@ struct RestContext {
   // Write the "relay" and "webhooks" objects of /v1/status; may be empty.
   std::function<void(json::Writer&)> relay_status, webhook_status;
   std::function<void(json::Writer&)> log_status;  // the data dir's journal and snapshots; unset: null
+  // False while the source cannot deliver (an edge whose bus is down);
+  // unset: always true.
+  std::function<bool()> upstream_ready;
+  std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
 };
 
 class RestApi : public HttpHandler {

@@ -22,6 +22,7 @@
 #include "rest/http_server.h"
 #include "rest/rest_api.h"
 #include "engine/state_digest.h"
+#include "tools/oddsrelay/bus_node.h"
 #include "tools/oddsrelay/cli.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
@@ -88,7 +89,35 @@ int run(const Options& opt) {
   std::unique_ptr<LogWriter> journal;
   Pipeline pipeline(engine);
   std::string err;
-  if (opt.data_dir.empty()) {
+  // The bus: an edge's source (--feed nats://) or an ingest's output
+  // (--publish); one connection either way.
+  bus::NatsLink link;
+  bus::JoinResult joined;
+  const std::string bus_url = opt.feed.kind == FeedSpec::Kind::Bus ? opt.feed.path : opt.publish;
+  if (!bus_url.empty()) {
+    bus::BusUrl url;
+    if (!bus::parse_bus_url(bus_url, url, err) ||
+        !link.open(url, opt.publish.empty() ? "oddsrelay-edge" : "oddsrelay-ingest", err)) {
+      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+      return 2;
+    }
+  }
+  if (opt.feed.kind == FeedSpec::Kind::Bus) {
+    // An edge serves nothing before it holds a position of the log.
+    if (!join_bus(link, engine, sigs, joined, err)) {
+      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+      return 1;
+    }
+    std::fprintf(stderr,
+                 "oddsrelay: joined log %s at seq %" PRIu64 " from %s in %.0f ms; following %s from stream seq %" PRIu64
+                 "\n",
+                 joined.epoch.c_str(), joined.seq,
+                 joined.from_snapshot ? ("a snapshot (" + std::to_string(joined.snapshot_events) + " events, " +
+                                         std::to_string(joined.snapshot_bytes) + " bytes, " +
+                                         std::to_string(joined.chunks) + " chunks)").c_str()
+                                      : "the log's start",
+                 joined.millis, link.url().str().c_str(), joined.next_stream_seq);
+  } else if (opt.data_dir.empty()) {
     engine.set_epoch(new_epoch());  // no log kept: every start is a new one
     engine.publish_restored();
   } else {
@@ -121,6 +150,22 @@ int run(const Options& opt) {
     }
     pipeline.add_sink(capture.get());
   }
+  std::unique_ptr<bus::BusPublisher> publisher;
+  if (!opt.publish.empty()) {
+    bus::PublisherOptions po;
+    po.retention.max_age_s = opt.publish_max_age_s;
+    po.retention.max_bytes = opt.publish_max_bytes;
+    po.buffer_bytes = static_cast<size_t>(opt.publish_buffer);
+    po.snapshot_records = static_cast<uint64_t>(opt.publish_snapshot_every);
+    po.snapshot_seconds = static_cast<int>(opt.publish_snapshot_interval_s);
+    // The log continues on the bus after the state recovery left.
+    publisher = std::make_unique<bus::BusPublisher>(link, po, engine.current());
+    if (!publisher->start(err)) {
+      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+      return 1;
+    }
+    pipeline.add_sink(publisher.get());
+  }
   // The relay is a sink like the journal: it sees every batch, from the
   // first one the source produces.
   relay::RelayOptions relay_opts;
@@ -143,6 +188,7 @@ int run(const Options& opt) {
   std::unique_ptr<Source> source;
   if (opt.feed.kind == FeedSpec::Kind::Sim) source = std::make_unique<SimSource>(opt.feed.sim, pipeline);
   else if (opt.feed.kind == FeedSpec::Kind::Replay) source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
+  else if (opt.feed.kind == FeedSpec::Kind::Bus) source = std::make_unique<BusSource>(link, joined, pipeline);
   else source = std::make_unique<NoSource>();
   source->start();
   std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", source->describe().c_str());
@@ -185,10 +231,18 @@ int run(const Options& opt) {
       w.Uint64(st.write_errors.load());
       w.EndObject();
     };
+  if (auto* follower = dynamic_cast<BusSource*>(source.get())) {
+    ctx.upstream_ready = [follower] { return follower->upstream_ready(); };
+    ctx.bus_status = [&link, follower](json::Writer& w) { write_follower_status(w, link, *follower); };
+  } else if (publisher) {
+    ctx.bus_status = [&link, p = publisher.get()](json::Writer& w) { write_publisher_status(w, link, *p); };
+  }
   ctx.started_ms = wall_ms();
   const Source* src = source.get();
   const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim"
-                                  : opt.feed.kind == FeedSpec::Kind::Replay ? "replay" : "none";
+                                  : opt.feed.kind == FeedSpec::Kind::Replay ? "replay"
+                                  : opt.feed.kind == FeedSpec::Kind::Bus    ? "bus"
+                                                                            : "none";
   ctx.feed_status = [&engine, src, source_name](json::Writer& w) {
     w.StartObject();
     w.Key("source");
@@ -215,6 +269,7 @@ int run(const Options& opt) {
     std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
     source->stop();
     pipeline.stop();
+    if (publisher) publisher->stop(0);
     relay.stop();
     webhooks.stop();
     return 1;
@@ -258,10 +313,15 @@ int run(const Options& opt) {
   http.stop();  // no new streams
   source->stop();
   pipeline.stop();
+  // What the bus has not stored yet gets a few seconds (docs/architecture.md
+  // "Scale-out": what a restart does with the rest).
+  if (publisher) publisher->stop(5000);
   relay.stop();  // after the last batch: the pipeline calls into it until then
   webhooks.stop();
   if (capture) capture->close();
   if (journal) journal->close();  // after the pipeline: every sealed batch is written
+  publisher.reset();
+  link.close();
   print_progress(engine, *source, last_applied, 0);
   SnapshotPtr s = engine.current();
   std::fprintf(stderr, "oddsrelay: stopped; state seq=%" PRIu64 " digest=%016" PRIx64 " epoch=%s\n", s->seq,
