@@ -193,6 +193,7 @@ Got NatsLink::get_last(const std::string& stream, const std::string& subject, St
 }
 
 bool NatsLink::purge_below(const std::string& stream, uint64_t seq, std::string& err) {
+  if (seq <= 1) return true;
   jsOptions o;
   jsOptions_Init(&o);
   o.Stream.Purge.Sequence = seq;

@@ -65,7 +65,8 @@ class NatsLink {
   bool ensure_streams(const Retention& r, std::string& err);
   Got get_msg(const std::string& stream, uint64_t seq, StoredMsg& out, std::string& err);
   Got get_last(const std::string& stream, const std::string& subject, StoredMsg& out, std::string& err);
-  // Removes every message of `stream` below sequence `seq`.
+  // Removes every message of `stream` below sequence `seq` (> 1: the server
+  // reads 1 as "everything").
   bool purge_below(const std::string& stream, uint64_t seq, std::string& err);
 
  private:

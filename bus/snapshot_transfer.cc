@@ -75,7 +75,9 @@ bool put_snapshot(NatsLink& link, const Snapshot& s, uint64_t stream_seq, Snapsh
   out.xxh = xxh_hex(data);
   uint64_t head_seq = 0;
   if (!publish_sync(link, head_subject(stream), encode_head(out), nullptr, 0, head_seq, err)) return false;
-  if (had_prev && prev.first > 0 && prev.first < first && !link.purge_below(snapshot_stream(stream), prev.first, err))
+  // Below 1 there is nothing to purge (and nats-server 2.9 reads a purge
+  // up to sequence 1 as "purge everything").
+  if (had_prev && prev.first > 1 && prev.first < first && !link.purge_below(snapshot_stream(stream), prev.first, err))
     return false;
   return true;
 }
