@@ -141,6 +141,7 @@ void BusPublisher::run() {
       continue;
     }
     send();
+    snapshot_when_idle();
   }
   if (!out_.empty() && !fenced_)
     std::fprintf(stderr, "oddsrelay: bus: stopped with positions %llu..%llu not stored on the bus\n",
@@ -151,6 +152,7 @@ void BusPublisher::take(const BatchPtr& b) {
   const uint64_t last = b->snapshot->seq;
   if (last <= pos_) return;
   stats_.received_seq.store(last, std::memory_order_relaxed);
+  latest_ = b->snapshot;
   if (overflow_ || fenced_) {
     // Past the buffer: the records are not kept; the state they make is
     // (a snapshot at the newest position is put on the bus when it is back).
@@ -229,6 +231,10 @@ void BusPublisher::handle_acks() {
     }
     while (!out_.empty() && sent_ > 0 && out_.front().last <= a.last) {
       Out& o = out_.front();
+      if (o.last == a.last) {
+        stored_last_ = a.last;
+        stored_stream_ = a.stream_seq;
+      }
       if (o.snap) {
         if (o.last == a.last) {
           std::lock_guard lock(job_mu_);
@@ -321,6 +327,8 @@ bool BusPublisher::sync(std::string& err) {
     }
   }
   expected_ = m;
+  stored_stream_ = m;
+  stored_last_ = fresh ? first - 1 : bus_last;
   if (fresh || bus_last < first - 1) {
     // The stream does not reach this node's first position: the state there
     // goes on the bus first, so an edge can join after the hole.
@@ -393,6 +401,21 @@ void BusPublisher::put_snapshot_now(const SnapshotPtr& s, uint64_t stream_seq) {
   stats_.last_snapshot_bytes.store(h.bytes, std::memory_order_relaxed);
   stats_.last_snapshot_ms.store(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()), std::memory_order_relaxed);
+}
+
+// A log that went quiet still gets its newest state on the bus once the
+// interval has passed, so an edge joining then does not replay (or miss,
+// after retention) the records since the last snapshot.
+void BusPublisher::snapshot_when_idle() {
+  if (snap_pending_ || since_snapshot_ == 0 || !out_.empty() || !latest_ || latest_->seq != stored_last_) return;
+  const auto now = Clock::now();
+  if (now - last_snapshot_ < std::chrono::seconds(opts_.snapshot_seconds)) return;
+  snap_pending_ = true;
+  since_snapshot_ = 0;
+  last_snapshot_ = now;
+  std::lock_guard lock(job_mu_);
+  jobs_.push_back(SnapJob{latest_, stored_stream_});
+  job_cv_.notify_one();
 }
 
 void BusPublisher::snapshotter() {

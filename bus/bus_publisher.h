@@ -99,6 +99,7 @@ class BusPublisher : public BatchSink {
   void note_error(const std::string& why);
   void snapshotter();
   void put_snapshot_now(const SnapshotPtr& s, uint64_t stream_seq);
+  void snapshot_when_idle();
 
   NatsLink& link_;
   PublisherOptions opts_;
@@ -117,6 +118,9 @@ class BusPublisher : public BatchSink {
   bool overflow_ = false;
   SnapshotPtr base_;           // state at out_.front().first - 1 while a sync may need it
   uint64_t since_snapshot_ = 0;
+  SnapshotPtr latest_;            // state after the newest batch received
+  uint64_t stored_last_ = 0;      // position of the last message the bus stored...
+  uint64_t stored_stream_ = 0;    // ...and its stream sequence
   std::chrono::steady_clock::time_point last_snapshot_;
   std::string scratch_;
 
