@@ -1,4 +1,4 @@
-// The cluster's contract on NATS JetStream (docs/feed-format-bus.md): what
+// The cluster's contract on NATS JetStream (docs/bus.md): what
 // an ingest node, `oddsfeed publish` or any upstream adapter in another
 // language puts on the bus, and what an edge reads back. Names and formats
 // only, no I/O: the publisher (bus/bus_publisher.h), the edge follower
