@@ -273,6 +273,37 @@ class Cluster(unittest.TestCase):
             rc, out = e.stop()
             self.assertEqual(stopped(out), (seq, digest, epoch))
 
+    def test_ingest_restart_with_data_dir_continues_the_same_log(self):
+        url = self.nats.url("ODDS")
+        data = os.path.join(self.dir, "ingest-data")
+        half = len(self.records) // 2
+        part1, part2 = os.path.join(self.dir, "r1.jsonl"), os.path.join(self.dir, "r2.jsonl")
+        with open(part1, "w") as f:
+            f.write(self.lines[0] + "\n" + "\n".join(self.records[:half]) + "\n")
+        with open(part2, "w") as f:
+            f.write(self.lines[0] + "\n" + "\n".join(self.records[half:]) + "\n")
+        first = self.node("--feed", f"replay:{part1},speed=max", "--data-dir", data, "--publish", url)
+        first.wait_for(r"serving http://")
+        wait_until(lambda: (st := status(first.port))["seq"] == half and st["bus"]["acked_seq"] == half, "part 1", 120)
+        edge = self.edge()
+        m = edge.wait_for(r"joined log (\w+) at seq (\d+)")
+        epoch = m.group(1)
+        self.wait_seq(edge.port, half)
+        rc, out = first.stop()
+        self.assertEqual(rc, 0, out)
+        # The same data dir: the same log, continued after what the bus holds.
+        second = self.node("--feed", f"replay:{part2},speed=max", "--data-dir", data, "--publish", url)
+        second.wait_for(r"bus: publishing log %s to \S+ from seq %d " % (epoch, half + 1))
+        n = len(self.records)
+        wait_until(lambda: (st := status(second.port))["seq"] == n and st["bus"]["acked_seq"] == n, "part 2", 120)
+        st = self.wait_seq(edge.port, n)
+        self.assertTrue(st["bus"]["following"], st["bus"])
+        self.assertEqual(st["epoch"], epoch)
+        self.assertEqual(self.answers(edge.port), self.answers(second.port))
+        for s in (second, edge):
+            rc, out = s.stop()
+            self.assertEqual(stopped(out), (n, self.file_digest, epoch))
+
     def test_second_ingest_is_fenced_off_the_stream(self):
         url = self.nats.url("ODDS")
         first = self.node("--feed", f"replay:{self.feed},speed=max", "--publish", url)
