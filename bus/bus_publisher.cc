@@ -291,6 +291,18 @@ bool BusPublisher::sync(std::string& err) {
   if (!link_.ensure_streams(opts_.retention, err)) return false;
   StreamState st;
   if (link_.stream_state(link_.url().stream, st, err) != Got::Ok) return err.empty() ? (err = "stream vanished", false) : false;
+  if (overflow_) {
+    // Records were dropped after what is buffered: the buffer does not lead
+    // up to this node's position any more. What the bus lacks is bridged
+    // by the state at pos_ (base_) instead.
+    for (const Out& o : out_) {
+      if (o.snap) snap_pending_ = false;
+      stats_.dropped_records.fetch_add(o.last - o.first + 1, std::memory_order_relaxed);
+    }
+    out_.clear();
+    stats_.buffered_bytes = 0;
+    stats_.buffered_messages = 0;
+  }
   const uint64_t first = out_.empty() ? pos_ + 1 : out_.front().first;  // first position this node holds
   const uint64_t m = st.last_seq;
   bool fresh = m == 0;

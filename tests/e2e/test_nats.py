@@ -247,6 +247,38 @@ class Cluster(unittest.TestCase):
         self.assertNotIn("edges that were following must restart", ilog)
         self.assertNotIn("buffer full", ilog)
 
+    def test_bus_down_past_the_buffer_is_a_gap_edges_see_and_a_snapshot_bridges(self):
+        url = self.nats.url("ODDS")
+        ingest = self.node("--feed", "sim:seed=7,events=60,rate=4000", "--publish", url, "--publish-buffer", "1M")
+        ingest.wait_for(r"serving http://")
+        old = self.edge()
+        wait_until(lambda: status(old.port)["seq"] > 500, "edge following", 60)
+        self.nats.stop(signal.SIGKILL)
+        ingest.wait_for(r"buffer full \(1048576 bytes\)", 120)
+        self.nats.start()
+        m = ingest.wait_for(r"the stream ends at seq (\d+), this node's log continues at (\d+)", 60)
+        stored, resumed = int(m.group(1)), int(m.group(2))
+        self.assertGreater(resumed, stored + 1)
+        # The edge that was following meets the hole: it stops, says why, and keeps serving.
+        st = wait_until(lambda: (s := status(old.port)) and not s["bus"]["following"] and s, "following stops", 60)
+        self.assertIn("gap", st["bus"]["error"])
+        self.assertFalse(st["upstream_ready"])
+        self.assertEqual(st["seq"], stored)
+        r, _ = h.request(old.port, "/v1/live", KEY)
+        self.assertEqual(r.status, 200)
+        # A new edge joins from the snapshot the ingest put after the hole.
+        new = self.edge()
+        m = new.wait_for(r"joined log \w+ at seq (\d+) from a snapshot")
+        self.assertGreaterEqual(int(m.group(1)), resumed - 1)
+        ist = status(ingest.port)
+        self.assertEqual(ist["bus"]["gaps"], 1)
+        self.assertGreater(ist["bus"]["dropped_records"], 0)
+        rc, out = ingest.stop()
+        seq, digest, epoch = stopped(out)
+        self.wait_seq(new.port, seq)
+        rc, out = new.stop()
+        self.assertEqual(stopped(out), (seq, digest, epoch))
+
     def test_edge_restart_rejoins_and_ingest_down_leaves_edges_serving(self):
         url = self.nats.url("ODDS")
         ingest = self.node("--feed", "sim:seed=5,events=60,rate=300", "--publish", url,
