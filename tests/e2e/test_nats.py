@@ -357,6 +357,12 @@ class Cluster(unittest.TestCase):
         url = self.nats.url("FEED")
         edge = self.node("--feed", url)
         edge.wait_for(r"cannot join yet: stream FEED does not exist yet")
+        # The listener comes first (docs/architecture.md "Start-up and
+        # readiness"): an edge waiting for its log answers 503 on every route.
+        r, body = h.request(edge.port, "/healthz")
+        self.assertEqual((r.status, json.loads(body)["status"]), (503, "starting"))
+        r, _ = h.request(edge.port, "/v1/status", key=KEY)
+        self.assertEqual(r.status, 503)
         half = len(self.records) // 2
         part1, part2 = os.path.join(self.dir, "p1.jsonl"), os.path.join(self.dir, "p2.jsonl")
         with open(part1, "w") as f:
@@ -369,6 +375,11 @@ class Cluster(unittest.TestCase):
         self.assertEqual((int(m.group(1)), int(m.group(3))), (half, half))
         epoch = m.group(2)
         edge.wait_for(r"serving http://")
+        r, body = h.request(edge.port, "/healthz")
+        self.assertEqual((r.status, json.loads(body)["status"]), (200, "ok"))
+        self.wait_seq(edge.port, half)
+        st = status(edge.port)
+        self.assertEqual((st["seq"], st["feed"]["source"], st["upstream_ready"]), (half, "bus", True))
         # The rest continues the same log, from standard input.
         with open(part2) as f:
             p = subprocess.run([h.binary("oddsfeed"), "publish", "-", url], stdin=f, capture_output=True, text=True,
