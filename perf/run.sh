@@ -23,6 +23,7 @@ run "$build/perf/bench_line_history"
 run bash perf/replay/run.sh "$build"
 run bash perf/rest/run.sh "$build"
 run bash perf/relay/run.sh "$build"
+run bash perf/bus/run.sh "$build"
 if [ ${#failed[@]} -gt 0 ]; then
   echo >&2
   echo "perf/run.sh: ${#failed[@]} benchmark(s) failed; their figures are not results:" >&2

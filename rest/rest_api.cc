@@ -787,6 +787,9 @@ void RestApi::write_status(Call& c) {
   c.w.Key("log");
   if (ctx_.log_status) ctx_.log_status(c.w);
   else c.w.Null();
+  c.w.Key("bus");
+  if (ctx_.bus_status) ctx_.bus_status(c.w);
+  else c.w.Null();
   if (ctx_.server) {
     c.w.Key("http");
     c.w.StartObject();

@@ -43,14 +43,16 @@ struct RestContext {
   // Write the "relay" and "webhooks" objects of /v1/status; may be empty.
   std::function<void(json::Writer&)> relay_status, webhook_status;
   std::function<void(json::Writer&)> log_status;  // the data dir's journal and snapshots; unset: null
-  // /v1/status relay statistics (SPEC.md): whether the source is delivering,
-  // and the streams connected; may be empty (false, 0).
+  // /v1/status relay statistics (SPEC.md): whether the source is delivering
+  // (an edge: connected to the bus and following the log), and the streams
+  // connected; may be empty (false, 0).
   std::function<bool()> upstream_ready;
   std::function<uint64_t()> downstream_clients;
   // Set once the journal is replayed and the catalog loaded; until then
   // /healthz answers 503 and every other route 503 too. Null: ready.
   const std::atomic<bool>* ready = nullptr;
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
+  std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
 };
 
 class RestApi : public HttpHandler {

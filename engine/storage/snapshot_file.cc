@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -332,6 +333,9 @@ bool read_entry(const Value& d, feed::FeedParser& parser, EventEntry& e, std::st
 class CheckedLines {
  public:
   explicit CheckedLines(const std::string& path) : f_(std::fopen(path.c_str(), "rb")) {}
+  // Over bytes in memory (a snapshot fetched from the bus).
+  explicit CheckedLines(std::string_view data)
+      : f_(data.empty() ? nullptr : fmemopen(const_cast<char*>(data.data()), data.size(), "rb")) {}
   ~CheckedLines() {
     std::free(buf_);
     if (f_) std::fclose(f_);
@@ -382,20 +386,11 @@ bool read_header(rapidjson::Document& d, SnapshotInfo& info, int64_t& clock, int
 
 }  // namespace
 
-bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInfo& info, std::string& err) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return err = "cannot create " + tmp + ": " + std::strerror(errno), false;
+uint64_t encode_snapshot(const Snapshot& s, const std::function<void(std::string&)>& flush) {
   std::string out, scratch;
   out.reserve(1 << 20);
   write_header(s, out);
-  uint64_t events = 0, bytes = 0;
-  bool ok = true;
-  auto flush = [&] {
-    if (ok && !write_fully(fd, out, err)) ok = false;
-    bytes += out.size();
-    out.clear();
-  };
+  uint64_t events = 0;
   // Sorted by number: the same state always gives the same file.
   std::vector<const EventEntry*> entries;
   entries.reserve(s.events.size());
@@ -404,7 +399,7 @@ bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInf
   for (const EventEntry* e : entries) {
     write_entry(*e, out, scratch);
     ++events;
-    if (out.size() >= (1 << 20)) flush();
+    if (out.size() >= (1 << 20)) flush(out);
   }
   const size_t start = out.size();
   {
@@ -421,7 +416,21 @@ bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInf
   }
   feed::append_checksum(out, start);
   out += '\n';
-  flush();
+  flush(out);
+  return events;
+}
+
+bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInfo& info, std::string& err) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return err = "cannot create " + tmp + ": " + std::strerror(errno), false;
+  uint64_t bytes = 0;
+  bool ok = true;
+  const uint64_t events = encode_snapshot(s, [&](std::string& out) {
+    if (ok && !write_fully(fd, out, err)) ok = false;
+    bytes += out.size();
+    out.clear();
+  });
   if (ok && ::fsync(fd) != 0) {
     err = "fsync " + tmp + ": " + std::strerror(errno);
     ok = false;
@@ -484,10 +493,10 @@ bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::strin
   return true;
 }
 
-bool load_snapshot_file(const std::string& path, Engine& engine, SnapshotInfo& info, std::string& err) {
-  err.clear();
-  CheckedLines lines(path);
-  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+namespace {
+
+bool load_snapshot_lines(CheckedLines& lines, const std::string& path, Engine& engine, SnapshotInfo& info,
+                         std::string& err) {
   rapidjson::Document d;
   auto fail = [&](const std::string& why) {
     err = path + ": " + why;
@@ -521,6 +530,23 @@ bool load_snapshot_file(const std::string& path, Engine& engine, SnapshotInfo& i
   info.events = events;
   info.bytes = lines.bytes();
   return true;
+}
+
+}  // namespace
+
+bool load_snapshot_file(const std::string& path, Engine& engine, SnapshotInfo& info, std::string& err) {
+  err.clear();
+  CheckedLines lines(path);
+  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+  return load_snapshot_lines(lines, path, engine, info, err);
+}
+
+bool load_snapshot_data(std::string_view data, const std::string& name, Engine& engine, SnapshotInfo& info,
+                        std::string& err) {
+  err.clear();
+  CheckedLines lines(data);
+  if (!lines.ok()) return err = name + ": empty", false;
+  return load_snapshot_lines(lines, name, engine, info, err);
 }
 
 }  // namespace oddsrelay

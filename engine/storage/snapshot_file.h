@@ -19,7 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "engine/engine.h"
 
@@ -37,6 +39,11 @@ struct SnapshotInfo {
 // `path` then).
 bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInfo& info, std::string& err);
 
+// Encodes `s` in the snapshot file format, handing the bytes to `flush` in
+// pieces of about 1 MiB (flush consumes and clears them); returns the number
+// of events written. The bus publisher sends the same bytes in chunks.
+uint64_t encode_snapshot(const Snapshot& s, const std::function<void(std::string&)>& flush);
+
 // Checks that `path` is a complete, intact snapshot (every checksum, the
 // header, the end line) without building any state: a restart picks the
 // newest file that passes, before it touches the engine.
@@ -46,6 +53,11 @@ bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::strin
 // False with `err` saying why when the file is not a complete, intact
 // snapshot; `engine` must then be discarded.
 bool load_snapshot_file(const std::string& path, Engine& engine, SnapshotInfo& info, std::string& err);
+
+// The same from the bytes of a snapshot file held in memory (fetched from
+// the bus); `name` is what errors call it.
+bool load_snapshot_data(std::string_view data, const std::string& name, Engine& engine, SnapshotInfo& info,
+                        std::string& err);
 
 // Reads only the header: for listing a data dir.
 bool read_snapshot_header(const std::string& path, SnapshotInfo& info, std::string& err);

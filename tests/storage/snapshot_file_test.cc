@@ -128,5 +128,42 @@ TEST(SnapshotFile, TornOrAlteredFilesAreRefused) {
   EXPECT_FALSE(check_snapshot_file(dir.file("plainfeed"), info, err));
 }
 
+// The bus carries the same bytes as the file (bus/snapshot_transfer.h):
+// encoded in memory and loaded from memory, they give the same state, and a
+// cut or altered copy is refused.
+TEST(SnapshotFile, InMemoryBytesAreTheFileAndLoadTheSameState) {
+  test::TempDir dir;
+  Engine a;
+  build(a, 20000);
+  SnapshotPtr s = a.current();
+  std::string data;
+  const uint64_t events = encode_snapshot(*s, [&](std::string& piece) {
+    data += piece;
+    piece.clear();
+  });
+  EXPECT_EQ(events, s->events.size());
+  SnapshotInfo info;
+  std::string err;
+  ASSERT_TRUE(write_snapshot_file(*s, dir.file("snap.jsonl"), info, err)) << err;
+  EXPECT_EQ(test::read_file(dir.file("snap.jsonl")), data);
+
+  Engine b;
+  SnapshotInfo loaded;
+  ASSERT_TRUE(load_snapshot_data(data, "bus", b, loaded, err)) << err;
+  EXPECT_EQ(b.current()->seq, s->seq);
+  EXPECT_EQ(b.current()->epoch, "e-test");
+  EXPECT_EQ(state_digest(*b.current()), state_digest(*s));
+
+  Engine c;
+  EXPECT_FALSE(load_snapshot_data(std::string_view(data).substr(0, data.size() / 2), "cut", c, loaded, err));
+  EXPECT_NE(err.find("cut"), std::string::npos) << err;
+  std::string altered = data;
+  altered[altered.size() / 2] ^= 1;
+  Engine d;
+  EXPECT_FALSE(load_snapshot_data(altered, "altered", d, loaded, err));
+  Engine e;
+  EXPECT_FALSE(load_snapshot_data("", "empty", e, loaded, err));
+}
+
 }  // namespace
 }  // namespace oddsrelay

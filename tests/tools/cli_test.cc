@@ -258,4 +258,41 @@ TEST(Cli, SlowTimeoutAndHandshakeRate) {
   EXPECT_FALSE(parse({"--handshake-rate", "-1"}, o, err));
 }
 
+TEST(Cli, BusFlags) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({"--feed", "nats://127.0.0.1:4222/ODDS"}, o, err)) << err;
+  EXPECT_EQ(o.feed.kind, FeedSpec::Kind::Bus);
+  EXPECT_EQ(o.feed.path, "nats://127.0.0.1:4222/ODDS");
+  Options p;
+  ASSERT_TRUE(parse({"--publish", "nats://h:5/S", "--publish-max-age", "600", "--publish-max-bytes", "64M",
+                     "--publish-buffer=2G", "--publish-snapshot-every", "1000", "--publish-snapshot-interval", "5"},
+                    p, err))
+      << err;
+  EXPECT_EQ(p.publish, "nats://h:5/S");
+  EXPECT_EQ(p.publish_max_age_s, 600);
+  EXPECT_EQ(p.publish_max_bytes, 64 << 20);
+  EXPECT_EQ(p.publish_buffer, int64_t{2} << 30);
+  EXPECT_EQ(p.publish_snapshot_every, 1000);
+  EXPECT_EQ(p.publish_snapshot_interval_s, 5);
+  Options d;
+  EXPECT_EQ(d.publish_max_bytes, int64_t{1} << 30);
+  EXPECT_EQ(d.publish_snapshot_every, 50000);
+  for (std::vector<const char*> bad : {
+           std::vector<const char*>{"--feed", "nats://h:1"},                       // no stream
+           std::vector<const char*>{"--feed", "nats://h:1/A.B"},                   // not a stream name
+           std::vector<const char*>{"--publish", "http://h:1/S"},
+           std::vector<const char*>{"--publish-max-bytes", "12X"},
+           std::vector<const char*>{"--publish-max-bytes", "1K"},                  // under 1M
+           std::vector<const char*>{"--feed", "nats://h:1/S", "--data-dir", "d"},  // an edge's log is the bus
+           std::vector<const char*>{"--feed", "nats://h:1/S", "--publish", "nats://h:1/T"},
+       }) {
+    Options b;
+    err.clear();
+    EXPECT_FALSE(parse(bad, b, err)) << bad[0] << " " << bad[1];
+    EXPECT_FALSE(err.empty());
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  }
+}
+
 }  // namespace oddsrelay

@@ -3,7 +3,9 @@
 //   oddsfeed gen     write a capture from the simulator (virtual time)
 //   oddsfeed inspect counts per op and sport, time span, bad lines
 //   oddsfeed digest  replay into a fresh engine, print the state digest
-// Both read a data dir (snapshot + journal) as well as a single file.
+//   oddsfeed publish put records on the bus (tools/oddsfeed/bus_commands.h)
+// inspect and digest read a data dir (snapshot + journal) as well as a single
+// file; digest reads the log on the bus too.
 #include <sys/stat.h>
 
 #include <cinttypes>
@@ -19,6 +21,7 @@
 #include "engine/engine.h"
 #include "engine/state_digest.h"
 #include "protocol/feed_writer.h"
+#include "tools/oddsfeed/bus_commands.h"
 #include "tools/oddsrelay/cli.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
@@ -41,11 +44,18 @@ Commands:
         Counts per op and per sport, events, time span, malformed lines.
         For an oddsrelay --data-dir: its epoch, snapshots and journal
         segments, and the position and digest it recovers to.
-  digest FILE|DIR [--seq N]
+  digest FILE|DIR|nats://HOST:PORT/STREAM [--seq N]
         Replay FILE into a fresh engine (up to log position N: the first N
         applied records); print seq and the state digest that `oddsrelay`
         prints when it stops (for identity checks). For a data dir: the
-        state a restart would recover, without changing the dir.
+        state a restart would recover, without changing the dir. For a bus
+        URL: the log there, joined like an edge does (newest snapshot, then
+        the stream), at its newest position or at N.
+  publish FILE|- nats://HOST:PORT/STREAM
+        Put the records of FILE (or standard input) on the bus's log stream
+        (docs/bus.md): a new log on an empty stream, else the log there
+        continues. Records the engine would skip are not published. Prints
+        the positions, epoch and the state digest an edge will reach.
   --help
 )";
 
@@ -228,12 +238,14 @@ int main(int argc, char** argv) {
   }
   if (cmd == "gen") return gen(argc - 2, argv + 2);
   if (cmd == "inspect" && argc == 3) return is_dir(argv[2]) ? inspect_dir(argv[2]) : inspect(argv[2]);
-  if (cmd == "digest" && argc == 3) return digest(argv[2], UINT64_MAX);
+  if (cmd == "publish" && argc == 4) return bus_publish(argv[2], argv[3]);
+  const bool bus = argc >= 3 && std::strncmp(argv[2], "nats://", 7) == 0;
+  if (cmd == "digest" && argc == 3) return bus ? bus_digest(argv[2], UINT64_MAX) : digest(argv[2], UINT64_MAX);
   if (cmd == "digest" && argc == 5 && std::strcmp(argv[3], "--seq") == 0) {
     char* end = nullptr;
     uint64_t n = std::strtoull(argv[4], &end, 10);
     if (!end || *end != '\0' || argv[4][0] == '\0') return fail(std::string("bad --seq ") + argv[4]);
-    return digest(argv[2], n);
+    return bus ? bus_digest(argv[2], n) : digest(argv[2], n);
   }
   return fail("unknown command or arguments: " + cmd);
 }

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "protocol/bus_contract.h"
+
 namespace oddsrelay {
 
 const char* const kUsage = R"(Usage: oddsrelay [options]
@@ -22,6 +24,10 @@ Options:
                              stamps; X = factor of real time or `max`
                            none
                              no source: serve what --data-dir holds
+                           nats://HOST:PORT/STREAM
+                             an edge: join the log an ingest node publishes
+                             there (newest snapshot, then the stream after
+                             it) and follow it live; not with --data-dir
   --capture FILE         append every applied record to FILE (feed format;
                          gzip when FILE ends in .gz)
   --data-dir DIR         durable state (the log): on start the newest snapshot
@@ -32,6 +38,20 @@ Options:
   --snapshot-every N     compaction: write a snapshot and drop the journal it
                          covers after N records (default 50000)...
   --snapshot-interval S  ...or after S seconds with any record (default 300)
+  --publish nats://HOST:PORT/STREAM
+                         ingest node: publish every applied record, in log
+                         order, to the JetStream stream STREAM (created if
+                         missing), and snapshots beside it on STREAM_SNAP
+  --publish-max-age S    the log stream keeps messages S seconds (default
+                         86400; applies when the stream is created)
+  --publish-max-bytes N  ...and at most N bytes, K/M/G allowed (default 1G)
+  --publish-buffer N     bytes of records kept while the bus is away
+                         (default 256M); past it the records are dropped and
+                         their state is published as a snapshot on return
+  --publish-snapshot-every N     a snapshot on the bus every N records
+                         (default 50000)...
+  --publish-snapshot-interval S  ...or every S seconds with any record
+                         (default 60)
   --resume-window SPEC   what /pt-ws and /ws keep for `resume=EPOCH:SEQ`:
                          BYTES[K|M|G] and/or SECONDS followed by s, comma-
                          separated (default 128M,60s)
@@ -77,6 +97,7 @@ struct IntOption {
   const char* name;
   uint64_t min, max;
   int64_t Options::*field;
+  bool bytes = false;  // K, M or G suffix allowed
 };
 constexpr IntOption kIntOptions[] = {
     {"--header-timeout", 1, 3'600'000, &Options::header_timeout_ms},
@@ -92,6 +113,11 @@ constexpr IntOption kIntOptions[] = {
     {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},
     {"--snapshot-every", 100, uint64_t{1} << 40, &Options::snapshot_every},
     {"--snapshot-interval", 1, 30 * 86400, &Options::snapshot_interval_s},
+    {"--publish-max-age", 1, 365 * 86400, &Options::publish_max_age_s},
+    {"--publish-max-bytes", 1 << 20, uint64_t{1} << 40, &Options::publish_max_bytes, true},
+    {"--publish-buffer", 1 << 20, uint64_t{1} << 36, &Options::publish_buffer, true},
+    {"--publish-snapshot-every", 100, uint64_t{1} << 40, &Options::publish_snapshot_every},
+    {"--publish-snapshot-interval", 1, 30 * 86400, &Options::publish_snapshot_interval_s},
 };
 const IntOption* int_option(std::string_view name) {
   for (const auto& o : kIntOptions)
@@ -159,7 +185,17 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
     out.kind = FeedSpec::Kind::None;
     return true;
   }
-  err = "unknown --feed '" + spec + "' (sim[:...], replay:FILE[,speed=X] or none)";
+  if (spec.rfind("nats://", 0) == 0) {
+    bus::BusUrl url;
+    if (!bus::parse_bus_url(spec, url, err)) {
+      err = "bad --feed " + spec + ": " + err;
+      return false;
+    }
+    out.kind = FeedSpec::Kind::Bus;
+    out.path = spec;
+    return true;
+  }
+  err = "unknown --feed '" + spec + "' (sim[:...], replay:FILE[,speed=X], none or nats://HOST:PORT/STREAM)";
   return false;
 }
 
@@ -243,6 +279,13 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       if (!need(out.capture)) return false;
     } else if (a == "--data-dir") {
       if (!need(out.data_dir)) return false;
+    } else if (a == "--publish") {
+      if (!need(out.publish)) return false;
+      bus::BusUrl url;
+      if (!bus::parse_bus_url(out.publish, url, err)) {
+        err = "bad --publish " + out.publish + ": " + err;
+        return false;
+      }
     } else if (a == "--resume-window") {
       std::string v;
       if (!need(v) || !parse_resume_window(v, out, err)) return false;
@@ -276,18 +319,35 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
     } else if (const IntOption* o = int_option(a)) {
       std::string v;
       if (!need(v)) return false;
-      uint64_t n = 0;
-      if (!parse_u64(v, n) || n < o->min || n > o->max) {
+      uint64_t n = 0, mult = 1;
+      std::string_view num = v;
+      if (o->bytes && !num.empty()) {
+        switch (num.back()) {
+          case 'K': mult = 1u << 10; num.remove_suffix(1); break;
+          case 'M': mult = 1u << 20; num.remove_suffix(1); break;
+          case 'G': mult = 1u << 30; num.remove_suffix(1); break;
+          default: break;
+        }
+      }
+      if (!parse_u64(num, n) || n > o->max / mult || n * mult < o->min || n * mult > o->max) {
         err = "bad " + a + " '" + v + "' (" + std::to_string(o->min) + ".." + std::to_string(o->max) + ")";
         return false;
       }
-      out.*(o->field) = static_cast<int64_t>(n);
+      out.*(o->field) = static_cast<int64_t>(n * mult);
     } else if (a == "--exit-after-replay") {
       out.exit_after_replay = true;
     } else {
       err = "unknown option '" + a + "'";
       return false;
     }
+  }
+  if (out.feed.kind == FeedSpec::Kind::Bus && !out.data_dir.empty()) {
+    err = "--feed nats:// takes its log from the bus: no --data-dir";
+    return false;
+  }
+  if (out.feed.kind == FeedSpec::Kind::Bus && !out.publish.empty()) {
+    err = "--publish is for an ingest node; an edge (--feed nats://) follows the log, it does not publish it";
+    return false;
   }
   return true;
 }

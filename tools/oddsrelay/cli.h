@@ -11,9 +11,10 @@
 namespace oddsrelay {
 
 struct FeedSpec {
-  enum class Kind { Sim, Replay, None } kind = Kind::Sim;  // None: only what --data-dir holds
+  // None: only what --data-dir holds; Bus: an edge following nats://HOST:PORT/STREAM
+  enum class Kind { Sim, Replay, None, Bus } kind = Kind::Sim;
   sim::SimOptions sim;
-  std::string path;    // replay file
+  std::string path;    // replay file, or the bus URL
   double speed = 1.0;  // replay: factor of real time; 0 = max
 };
 
@@ -39,6 +40,12 @@ struct Options {
   int64_t webhook_timeout_ms = 3000;   // one webhook POST
   int64_t snapshot_every = 50'000;     // compaction: a snapshot after this many records...
   int64_t snapshot_interval_s = 300;   // ...or this long, whichever comes first
+  std::string publish;                 // nats://HOST:PORT/STREAM: publish the log there (ingest node)
+  int64_t publish_max_age_s = 86'400;  // the log stream keeps messages this long...
+  int64_t publish_max_bytes = int64_t{1} << 30;  // ...and at most this many bytes
+  int64_t publish_buffer = int64_t{256} << 20;   // records kept while the bus is away, in bytes
+  int64_t publish_snapshot_every = 50'000;       // a snapshot on the bus after this many records...
+  int64_t publish_snapshot_interval_s = 60;      // ...or this long with any record
   uint64_t resume_window_bytes = 128u << 20;  // /pt-ws and /ws resume: frames kept, at most...
   int64_t resume_window_s = 60;               // ...and for at most this long
   std::vector<int32_t> stream_sports = {1, 2, 5};  // live events of these sports have a stream

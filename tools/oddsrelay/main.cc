@@ -3,6 +3,9 @@
 // recover the log from --data-dir (so state is back before anything is
 // served), attach the journal as the pipeline's durable stage and the
 // capture and outputs as sinks, start the engine thread, then the source.
+// An edge (--feed nats://) joins the bus's log instead of recovering a data
+// dir, still behind the 503s; an ingest (--publish) adds the publisher as a
+// sink after the journal.
 // The main thread only waits for signals and prints the progress line;
 // shutdown runs the same order backwards so that every applied record
 // reaches the journal.
@@ -24,6 +27,7 @@
 #include "rest/http_server.h"
 #include "rest/rest_api.h"
 #include "engine/state_digest.h"
+#include "tools/oddsrelay/bus_node.h"
 #include "tools/oddsrelay/cli.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
@@ -95,6 +99,11 @@ int run(const Options& opt) {
   std::unique_ptr<relay::Webhooks> webhooks;
   std::unique_ptr<Source> source;
   std::unique_ptr<LogWriter> journal;
+  // The bus: an edge's source (--feed nats://) or an ingest's output
+  // (--publish); one connection either way.
+  bus::NatsLink link;
+  bus::JoinResult joined;
+  std::unique_ptr<bus::BusPublisher> publisher;
   rest::RestContext ctx;
   ctx.snapshots = &engine.store();
   ctx.keys = &key_store;
@@ -140,14 +149,24 @@ int run(const Options& opt) {
   };
   ctx.downstream_clients = [&relay] { return relay->clients(); };
   ctx.upstream_ready = [&source] {
-    // Delivering: it has pushed records and has not failed (`error` is
-    // written before `done` is set, so it is read only after `done`).
+    // An edge delivers while it is connected to the bus and following the
+    // log, whether or not records are arriving right now.
+    if (const auto* follower = dynamic_cast<const BusSource*>(source.get())) return follower->upstream_ready();
+    // Any other source: it has pushed records and has not failed (`error`
+    // is written before `done` is set, so it is read only after `done`).
     const SourceStatus& st = source->status();
     return st.records.load() > 0 && !(st.done.load() && !st.error.empty());
   };
+  ctx.bus_status = [&link, &source, &publisher](json::Writer& w) {
+    if (const auto* follower = dynamic_cast<const BusSource*>(source.get())) write_follower_status(w, link, *follower);
+    else if (publisher) write_publisher_status(w, link, *publisher);
+    else w.Null();
+  };
   ctx.started_ms = wall_ms();
   const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim"
-                                  : opt.feed.kind == FeedSpec::Kind::Replay ? "replay" : "none";
+                                  : opt.feed.kind == FeedSpec::Kind::Replay ? "replay"
+                                  : opt.feed.kind == FeedSpec::Kind::Bus    ? "bus"
+                                                                            : "none";
   ctx.feed_status = [&engine, &source, source_name](json::Writer& w) {
     w.StartObject();
     w.Key("source");
@@ -180,7 +199,31 @@ int run(const Options& opt) {
 
   std::unique_ptr<FeedFileWriter> capture;
   Pipeline pipeline(engine);
-  if (opt.data_dir.empty()) {
+  const std::string bus_url = opt.feed.kind == FeedSpec::Kind::Bus ? opt.feed.path : opt.publish;
+  if (!bus_url.empty()) {
+    bus::BusUrl url;
+    if (!bus::parse_bus_url(bus_url, url, err) ||
+        !link.open(url, opt.publish.empty() ? "oddsrelay-edge" : "oddsrelay-ingest", err)) {
+      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+      return 2;
+    }
+  }
+  if (opt.feed.kind == FeedSpec::Kind::Bus) {
+    // An edge serves nothing before it holds a position of the log.
+    if (!join_bus(link, engine, sigs, joined, err)) {
+      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+      return 1;
+    }
+    std::fprintf(stderr,
+                 "oddsrelay: joined log %s at seq %" PRIu64 " from %s in %.0f ms; following %s from stream seq %" PRIu64
+                 "\n",
+                 joined.epoch.c_str(), joined.seq,
+                 joined.from_snapshot ? ("a snapshot (" + std::to_string(joined.snapshot_events) + " events, " +
+                                         std::to_string(joined.snapshot_bytes) + " bytes, " +
+                                         std::to_string(joined.chunks) + " chunks)").c_str()
+                                      : "the log's start",
+                 joined.millis, link.url().str().c_str(), joined.next_stream_seq);
+  } else if (opt.data_dir.empty()) {
     engine.set_epoch(new_epoch());  // no log kept: every start is a new one
     engine.publish_restored();
   } else {
@@ -215,6 +258,21 @@ int run(const Options& opt) {
     }
     pipeline.add_sink(capture.get());
   }
+  if (!opt.publish.empty()) {
+    bus::PublisherOptions po;
+    po.retention.max_age_s = opt.publish_max_age_s;
+    po.retention.max_bytes = opt.publish_max_bytes;
+    po.buffer_bytes = static_cast<size_t>(opt.publish_buffer);
+    po.snapshot_records = static_cast<uint64_t>(opt.publish_snapshot_every);
+    po.snapshot_seconds = static_cast<int>(opt.publish_snapshot_interval_s);
+    // The log continues on the bus after the state recovery left.
+    publisher = std::make_unique<bus::BusPublisher>(link, po, engine.current());
+    if (!publisher->start(err)) {
+      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
+      return 1;
+    }
+    pipeline.add_sink(publisher.get());
+  }
   // The relay is a sink like the journal: it sees every batch, from the
   // first one the source produces.
   relay::RelayOptions relay_opts;
@@ -237,6 +295,7 @@ int run(const Options& opt) {
 
   if (opt.feed.kind == FeedSpec::Kind::Sim) source = std::make_unique<SimSource>(opt.feed.sim, pipeline);
   else if (opt.feed.kind == FeedSpec::Kind::Replay) source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
+  else if (opt.feed.kind == FeedSpec::Kind::Bus) source = std::make_unique<BusSource>(link, joined, pipeline);
   else source = std::make_unique<NoSource>();
   source->start();
   std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", source->describe().c_str());
@@ -280,10 +339,15 @@ int run(const Options& opt) {
   http.stop();  // no new streams
   source->stop();
   pipeline.stop();
+  // What the bus has not stored yet gets a few seconds (docs/architecture.md
+  // "Scale-out": what a restart does with the rest).
+  if (publisher) publisher->stop(5000);
   relay->stop();  // after the last batch: the pipeline calls into it until then
   webhooks->stop();
   if (capture) capture->close();
-  if (journal) journal->close();
+  if (journal) journal->close();  // after the pipeline: every sealed batch is written
+  publisher.reset();
+  link.close();
   print_progress(engine, *source, last_applied, 0);
   SnapshotPtr s = engine.current();
   std::fprintf(stderr, "oddsrelay: stopped; state seq=%" PRIu64 " digest=%016" PRIx64 " epoch=%s\n", s->seq,

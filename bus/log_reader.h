@@ -1,0 +1,45 @@
+// Reading the log stream in order from a given stream sequence: an ordered
+// JetStream consumer (nats.c recreates it from the last message it delivered
+// after a reconnect or a missed heartbeat, so a bus restart costs no gap),
+// plus the position check every reader applies: each message must continue
+// the log exactly where the reader stands (same epoch, first position =
+// reader's seq + 1). Used by the edge follower and by oddsfeed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bus/nats_link.h"
+
+namespace oddsrelay::bus {
+
+struct LogMessage {
+  uint64_t stream_seq = 0;
+  uint64_t pending = 0;  // messages the server still holds after this one for this reader
+  std::string epoch;
+  uint64_t last = 0;     // position of its last record
+  uint64_t records = 0;  // lines: positions last-records+1 .. last
+  std::string data;
+};
+
+enum class Fit { Next, Old, Gap, OtherLog, Bad };
+// How message `m` relates to a reader at (epoch, seq): Next continues it, Old
+// is already applied (skip), Gap/OtherLog mean the reader cannot follow, Bad
+// is a message without a valid Nats-Msg-Id or records.
+Fit fit(const LogMessage& m, const std::string& epoch, uint64_t seq);
+const char* fit_name(Fit f);
+
+class LogReader {
+ public:
+  ~LogReader() { close(); }
+  // Subscribes from stream sequence `from` (>= 1).
+  bool open(NatsLink& link, uint64_t from, std::string& err);
+  enum class Next { Msg, Timeout, Failed };
+  Next next(LogMessage& out, int timeout_ms, std::string& err);
+  void close();
+
+ private:
+  natsSubscription* sub_ = nullptr;
+};
+
+}  // namespace oddsrelay::bus

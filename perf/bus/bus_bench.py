@@ -1,0 +1,212 @@
+"""The bus's figures (perf/bus/run.sh), each against the direct path in the
+same run, each run checking its answers first:
+  1. follow rate: a generated feed of N records (300 events) replayed by one
+     oddsrelay at max speed (direct), versus an edge that joins the same log
+     on the bus from its first position and follows all of it (its snapshot
+     stream deleted, so it must read every record); plus the publish rate of
+     `oddsfeed publish` and the late-join time from the final snapshot. The
+     digests of the direct replay, the publisher, the edge and the file agree.
+  2. latency: an ingest node on the simulator at 1,000 odds records/s
+     publishing to the bus and an edge following it; oddsload subscribes to
+     /pt-ws on both for the same seconds and reports record-to-subscriber
+     delivery percentiles (record `at` = the ingest's wall clock). The edge's
+     digest equals the ingest's at the end.
+Loopback only; everything started here is stopped here."""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+BUILD = sys.argv[1]
+RECORDS = int(sys.argv[2])
+SECONDS = int(sys.argv[3])
+NATS = shutil.which("nats-server") or "/usr/sbin/nats-server"
+KEY = "perf-bus-key"
+work = tempfile.mkdtemp(prefix="oddsrelay-perf-bus-")
+procs = []
+
+
+def die(msg):
+    print("perf/bus: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(name, cmd):
+    log = open(os.path.join(work, name + ".log"), "w")
+    p = subprocess.Popen(cmd, stdout=log, stderr=log)
+    p.logname = log.name
+    procs.append(p)
+    return p
+
+
+def output(p):
+    with open(p.logname) as f:
+        return f.read()
+
+
+def wait_for(p, pattern, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        m = re.search(pattern, output(p))
+        if m:
+            return m
+        if p.poll() is not None:
+            break
+        time.sleep(0.02)
+    die(f"no /{pattern}/ from {p.args[0]}: {output(p)[-1500:]}")
+
+
+def status(port):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/status", headers={"X-API-Key": KEY})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=60)
+    m = re.search(r"stopped; state seq=(\d+) digest=([0-9a-f]{16})", output(p))
+    if not m:
+        die("no final state from " + p.logname)
+    return int(m.group(1)), m.group(2)
+
+
+def relay(name, *args):
+    port = free_port()
+    p = start(name, [os.path.join(BUILD, "oddsrelay"), "--listen", f"127.0.0.1:{port}", "--keys", keys,
+                     "--progress", "0", *args])
+    p.port = port
+    return p
+
+
+def js_api(nats_port, subject, payload=b""):
+    """One JetStream API request over the raw NATS protocol."""
+    with socket.create_connection(("127.0.0.1", nats_port), timeout=10) as s:
+        f = s.makefile("rb")
+        f.readline()
+        s.sendall(b'CONNECT {"verbose":false}\r\nSUB _INBOX.perf 1\r\n' +
+                  f"PUB {subject} _INBOX.perf {len(payload)}\r\n".encode() + payload + b"\r\n")
+        while True:
+            line = f.readline().decode().strip()
+            if line.startswith("MSG"):
+                return json.loads(f.read(int(line.split()[-1])))
+            if line == "PING":
+                s.sendall(b"PONG\r\n")
+
+
+try:
+    keys = os.path.join(work, "keys.json")
+    with open(keys, "w") as f:
+        json.dump({"keys": [{"key": KEY, "name": "perf", "permissions": ["live", "prematch", "odds", "scores"],
+                             "rate_limit": 100000000}]}, f)
+    nport = free_port()
+    nats = start("nats", [NATS, "-js", "-a", "127.0.0.1", "-p", str(nport), "-sd", os.path.join(work, "js")])
+    wait_for(nats, "Server is ready")
+    url = f"nats://127.0.0.1:{nport}/PERF"
+
+    # 1. Follow rate.
+    feed = os.path.join(work, "feed.jsonl")
+    subprocess.run([os.path.join(BUILD, "oddsfeed"), "gen", "-o", feed, "--records", str(RECORDS), "--sim",
+                    "seed=7,events=300,rate=1000"], check=True, capture_output=True)
+    want = re.search(r"digest=([0-9a-f]{16})", subprocess.run([os.path.join(BUILD, "oddsfeed"), "digest", feed],
+                     check=True, capture_output=True, text=True).stdout).group(1)
+    t0 = time.time()
+    direct = relay("direct", "--feed", f"replay:{feed},speed=max", "--exit-after-replay")
+    direct.wait(timeout=600)
+    t_direct = time.time() - t0
+    if not re.search(rf"stopped; state seq={RECORDS} digest={want}", output(direct)):
+        die("direct replay ended at the wrong state: " + output(direct)[-500:])
+
+    t0 = time.time()
+    pub = subprocess.run([os.path.join(BUILD, "oddsfeed"), "publish", feed, url], capture_output=True, text=True,
+                         timeout=600)
+    t_pub = time.time() - t0
+    if pub.returncode != 0 or f"seq={RECORDS} " not in pub.stdout or f"digest={want}" not in pub.stdout:
+        die("publish: " + pub.stdout + pub.stderr[-500:])
+    messages = int(re.search(r"messages=(\d+)", pub.stdout).group(1))
+
+    late = relay("late", "--feed", url)
+    m = wait_for(late, r"joined log \w+ at seq (\d+) from a snapshot \((\d+) events, (\d+) bytes, (\d+) chunks\) in (\d+) ms")
+    if int(m.group(1)) != RECORDS:
+        die("late join at the wrong seq: " + m.group(0))
+    join = m
+    wait_for(late, "serving http://")
+    if stop(late) != (RECORDS, want):
+        die("late edge differs")
+
+    # Without snapshots the edge reads the log from position 1: every record.
+    js_api(nport, "$JS.API.STREAM.DELETE.PERF_SNAP")
+    t0 = time.time()
+    edge = relay("edge", "--feed", url)
+    wait_for(edge, "joined log \\w+ at seq 0 from the log's start")
+    wait_for(edge, "serving http://")
+    while status(edge.port)["seq"] < RECORDS:
+        if edge.poll() is not None:
+            die("edge died: " + output(edge)[-500:])
+        time.sleep(0.01)
+    t_edge = time.time() - t0
+    if stop(edge) != (RECORDS, want):
+        die("edge differs from the feed")
+    print(f"follow: {RECORDS:,} records, 300 events, {messages:,} bus messages")
+    print(f"  direct replay (file -> engine):           {RECORDS / t_direct:>10,.0f} rec/s  ({t_direct:.2f} s, process start included)")
+    print(f"  oddsfeed publish (file -> bus, acked):     {RECORDS / t_pub:>10,.0f} rec/s  ({t_pub:.2f} s)")
+    print(f"  edge following the bus from position 1:   {RECORDS / t_edge:>10,.0f} rec/s  ({t_edge:.2f} s, process start included)")
+    print(f"  late join from the final snapshot: {int(join.group(2)):,} events, {int(join.group(3)) / 1e6:.1f} MB in "
+          f"{join.group(4)} chunks, {join.group(5)} ms")
+    print(f"  digests: file = direct = publisher = edge = late edge = {want}")
+
+    # 2. Latency at 1,000 records/s.
+    ingest = relay("ingest", "--feed", "sim:seed=3,events=300,rate=1000", "--publish", url.replace("PERF", "LIVE"))
+    wait_for(ingest, "serving http://")
+    wait_for(ingest, "bus: publishing log")
+    edge = relay("edge2", "--feed", url.replace("PERF", "LIVE"))
+    wait_for(edge, "serving http://")
+    loads = []
+    for name, port in (("direct", ingest.port), ("edge", edge.port)):
+        loads.append((name, subprocess.Popen(
+            [os.path.join(BUILD, "oddsload"), "--connect", f"127.0.0.1:{port}", "--key", KEY, "--connections", "1",
+             "--duration", str(SECONDS), "--warmup", "2", "--progress", "0", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    results = {}
+    for name, p in loads:
+        out, err = p.communicate(timeout=SECONDS + 60)
+        if p.returncode != 0:
+            die(f"oddsload {name}: {err[-500:]}")
+        results[name] = json.loads(out.strip().splitlines()[-1])
+    rate = status(ingest.port)["feed"]["records_applied"] / max(1, status(ingest.port)["uptime"])
+    seq, digest = stop(ingest)
+    deadline = time.time() + 60
+    while status(edge.port)["seq"] != seq and time.time() < deadline:
+        time.sleep(0.05)
+    if stop(edge) != (seq, digest):
+        die("edge differs from the ingest at the end of the latency run")
+    print(f"latency: sim at 1,000 odds records/s ({rate:,.0f} records/s in all), one /pt-ws subscriber on each, "
+          f"{SECONDS} s")
+    for name in ("direct", "edge"):
+        r = results[name]
+        if r.get("gaps"):
+            die(f"{name}: seq gaps in the stream: {r}")
+        print(f"  {name:>6}: p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  p99.9 {r['p999_ms']:.3f} ms  "
+              f"({r['latency_samples']} samples)")
+    d, e = results["direct"], results["edge"]
+    print(f"  the bus adds: p50 {e['p50_ms'] - d['p50_ms']:+.3f} ms, p99 {e['p99_ms'] - d['p99_ms']:+.3f} ms")
+    print(f"  digests: ingest = edge = {digest} at seq {seq}")
+finally:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    shutil.rmtree(work, ignore_errors=True)
