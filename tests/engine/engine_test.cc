@@ -203,7 +203,7 @@ TEST(Engine, PublishedSnapshotsNeverChange) {
   EXPECT_EQ(old->events.size(), 1u);
   EXPECT_EQ(old->events.find(1)->market(1001)->outcomes[0].price, 185);
   EXPECT_EQ(e.current()->events.find(1)->market(1001)->outcomes[0].price, 249);
-  EXPECT_EQ(e.current()->seq, old->seq + 50);
+  EXPECT_EQ(e.current()->seq, old->seq + 100);  // seq counts records: two a round
 }
 
 }  // namespace oddsrelay

@@ -28,7 +28,8 @@ TEST(SnapshotConcurrency, ReadersOnlyEverSeeWholeBatches) {
         last_seq = s->seq;
         if (s->seq == 0) continue;
         // Each batch writes its number as the price of every event's market:
-        // all must agree, and match the snapshot's batch.
+        // all must agree, and match the snapshot's batch (seq counts
+        // records: kEvents a batch).
         int32_t price = -1;
         size_t n = 0;
         s->events.for_each([&](const EventEntry& ev) {
@@ -38,7 +39,9 @@ TEST(SnapshotConcurrency, ReadersOnlyEverSeeWholeBatches) {
           if (m->outcomes[0].price != price) failures++;
           ++n;
         });
-        if (n != static_cast<size_t>(kEvents) || static_cast<uint64_t>(price) != 100 + s->seq) failures++;
+        if (n != static_cast<size_t>(kEvents) || s->seq % kEvents != 0 ||
+            static_cast<uint64_t>(price) != 100 + s->seq / kEvents)
+          failures++;
         checks++;
       }
     });
@@ -52,7 +55,7 @@ TEST(SnapshotConcurrency, ReadersOnlyEverSeeWholeBatches) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_GT(checks.load(), 0u);
-  EXPECT_EQ(e.current()->seq, static_cast<uint64_t>(kBatches));
+  EXPECT_EQ(e.current()->seq, static_cast<uint64_t>(kBatches) * kEvents);
 }
 
 // The same with the simulator's feed: the counters a snapshot carries must
