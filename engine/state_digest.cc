@@ -29,8 +29,10 @@ std::string dump_state(const Snapshot& s) {
   s.events.for_each([&](const EventEntry& e) { entries.push_back(&e); });
   std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->number < b->number; });
   std::string out;
-  appendf(out, "clock=%" PRId64 " listed_live=%" PRIu64 " listed_prematch=%" PRIu64 " markets=%" PRIu64 "\n",
-          s.clock, s.listed_live, s.listed_prematch, s.markets);
+  appendf(out,
+          "clock=%" PRId64 " feed_clock=%" PRId64 " evicted=%" PRIu64 " listed_live=%" PRIu64
+          " listed_prematch=%" PRIu64 " markets=%" PRIu64 "\n",
+          s.clock, s.feed_clock, s.evicted, s.listed_live, s.listed_prematch, s.markets);
   for (const EventEntry* e : entries) {
     appendf(out, "E %" PRIu64 " updated=%" PRId64 " key=", e->number, e->updated_at);
     out += e->key;

@@ -1,7 +1,9 @@
 // A canonical text dump of a snapshot and its hash: the yardstick for
 // "byte-identical state" (capture/replay identity, journal recovery). The
-// dump lists every event in number order with its event object, odds
-// (timestamps included), score and stats.
+// dump starts with the clocks retention depends on (the last and the newest
+// `at` applied) and the count of events evicted, then lists every event in
+// number order with its event object, odds (timestamps included), score and
+// stats. Counters derived from the events (ended, bytes) are not in it.
 #pragma once
 
 #include <cstdint>

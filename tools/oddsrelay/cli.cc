@@ -14,9 +14,12 @@ snapshot store and serves it (REST, /ws, /pt-ws; see docs/api.md).
 Options:
   --listen HOST:PORT     address to serve on (default 127.0.0.1:8080)
   --feed SPEC            where records come from (default sim):
-                           sim[:seed=N,events=N,rate=N,minute=MS]
+                           sim[:seed=N,events=N,rate=N,minute=MS,tick=MS,correct=N]
                              built-in simulator; rate = odds records/s
-                             (default seed=1 events=300 rate=200 minute=4000)
+                             (default seed=1 events=300 rate=200 minute=4000);
+                             tick = ms between scoreboard ticks (default
+                             min(1000, minute)); correct = per mille of
+                             finals corrected later (default 0)
                            replay:FILE[,speed=X]
                              a feed file (plain or .gz), paced by its `at`
                              stamps; X = factor of real time or `max`
@@ -117,8 +120,11 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
       else if (k == "events" && parse_u64(v, n) && n >= 1 && n <= 1'000'000) out.sim.events = static_cast<uint32_t>(n);
       else if (k == "rate" && parse_u64(v, n) && n >= 1 && n <= 10'000'000) out.sim.rate = static_cast<double>(n);
       else if (k == "minute" && parse_u64(v, n) && n >= 10 && n <= 600'000) out.sim.minute_ms = static_cast<int64_t>(n);
+      else if (k == "tick" && parse_u64(v, n) && n >= 10 && n <= 3'600'000) out.sim.tick_ms = static_cast<int64_t>(n);
+      else if (k == "correct" && parse_u64(v, n) && n <= 1000) out.sim.correct_permille = static_cast<uint32_t>(n);
       else {
-        err = "bad --feed sim option '" + std::string(kv) + "' (seed=N, events=1..1000000, rate=1..10000000, minute=10..600000)";
+        err = "bad --feed sim option '" + std::string(kv) +
+              "' (seed=N, events=1..1000000, rate=1..10000000, minute=10..600000, tick=10..3600000, correct=0..1000)";
         return false;
       }
     }
