@@ -35,6 +35,13 @@ Options:
   --snapshot-every N     compaction: write a snapshot and drop the journal it
                          covers after N records (default 50000)...
   --snapshot-interval S  ...or after S seconds with any record (default 300)
+  --retain-ended DURATION
+                         retention horizon in feed time: an event that ended
+                         or was removed leaves the state (REST answers it as
+                         unknown) once the feed's newest `at` is this far
+                         past its last record; N followed by d, h, m or s
+                         (default 96h, above the 72 h window for corrected
+                         results; shorter only for tests and soaks)
   --resume-window SPEC   what /pt-ws and /ws keep for `resume=EPOCH:SEQ`:
                          BYTES[K|M|G] and/or SECONDS followed by s, comma-
                          separated (default 128M,60s)
@@ -158,6 +165,23 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
   return false;
 }
 
+bool parse_duration(std::string_view spec, int64_t& ms) {
+  if (spec.size() < 2) return false;
+  int64_t unit = 0;
+  switch (spec.back()) {
+    case 'd': unit = 86'400'000; break;
+    case 'h': unit = 3'600'000; break;
+    case 'm': unit = 60'000; break;
+    case 's': unit = 1000; break;
+    default: return false;
+  }
+  uint64_t n = 0;
+  if (!parse_u64(spec.substr(0, spec.size() - 1), n) || n == 0 || n > 3650ull * 86'400'000 / static_cast<uint64_t>(unit))
+    return false;
+  ms = static_cast<int64_t>(n) * unit;
+  return true;
+}
+
 bool parse_resume_window(const std::string& spec, Options& out, std::string& err) {
   std::string_view rest = spec;
   bool any = false;
@@ -234,6 +258,13 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       if (!need(out.capture)) return false;
     } else if (a == "--data-dir") {
       if (!need(out.data_dir)) return false;
+    } else if (a == "--retain-ended") {
+      std::string v;
+      if (!need(v)) return false;
+      if (!parse_duration(v, out.retain_ended_ms)) {
+        err = "bad --retain-ended '" + v + "' (a duration such as 96h, 90m or 30s; 1s..3650d)";
+        return false;
+      }
     } else if (a == "--resume-window") {
       std::string v;
       if (!need(v) || !parse_resume_window(v, out, err)) return false;

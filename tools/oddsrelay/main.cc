@@ -39,10 +39,11 @@ void print_progress(const Engine& engine, const Source& src, uint64_t& last_appl
   last_applied = applied;
   std::fprintf(stderr,
                "progress: applied=%" PRIu64 " (%.0f/s) skipped=%" PRIu64 " malformed=%" PRIu64
-               " events live=%" PRIu64 " prematch=%" PRIu64 " markets=%" PRIu64 " outcomes=%" PRIu64
-               " seq=%" PRIu64 "%s\n",
+               " events live=%" PRIu64 " prematch=%" PRIu64 " held=%zu ended=%" PRIu64 " evicted=%" PRIu64
+               " markets=%" PRIu64 " outcomes=%" PRIu64 " seq=%" PRIu64 "%s\n",
                applied, rate, engine.skipped(), src.status().malformed.load(), s->listed_live, s->listed_prematch,
-               s->markets, s->outcomes, s->seq, src.status().done ? " feed=done" : "");
+               s->events.size(), s->ended, s->evicted, s->markets, s->outcomes, s->seq,
+               src.status().done ? " feed=done" : "");
 }
 
 int run(const Options& opt) {
@@ -84,6 +85,7 @@ int run(const Options& opt) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   Engine engine;
+  engine.set_retain_ended_ms(opt.retain_ended_ms);  // before any record: replays must evict alike
   std::unique_ptr<FeedFileWriter> capture;
   std::unique_ptr<LogWriter> journal;
   Pipeline pipeline(engine);
@@ -102,6 +104,11 @@ int run(const Options& opt) {
                    " journal records replayed, %" PRIu64 " bad%s; seq=%" PRIu64 " in %.0f ms\n",
                    r.epoch.c_str(), r.created ? " (new)" : "", r.snapshot_seq, r.snapshot_events, r.replayed,
                    r.bad_records, r.torn_tail ? ", torn tail cut" : "", r.seq, r.millis);
+      if (r.snapshot_retain_ended_ms != 0 && r.snapshot_retain_ended_ms != opt.retain_ended_ms)
+        std::fprintf(stderr,
+                     "oddsrelay: note: the snapshot was kept with --retain-ended %" PRId64
+                     " s; going on with %" PRId64 " s (a replay of this log with one horizon throughout would differ)\n",
+                     r.snapshot_retain_ended_ms / 1000, opt.retain_ended_ms / 1000);
       LogOptions lo;
       lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
       lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
