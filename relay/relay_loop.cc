@@ -112,6 +112,7 @@ void RelayLoop::adopt(Adoption& a) {
     std::string msg = std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}";
     send_exempt(c, text_frame(msg));
     close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
+    if (held == 0) key_slots_.erase(c->ticket.key_id);  // a key allowed no streams: no count to keep
   } else {
     ++held;
     c->holds_key_slot = true;

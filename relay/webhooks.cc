@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 #include "protocol/hmac.h"
 #include "relay/http_post.h"
@@ -62,14 +63,20 @@ class Webhooks::Endpoint {
       if (!fresh) stats_.coalesced.fetch_add(1, std::memory_order_relaxed);
       else odds_order_.push_back(n.event);
       it->second = std::move(n);
+      // A receiver that stays down must not make this one map per event
+      // ever seen: the oldest event's update gives way.
+      while (odds_.size() > o_.max_queue && !odds_order_.empty()) {
+        const uint64_t ev = odds_order_.front();
+        odds_order_.pop_front();
+        if (odds_.erase(ev)) stats_.dropped.fetch_add(1, std::memory_order_relaxed);
+      }
     } else {
-      if (fifo_.size() >= o_.max_queue) {  // only non-critical callbacks give way
-        for (auto it = fifo_.begin(); it != fifo_.end(); ++it)
-          if (!it->critical) {
-            fifo_.erase(it);
-            stats_.dropped.fetch_add(1, std::memory_order_relaxed);
-            break;
-          }
+      if (fifo_.size() >= o_.max_queue) {
+        // Non-critical callbacks give way first; when every one is critical
+        // the oldest goes (counted), so the queue has a bound either way.
+        auto victim = std::find_if(fifo_.begin(), fifo_.end(), [](const Note& q) { return !q.critical; });
+        fifo_.erase(victim != fifo_.end() ? victim : fifo_.begin());
+        stats_.dropped.fetch_add(1, std::memory_order_relaxed);
       }
       fifo_.push_back(std::move(n));
     }
@@ -184,10 +191,25 @@ void Webhooks::on_batch(const BatchPtr& batch) {
   if (!stopping_.load(std::memory_order_relaxed)) batches_.enqueue(batch);
 }
 
+std::string Webhooks::endpoint_id(const rest::ApiKey& key) {
+  const rest::WebhookConfig& c = *key.webhook;
+  return c.url + '\n' + c.secret + (key.sandbox ? "\ns" : "\n") + std::to_string(c.events);
+}
+
+// After a keys reload: endpoints no key names any more stop (their thread
+// is joined: at most one POST's timeout) and their queues go.
+void Webhooks::prune_endpoints(const rest::KeyStore& keys) {
+  std::set<std::string> wanted;
+  keys.for_each([&](const rest::ApiKey& k) {
+    if (k.enabled && k.webhook) wanted.insert(endpoint_id(k));
+  });
+  std::erase_if(endpoints_, [&](const auto& kv) { return !wanted.count(kv.first); });
+  stats_.endpoints.store(endpoints_.size(), std::memory_order_relaxed);
+}
+
 Webhooks::Endpoint& Webhooks::endpoint_for(const rest::ApiKey& key) {
   const rest::WebhookConfig& c = *key.webhook;
-  std::string id = c.url + '\n' + c.secret + (key.sandbox ? "\ns" : "\n") + std::to_string(c.events);
-  auto& slot = endpoints_[id];
+  auto& slot = endpoints_[endpoint_id(key)];
   if (!slot) {
     slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_);
     stats_.endpoints.store(endpoints_.size(), std::memory_order_relaxed);
@@ -203,6 +225,10 @@ void Webhooks::dispatch() {
     if (stopping_ || !b) return;
     SnapshotPtr before = std::exchange(prev, b->snapshot);
     auto keys = keys_.load();
+    if (keys != endpoints_for_) {
+      endpoints_for_ = keys;
+      prune_endpoints(*keys);
+    }
     std::vector<Endpoint*> targets;
     keys->for_each([&](const rest::ApiKey& k) {
       if (k.enabled && k.webhook) targets.push_back(&endpoint_for(k));

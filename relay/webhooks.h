@@ -6,7 +6,10 @@
 // down or slow delays nobody else. odds_update is coalesced per event
 // while it waits (the newest replaces the queued one); event_ended and
 // settlement_changed are retried with exponential backoff up to a limit,
-// then counted as dropped.
+// then counted as dropped. Bounds: per endpoint at most `max_queue` queued
+// callbacks (non-critical ones give way first, then the oldest critical)
+// and `max_queue` coalesced odds_update (the oldest event's goes first);
+// endpoints of keys gone from a reloaded keys file are shut down.
 #pragma once
 
 #include <atomic>
@@ -35,7 +38,7 @@ struct WebhookOptions {
   int timeout_ms = 3000;         // one POST, connect to answer
   int backoff_first_ms = 250;    // doubled per failed attempt
   int backoff_max_ms = 30'000;
-  size_t max_queue = 10'000;     // queued callbacks per endpoint besides coalesced odds
+  size_t max_queue = 10'000;     // queued callbacks per endpoint, and coalesced odds events per endpoint
 };
 
 struct WebhookStats {
@@ -73,7 +76,11 @@ class Webhooks : public BatchSink {
   moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;
   std::atomic<bool> stopping_{false};
   std::thread dispatcher_;
+  void prune_endpoints(const rest::KeyStore& keys);
+  static std::string endpoint_id(const rest::ApiKey& key);
+
   std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;  // by url + secret + sandbox; dispatcher only
+  std::shared_ptr<const rest::KeyStore> endpoints_for_;         // the key set endpoints_ was last pruned to
 };
 
 }  // namespace oddsrelay::relay
