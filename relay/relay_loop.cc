@@ -6,6 +6,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "relay/frame_encoder.h"
 #include "rest/errors.h"
 
@@ -363,16 +366,22 @@ RelayServer::RelayServer(RelayOptions opts, const SnapshotStore& store) : opts_(
 RelayServer::~RelayServer() { stop(); }
 
 void RelayServer::start() {
+  running_ = true;
   thread_ = std::thread([this] { loop_->run(); });
 }
 
 void RelayServer::stop() {
+  running_ = false;
   if (!thread_.joinable()) return;
   loop_->request_stop();
   thread_.join();
 }
 
 void RelayServer::on_batch(const BatchPtr& batch) {
+  while (loop_->batches.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed)) {
+    loop_->wake();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
   loop_->batches.enqueue(batch);
   loop_->wake();
 }

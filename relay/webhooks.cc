@@ -176,6 +176,7 @@ Webhooks::Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys) :
 Webhooks::~Webhooks() { stop(); }
 
 void Webhooks::start() {
+  running_ = true;
   dispatcher_ = std::thread([this] { dispatch(); });
 }
 
@@ -188,7 +189,13 @@ void Webhooks::stop() {
 }
 
 void Webhooks::on_batch(const BatchPtr& batch) {
-  if (!stopping_.load(std::memory_order_relaxed)) batches_.enqueue(batch);
+  if (stopping_.load(std::memory_order_relaxed)) return;
+  // Bounded backlog (pipeline.h): the dispatcher does no I/O, so waiting
+  // here means it is starved of CPU, not stuck on a receiver.
+  while (batches_.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed) &&
+         !stopping_.load(std::memory_order_relaxed))
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  batches_.enqueue(batch);
 }
 
 std::string Webhooks::endpoint_id(const rest::ApiKey& key) {

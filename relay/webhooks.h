@@ -75,6 +75,7 @@ class Webhooks : public BatchSink {
   WebhookStats stats_;
   moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> running_{false};  // the dispatcher takes batches
   std::thread dispatcher_;
   void prune_endpoints(const rest::KeyStore& keys);
   static std::string endpoint_id(const rest::ApiKey& key);

@@ -39,10 +39,10 @@ void print_progress(const Engine& engine, const Source& src, uint64_t& last_appl
   last_applied = applied;
   std::fprintf(stderr,
                "progress: applied=%" PRIu64 " (%.0f/s) skipped=%" PRIu64 " malformed=%" PRIu64
-               " events live=%" PRIu64 " prematch=%" PRIu64 " held=%zu ended=%" PRIu64 " evicted=%" PRIu64
-               " markets=%" PRIu64 " outcomes=%" PRIu64 " seq=%" PRIu64 "%s\n",
+               " events live=%" PRIu64 " prematch=%" PRIu64 " markets=%" PRIu64 " outcomes=%" PRIu64
+               " seq=%" PRIu64 " held=%zu ended=%" PRIu64 " evicted=%" PRIu64 "%s\n",
                applied, rate, engine.skipped(), src.status().malformed.load(), s->listed_live, s->listed_prematch,
-               s->events.size(), s->ended, s->evicted, s->markets, s->outcomes, s->seq,
+               s->markets, s->outcomes, s->seq, s->events.size(), s->ended, s->evicted,
                src.status().done ? " feed=done" : "");
 }
 
@@ -196,7 +196,7 @@ int run(const Options& opt) {
   const Source* src = source.get();
   const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim"
                                   : opt.feed.kind == FeedSpec::Kind::Replay ? "replay" : "none";
-  ctx.feed_status = [&engine, src, source_name](json::Writer& w) {
+  ctx.feed_status = [&engine, &pipeline, src, source_name](json::Writer& w) {
     w.StartObject();
     w.Key("source");
     w.String(source_name.c_str());
@@ -204,6 +204,8 @@ int run(const Options& opt) {
     w.Uint64(engine.applied());
     w.Key("records_skipped");
     w.Uint64(engine.skipped());
+    w.Key("batches");  // published by the engine; relay.batches trails it while the relay catches up
+    w.Uint64(pipeline.batches());
     w.Key("malformed");
     w.Uint64(src->status().malformed.load());
     w.Key("done");
