@@ -189,6 +189,12 @@ class Retention(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertIn(f"seq={n} ", out)
         self.assertIn(f"digest={digest}", out)
+        # Without the flag, a data dir is digested with the horizon its newest
+        # snapshot was kept with.
+        rc, out, err = h.run([h.binary("oddsfeed"), "digest", data])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("retain_ended=20s", out)
+        self.assertIn(f"digest={digest}", out)
 
         # A restart on the data dir answers byte for byte as before.
         with self.server("--feed", "none", "--data-dir", data, "--retain-ended", "20s") as srv:

@@ -50,7 +50,8 @@ Commands:
         applied records); print seq and the state digest that `oddsrelay`
         prints when it stops (for identity checks). For a data dir: the
         state a restart would recover, without changing the dir. The
-        retention horizon must be the server's (default 96h, as there).
+        retention horizon must be the server's (default: for a data dir,
+        the one its newest snapshot was kept with; else 96h, as there).
   --help
 )";
 
@@ -181,15 +182,25 @@ bool is_dir(const std::string& path) {
 }
 
 int64_t g_retain_ended_ms = kDefaultRetainEndedMs;  // --retain-ended, for every replay here
+bool g_retain_given = false;
 
 int digest_dir(const std::string& dir) {
   Engine engine;
-  engine.set_retain_ended_ms(g_retain_ended_ms);
+  int64_t horizon = g_retain_ended_ms;
+  // Without --retain-ended, the horizon the newest snapshot was kept with.
+  DataDirFiles files = list_data_dir(dir);
+  SnapshotInfo head;
+  std::string err;
+  if (!g_retain_given && !files.snapshots.empty() &&
+      read_snapshot_header(snapshot_path(dir, files.snapshots.back()), head, err) && head.retain_ended_ms > 0)
+    horizon = head.retain_ended_ms;
+  engine.set_retain_ended_ms(horizon);
   try {
     DataDirRecovery r = recover_data_dir(dir, engine, true);
     SnapshotPtr s = engine.current();
-    std::printf("epoch=%s seq=%" PRIu64 " snapshot=%" PRIu64 " replayed=%" PRIu64 " digest=%016" PRIx64 "\n",
-                r.epoch.c_str(), s->seq, r.snapshot_seq, r.replayed, state_digest(*s));
+    std::printf("epoch=%s seq=%" PRIu64 " snapshot=%" PRIu64 " replayed=%" PRIu64 " retain_ended=%" PRId64
+                "s digest=%016" PRIx64 "\n",
+                r.epoch.c_str(), s->seq, r.snapshot_seq, r.replayed, horizon / 1000, state_digest(*s));
   } catch (const std::exception& e) {
     return fail(e.what());
   }
@@ -255,6 +266,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(args[i], "--retain-ended") == 0) {
       if (i + 1 >= args.size() || !parse_duration(args[i + 1], g_retain_ended_ms))
         return fail("bad or missing --retain-ended value (e.g. 96h, 90m, 30s)");
+      g_retain_given = true;
       args.erase(args.begin() + static_cast<ptrdiff_t>(i), args.begin() + static_cast<ptrdiff_t>(i) + 2);
       break;
     }
