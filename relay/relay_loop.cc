@@ -8,6 +8,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "relay/frame_encoder.h"
 #include "rest/errors.h"
 
@@ -119,6 +122,7 @@ void RelayLoop::adopt(Adoption& a) {
     std::string msg = std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}";
     send_exempt(c, text_frame(msg));
     close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
+    if (held == 0) key_slots_.erase(c->ticket.key_id);  // a key allowed no streams: no count to keep
   } else {
     ++held;
     c->holds_key_slot = true;
@@ -429,16 +433,22 @@ RelayServer::RelayServer(RelayOptions opts, const SnapshotStore& store) : opts_(
 RelayServer::~RelayServer() { stop(); }
 
 void RelayServer::start() {
+  running_ = true;
   thread_ = std::thread([this] { loop_->run(); });
 }
 
 void RelayServer::stop() {
+  running_ = false;
   if (!thread_.joinable()) return;
   loop_->request_stop();
   thread_.join();
 }
 
 void RelayServer::on_batch(const BatchPtr& batch) {
+  while (loop_->batches.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed)) {
+    loop_->wake();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
   loop_->batches.enqueue(batch);
   loop_->wake();
 }
