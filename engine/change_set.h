@@ -21,6 +21,7 @@ enum ChangeBits : uint8_t {
   kStatsChanged = 1 << 4,
   kOddsChanged = 1 << 5,
   kFinalChanged = 1 << 6,  // settlement anchor set or corrected
+  kEventEvicted = 1 << 7,  // left the state at the retention horizon (engine/retention.h)
 };
 
 struct EventChange {

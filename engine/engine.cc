@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 namespace oddsrelay {
 
@@ -108,15 +109,24 @@ EventEntry& Engine::entry_for(uint64_t number, const std::string& id, int64_t at
     slot = std::make_shared<EventEntry>();
     slot->number = number;
     slot->key = id;
-  } else if (slot->edit != edit_) {
-    slot = std::make_shared<EventEntry>(*slot);
-    slot->change = 0;
+    work_.bytes += kEntryBytes;
+    touched_was_ = false;
+    if (!gone_.empty())
+      if (auto it = gone_.find(number); it != gone_.end()) slot->change = it->second;
+  } else {
+    touched_was_ = retirable(*slot);
+    touched_at_ = slot->updated_at;
+    if (slot->edit != edit_) {
+      slot = std::make_shared<EventEntry>(*slot);
+      slot->change = 0;
+    }
   }
   // An emptied entry waiting to be dropped at commit is a new event to this
   // record, as it would be in a later batch: it takes this record's id.
   if (slot->empty()) slot->key = id;
   slot->edit = edit_;
   slot->updated_at = at;
+  touched_ = slot.get();
   return *slot;
 }
 
@@ -142,6 +152,7 @@ void Engine::count_listing(const EventEntry& e, int delta) {
   if (it == v.end() || it->sport != e.sport()) it = v.insert(it, SportCount{e.sport(), 0, 0});
   (e.live() ? it->live : it->prematch) += delta;
   (e.live() ? work_.listed_live : work_.listed_prematch) += delta;
+  if (e.score && e.score->ended) (e.live() ? work_.ended_live : work_.ended_prematch) += delta;
   if (it->live == 0 && it->prematch == 0) v.erase(it);
 }
 
@@ -164,6 +175,7 @@ void Engine::apply_event(feed::Record& rec) {
   if (!was_listed) ch.bits |= kEventAdded;
   else if (e.info->json != info->json) ch.bits |= kEventChanged;
   count_listing(e, -1);
+  work_.bytes += info_bytes(info.get()) - info_bytes(e.info.get());
   e.info = info;
   e.key = rec.id;
   count_listing(e, +1);
@@ -184,19 +196,22 @@ ApplyResult Engine::apply_remove(feed::Record& rec) {
   if (e.listed()) ch.bits |= kEventRemoved;
   if (old_live) work_.last_live_at = rec.at;
   count_listing(e, -1);
+  work_.bytes -= info_bytes(e.info.get());
   e.info = nullptr;
+  const size_t history_was = history_bytes(e.history.get());
   for (const auto& m : e.markets) {
     if (!ended(e)) history_on_removal(e.history, edit_, *m);
     work_.outcomes -= m->outcomes.size();
+    work_.bytes -= market_bytes(*m);
     note_market(e, m->id);
   }
+  work_.bytes += history_bytes(e.history.get()) - history_was;
   work_.markets -= e.markets.size();
   e.markets.clear();
   note_listing(ch, e, old_sport, old_live);
-  // Score and stats outlive the listing (settlement asks after removal);
-  // with neither, nothing is worth keeping: dropped at commit unless a later
-  // record of this batch brings something back.
-  if (e.empty()) maybe_empty_.push_back(rec.number);
+  // Score and stats outlive the listing (settlement asks after removal,
+  // until the retention horizon); with neither, nothing is worth keeping:
+  // track_touched() drops the entry.
   return ApplyResult::Applied;
 }
 
@@ -209,19 +224,23 @@ void Engine::apply_market(feed::Record& rec) {
   const bool exists = it != ms.end() && it->id == mr.market;
   if (exists) {
     work_.outcomes -= (*it)->outcomes.size();
+    work_.bytes -= market_bytes(**it);
     --work_.markets;
   }
   // Until full time, lines that go are kept with their last read (the
   // history is frozen at the first `ended`, with the odds then current).
   if (!ended(e)) {
+    const size_t history_was = history_bytes(e.history.get());
     if (!mr.lines.empty()) history_on_market(e.history, edit_, exists ? it->ptr.get() : nullptr, mr);
     else if (exists) history_on_removal(e.history, edit_, **it);
+    work_.bytes += history_bytes(e.history.get()) - history_was;
   }
   if (mr.lines.empty()) {
     if (exists) ms.erase(it);
   } else {
     MarketPtr m = build_market(mr, exists ? it->ptr.get() : nullptr, rec.at);
     work_.outcomes += m->outcomes.size();
+    work_.bytes += market_bytes(*m);
     ++work_.markets;
     if (exists) it->ptr = std::move(m);
     else ms.insert(it, MarketRef{mr.market, std::move(m)});
@@ -254,6 +273,8 @@ void Engine::apply_score(feed::Record& rec) {
       if (first) {
         s->ended = true;
         s->odds_at_end = e.markets;
+        ++work_.ended;
+        if (e.listed()) ++(e.live() ? work_.ended_live : work_.ended_prematch);
       }
       ++s->final_version;
       s->final_score = score;
@@ -262,6 +283,7 @@ void Engine::apply_score(feed::Record& rec) {
       ch.bits |= kFinalChanged;
     }
   }
+  work_.bytes += score_bytes(s.get()) - score_bytes(e.score.get());
   e.score = std::move(s);
   note_listing(ch, e, e.sport(), e.live());
 }
@@ -274,6 +296,7 @@ void Engine::apply_stats(feed::Record& rec) {
     if (sr.values[i]) s->values[i] = sr.values[i];
   s->final = s->final || sr.final;
   s->ts = rec.at;
+  work_.bytes += stats_bytes(s.get()) - stats_bytes(e.stats.get());
   e.stats = std::move(s);
   EventChange& ch = change_for(e);
   ch.bits |= kStatsChanged;
@@ -282,6 +305,7 @@ void Engine::apply_stats(feed::Record& rec) {
 
 ApplyResult Engine::apply(feed::Record&& rec) {
   ApplyResult r = ApplyResult::Applied;
+  touched_ = nullptr;
   switch (rec.op()) {
     case feed::Op::Event: apply_event(rec); break;
     case feed::Op::Remove: r = apply_remove(rec); break;
@@ -294,10 +318,68 @@ ApplyResult Engine::apply(feed::Record&& rec) {
     return r;
   }
   work_.clock = rec.at;
+  work_.feed_clock = std::max(work_.feed_clock, rec.at);
   ++work_.seq;
   records_.push_back(std::move(rec));
   applied_.fetch_add(1, std::memory_order_relaxed);
+  track_touched();
+  evict_due();
   return r;
+}
+
+void Engine::track_touched() {
+  EventEntry* e = std::exchange(touched_, nullptr);
+  if (!e) return;
+  const bool now = retirable(*e);
+  if (touched_was_ && now && touched_at_ == e->updated_at && !e->empty()) return;
+  if (touched_was_) retiring_.remove(touched_at_, e->number);
+  if (e->empty()) return drop_entry(e->number, false);
+  if (now) retiring_.add(e->updated_at, e->number);
+}
+
+void Engine::evict_due() {
+  uint64_t n;
+  while (retiring_.take_due(work_.feed_clock, work_.retain_ended_ms, n)) drop_entry(n, true);
+}
+
+// Takes an entry out of the state like a `remove` would take its listing,
+// and says so in the batch's change set: a listed event leaves the lists
+// (so /pt-ws sends null), its markets go.
+void Engine::drop_entry(uint64_t number, bool evicted) {
+  const EventEntry* e = work_.events.find(number);
+  if (!e) return;
+  uint32_t ci = e->edit == edit_ ? e->change : 0;  // an older entry's index is of another batch
+  if (ci == 0) {
+    changes_.emplace_back();
+    changes_.back().number = number;
+    ci = static_cast<uint32_t>(changes_.size());
+  }
+  EventChange& ch = changes_[ci - 1];
+  if (e->listed()) {
+    ch.bits |= kEventRemoved;
+    ch.sport = e->sport();
+    ch.live = e->live();
+    if (e->live()) work_.last_live_at = work_.clock;
+  }
+  if (evicted) ch.bits |= kEventEvicted;
+  if (!e->markets.empty()) ch.bits |= kOddsChanged;
+  for (const MarketRef& m : e->markets) changed_markets_.emplace_back(ci - 1, m.id);
+  unindex(*e);
+  count_entry(*e, -1);
+  if (evicted) ++work_.evicted;
+  gone_[number] = ci;
+  work_.events.erase(number, edit_);
+}
+
+void Engine::count_entry(const EventEntry& e, int delta) {
+  auto add = [delta](uint64_t& v, uint64_t n) { v = delta > 0 ? v + n : v - n; };
+  count_listing(e, delta);
+  uint64_t outcomes = 0;
+  for (const auto& m : e.markets) outcomes += m->outcomes.size();
+  add(work_.outcomes, outcomes);
+  add(work_.markets, e.markets.size());
+  if (e.score && e.score->ended) add(work_.ended, 1);
+  add(work_.bytes, entry_bytes(e));
 }
 
 BatchPtr Engine::commit() {
@@ -309,22 +391,22 @@ BatchPtr Engine::commit() {
 void Engine::restore_entry(EventEntry&& entry) {
   auto& slot = work_.events.slot(entry.number, edit_);
   if (slot) {  // replacing: undo its counts first
-    count_listing(*slot, -1);
-    for (const auto& m : slot->markets) work_.outcomes -= m->outcomes.size();
-    work_.markets -= slot->markets.size();
+    unindex(*slot);
+    count_entry(*slot, -1);
   }
   entry.edit = edit_;
   entry.change = 0;
   slot = std::make_shared<EventEntry>(std::move(entry));
-  count_listing(*slot, +1);
-  for (const auto& m : slot->markets) work_.outcomes += m->outcomes.size();
-  work_.markets += slot->markets.size();
+  count_entry(*slot, +1);
+  if (retirable(*slot)) retiring_.add(slot->updated_at, slot->number);
 }
 
-void Engine::restore_position(uint64_t seq, int64_t clock, int64_t last_live_at) {
-  work_.seq = seq;
-  work_.clock = clock;
-  work_.last_live_at = last_live_at;
+void Engine::restore_position(const Position& p) {
+  work_.seq = p.seq;
+  work_.clock = p.clock;
+  work_.feed_clock = p.feed_clock;
+  work_.last_live_at = p.last_live_at;
+  work_.evicted = p.evicted;
 }
 
 void Engine::publish_restored() {
@@ -334,9 +416,7 @@ void Engine::publish_restored() {
 
 BatchPtr Engine::seal() {
   if (records_.empty()) return nullptr;
-  for (uint64_t n : maybe_empty_)
-    if (const EventEntry* e = work_.events.find(n); e && e->empty()) work_.events.erase(n, edit_);
-  maybe_empty_.clear();
+  gone_.clear();
   auto batch = std::make_shared<Batch>();
   batch->first_seq = work_.seq - records_.size() + 1;
   // Group the changed market ids by change, sorted and unique within each.

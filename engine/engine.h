@@ -3,13 +3,19 @@
 // Owned by the engine thread (see pipeline.h); tests drive it directly.
 // Odds derivation (FEED-FORMAT.md `market`): line `ls` = at; an outcome's
 // `ts` = at when its price or flags changed, else the previous ts.
+// Retention (engine/retention.h) runs inside apply(), after each record: an
+// event due at the new feed clock leaves before the next record, so the
+// state after every record depends on the records alone, never on where a
+// batch ends.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/change_set.h"
+#include "engine/retention.h"
 #include "engine/snapshot.h"
 #include "protocol/feed_record.h"
 
@@ -22,7 +28,7 @@ enum class ApplyResult : uint8_t {
 
 class Engine {
  public:
-  Engine() = default;
+  Engine() { work_.retain_ended_ms = kDefaultRetainEndedMs; }
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -42,11 +48,21 @@ class Engine {
 
   // The log this state belongs to; set before anything is applied.
   void set_epoch(std::string epoch) { work_.epoch = std::move(epoch); }
+  // The retention horizon (--retain-ended): an ended or unlisted event
+  // leaves once the feed clock is this far past its last record. Set before
+  // anything is applied; every replay of a log must use the same one.
+  void set_retain_ended_ms(int64_t ms) { work_.retain_ended_ms = ms; }
+  int64_t retain_ended_ms() const { return work_.retain_ended_ms; }
   // Restoring a snapshot file (engine/storage/snapshot_file.h): entries go
   // straight into the working state at the given log position, then
   // publish_restored() makes that state current.
   void restore_entry(EventEntry&& entry);
-  void restore_position(uint64_t seq, int64_t clock, int64_t last_live_at);
+  struct Position {
+    uint64_t seq = 0;
+    int64_t clock = 0, feed_clock = 0, last_live_at = 0;
+    uint64_t evicted = 0;
+  };
+  void restore_position(const Position& p);
   void publish_restored();
   // A journal record that was lost to corruption: its log position passes
   // without a change, so the positions after it stay where they were.
@@ -72,12 +88,26 @@ class Engine {
   void apply_market(feed::Record& rec);
   void apply_score(feed::Record& rec);
   void apply_stats(feed::Record& rec);
+  // Retention: after a record, the entry it touched joins or leaves the
+  // index (or the map, when nothing is left of it); then whatever is due
+  // at the feed clock leaves.
+  void track_touched();
+  void evict_due();
+  void drop_entry(uint64_t number, bool evicted);
+  void unindex(const EventEntry& e) { if (retirable(e)) retiring_.remove(e.updated_at, e.number); }
+  void count_entry(const EventEntry& e, int delta);
 
   Snapshot work_;     // the working version: only this thread touches it
   uint64_t edit_ = 1; // number of the batch being built
   std::vector<EventChange> changes_;
   std::vector<std::pair<uint32_t, uint32_t>> changed_markets_;  // (change index, market id)
-  std::vector<uint64_t> maybe_empty_;  // events to drop at commit if nothing is left of them
+  // Entries erased within this batch: a later record of the batch for the
+  // same event continues their EventChange rather than adding a second one.
+  std::unordered_map<uint64_t, uint32_t> gone_;  // number -> EventEntry::change
+  RetentionIndex retiring_;
+  EventEntry* touched_ = nullptr;  // the entry the record being applied changed
+  bool touched_was_ = false;       // ...whether it was in retiring_ before
+  int64_t touched_at_ = 0;         // ...and under which `at`
   std::vector<feed::Record> records_;
   SnapshotStore store_;
   std::atomic<uint64_t> applied_{0}, skipped_{0};

@@ -16,9 +16,14 @@
 namespace oddsrelay {
 
 // Receives every published batch on the engine thread. Must not block: a
-// sink that does I/O queues the batch for its own thread.
+// sink that does I/O queues the batch for its own thread. A sink whose
+// thread lags far behind may wait for it to catch up (kMaxSinkBacklog
+// batches queued): every queued batch pins its records and the versions it
+// replaced, so an unbounded queue is unbounded memory; the engine slows
+// instead, as it does for the journal.
 class BatchSink {
  public:
+  static constexpr size_t kMaxSinkBacklog = 128;  // batches
   virtual ~BatchSink() = default;
   virtual void on_batch(const BatchPtr& batch) = 0;
 };

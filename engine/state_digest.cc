@@ -15,7 +15,7 @@ namespace {
 
 // Bumped whenever the dump's shape changes, so dumps of two formats never
 // compare equal by accident.
-constexpr const char* kFormat = "oddsrelay-state 3\n";
+constexpr const char* kFormat = "oddsrelay-state 4\n";
 
 void appendf(std::string& out, const char* fmt, auto... args) {
   char buf[256];
@@ -116,10 +116,11 @@ std::string dump_state(const Snapshot& s) {
   s.events.for_each([&](const EventEntry& e) { entries.push_back(&e); });
   std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->number < b->number; });
   std::string out = kFormat;
-  appendf(out,
-          "snapshot clock=%" PRId64 " last_live_at=%" PRId64 " listed_live=%" PRIu64 " listed_prematch=%" PRIu64
-          " markets=%" PRIu64 " outcomes=%" PRIu64 " events=%zu\n",
-          s.clock, s.last_live_at, s.listed_live, s.listed_prematch, s.markets, s.outcomes, entries.size());
+  // Two calls: appendf's buffer would cut one line of nine 20-digit numbers.
+  appendf(out, "snapshot clock=%" PRId64 " feed_clock=%" PRId64 " last_live_at=%" PRId64 " evicted=%" PRIu64,
+          s.clock, s.feed_clock, s.last_live_at, s.evicted);
+  appendf(out, " listed_live=%" PRIu64 " listed_prematch=%" PRIu64 " markets=%" PRIu64 " outcomes=%" PRIu64
+          " events=%zu\n", s.listed_live, s.listed_prematch, s.markets, s.outcomes, entries.size());
   out += "sports";
   for (const SportCount& c : s.sports) appendf(out, " %d:%u:%u", c.sport, c.live, c.prematch);
   out += '\n';

@@ -6,8 +6,10 @@
 // Contract (tests/engine/state_digest_test.cc holds it to this):
 // - Every field of the persistent state is in the dump, so two snapshots
 //   differ in their digest whenever they differ in any one of them:
-//   * snapshot: clock, last_live_at, listed_live, listed_prematch, markets,
-//     outcomes, sports (per sport: live and pre-match counts);
+//   * snapshot: clock, feed_clock (the newest `at` applied: retention's
+//     clock), last_live_at, evicted (events that left at the retention
+//     horizon), listed_live, listed_prematch, markets, outcomes, sports (per
+//     sport: live and pre-match counts);
 //   * event: number, key (display id), updated_at, the event object (by its
 //     canonical JSON, which encodes every field of feed::EventObject) or
 //     its absence (unlisted);
@@ -18,6 +20,8 @@
 //     timeline (at, home, away, clock per point, oldest first); the
 //     settlement anchor (ended, final score, final result, final version,
 //     final at) and the odds at the first `ended`, dumped like the odds;
+//   * withdrawn lines (engine/line_history.h): their count and the number
+//     dropped, and the lines as last read, dumped like the odds, or none;
 //   * stats: each value (or its absence), final, ts.
 // - It depends only on that content: not on the order events were inserted
 //   or how the records were batched (events are dumped by number, markets
@@ -26,7 +30,10 @@
 // - Not included, on purpose: Snapshot::seq (a batch number: the same
 //   state is reached in different numbers of batches, and seq will be
 //   redefined), and the writer's bookkeeping (EventEntry::edit and
-//   ::change, Line::first: where a line's outcomes sit in the flat array).
+//   ::change, Line::first: where a line's outcomes sit in the flat array),
+//   the counters derived from the events for /v1/status (ended,
+//   ended_live, ended_prematch, bytes) and retain_ended_ms (configuration,
+//   not state; the snapshot file header records it).
 // - Strings are quoted and escaped and every record is one line, so no
 //   content can be mistaken for another field. The first line names the
 //   dump format; changing the format changes every digest (the pinned

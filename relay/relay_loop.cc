@@ -8,6 +8,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "relay/frame_encoder.h"
 #include "rest/errors.h"
 
@@ -121,6 +124,7 @@ void RelayLoop::adopt(Adoption& a) {
     if (c->is_pt()) send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
     else send_exempt(c, ws_error(rest::err::kTooManyStreams, snap_->seq));
     close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
+    if (held == 0) key_slots_.erase(c->ticket.key_id);  // a key allowed no streams: no count to keep
   } else {
     ++held;
     c->holds_key_slot = true;
@@ -433,16 +437,22 @@ RelayServer::RelayServer(RelayOptions opts, const SnapshotStore& store) : opts_(
 RelayServer::~RelayServer() { stop(); }
 
 void RelayServer::start() {
+  running_ = true;
   thread_ = std::thread([this] { loop_->run(); });
 }
 
 void RelayServer::stop() {
+  running_ = false;
   if (!thread_.joinable()) return;
   loop_->request_stop();
   thread_.join();
 }
 
 void RelayServer::on_batch(const BatchPtr& batch) {
+  while (loop_->batches.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed)) {
+    loop_->wake();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
   loop_->batches.enqueue(batch);
   loop_->wake();
 }

@@ -60,7 +60,9 @@ class RelayServer : public BatchSink {
   void start();  // runs the loop on its own thread
   void stop();   // any thread: closes every stream (1001) and joins
 
-  // Engine thread. Never blocks.
+  // Engine thread. Waits only while the loop is kMaxSinkBacklog batches
+  // behind (pipeline.h): a relay starved of CPU slows the feed rather than
+  // holding every batch it has not fanned out yet.
   void on_batch(const BatchPtr& batch) override;
   // Any thread (the REST loop): an upgraded connection to take over.
   void adopt(rest::StreamTicket ticket, int fd, std::string pending);
@@ -77,6 +79,7 @@ class RelayServer : public BatchSink {
   const SnapshotStore& store_;
   RelayStats stats_;
   std::unique_ptr<RelayLoop> loop_;
+  std::atomic<bool> running_{false};  // the loop takes batches: waiting for it ends
   std::thread thread_;
 };
 

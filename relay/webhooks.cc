@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 #include "protocol/hmac.h"
 #include "relay/http_post.h"
@@ -73,14 +74,20 @@ class Webhooks::Endpoint {
       if (!fresh) stats_.coalesced.fetch_add(1, std::memory_order_relaxed);
       else odds_order_.push_back(n.event);
       it->second = std::move(n);
+      // A receiver that stays down must not make this one map per event
+      // ever seen: the oldest event's update gives way.
+      while (odds_.size() > o_.max_queue && !odds_order_.empty()) {
+        const uint64_t ev = odds_order_.front();
+        odds_order_.pop_front();
+        if (odds_.erase(ev)) stats_.dropped.fetch_add(1, std::memory_order_relaxed);
+      }
     } else {
-      if (fifo_.size() >= o_.max_queue) {  // only non-critical callbacks give way
-        for (auto it = fifo_.begin(); it != fifo_.end(); ++it)
-          if (!it->critical) {
-            fifo_.erase(it);
-            stats_.dropped.fetch_add(1, std::memory_order_relaxed);
-            break;
-          }
+      if (fifo_.size() >= o_.max_queue) {
+        // Non-critical callbacks give way first; when every one is critical
+        // the oldest goes (counted), so the queue has a bound either way.
+        auto victim = std::find_if(fifo_.begin(), fifo_.end(), [](const Note& q) { return !q.critical; });
+        fifo_.erase(victim != fifo_.end() ? victim : fifo_.begin());
+        stats_.dropped.fetch_add(1, std::memory_order_relaxed);
       }
       fifo_.push_back(std::move(n));
     }
@@ -186,6 +193,7 @@ Webhooks::Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys) :
 Webhooks::~Webhooks() { stop(); }
 
 void Webhooks::start() {
+  running_ = true;
   dispatcher_ = std::thread([this] { dispatch(); });
 }
 
@@ -199,14 +207,28 @@ void Webhooks::stop() {
 }
 
 void Webhooks::on_batch(const BatchPtr& batch) {
-  if (!stopping_.load(std::memory_order_relaxed)) batches_.enqueue(batch);
+  if (stopping_.load(std::memory_order_relaxed)) return;
+  // Bounded backlog (pipeline.h): the dispatcher does no I/O, so waiting
+  // here means it is starved of CPU, not stuck on a receiver.
+  while (batches_.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed) &&
+         !stopping_.load(std::memory_order_relaxed))
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  batches_.enqueue(batch);
+}
+
+std::string Webhooks::endpoint_id(const rest::ApiKey& key) {
+  const rest::WebhookConfig& c = *key.webhook;
+  return c.url + '\n' + c.secret + (key.sandbox ? "\ns" : "\n") + std::to_string(c.events);
 }
 
 Webhooks::Endpoint& Webhooks::endpoint_for(const rest::ApiKey& key, std::set<std::string>* live) {
   const rest::WebhookConfig& c = *key.webhook;
-  std::string id = c.url + '\n' + c.secret + (key.sandbox ? "\ns" : "\n") + std::to_string(c.events);
+  std::string id = endpoint_id(key);
   auto& slot = endpoints_[id];
-  if (!slot) slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_);
+  if (!slot) {
+    slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_);
+    stats_.endpoints.store(endpoints_.size(), std::memory_order_relaxed);
+  }
   if (live) live->insert(std::move(id));
   return *slot;
 }

@@ -6,7 +6,10 @@
 // down or slow delays nobody else. odds_update is coalesced per event
 // while it waits (the newest replaces the queued one); event_ended and
 // settlement_changed are retried with exponential backoff up to a limit,
-// then counted as dropped.
+// then counted as dropped. Bounds: per endpoint at most `max_queue` queued
+// callbacks (non-critical ones give way first, then the oldest critical)
+// and `max_queue` coalesced odds_update (the oldest event's goes first);
+// endpoints of keys gone from a reloaded keys file are shut down.
 #pragma once
 
 #include <atomic>
@@ -37,7 +40,7 @@ struct WebhookOptions {
   int timeout_ms = 3000;         // one POST, connect to answer
   int backoff_first_ms = 250;    // doubled per failed attempt
   int backoff_max_ms = 30'000;
-  size_t max_queue = 10'000;     // queued callbacks per endpoint besides coalesced odds
+  size_t max_queue = 10'000;     // queued callbacks per endpoint, and coalesced odds events per endpoint
 };
 
 struct WebhookStats {
@@ -51,7 +54,7 @@ class Webhooks : public BatchSink {
   void start();
   void stop();  // delivers nothing more; joins every thread
 
-  void on_batch(const BatchPtr& batch) override;  // engine thread: never blocks
+  void on_batch(const BatchPtr& batch) override;  // engine thread: waits only past kMaxSinkBacklog
   void write_status(json::Writer& w) const;
   const WebhookStats& stats() const { return stats_; }
 
@@ -75,7 +78,10 @@ class Webhooks : public BatchSink {
   WebhookStats stats_;
   moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> running_{false};  // the dispatcher takes batches
   std::thread dispatcher_;
+  static std::string endpoint_id(const rest::ApiKey& key);
+
   std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;  // by url + secret + sandbox; dispatcher only
   std::vector<std::unique_ptr<Endpoint>> retired_;              // dropped by a reload, thread still ending
 };

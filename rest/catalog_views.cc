@@ -72,6 +72,9 @@ const CatalogViews::Encoded& CatalogViews::finish(std::string key, std::string b
   char tag[32];
   std::snprintf(tag, sizeof tag, "W/\"%016llx\"", static_cast<unsigned long long>(XXH3_64bits(seed.data(), seed.size())));
   e.etag = tag;
+  // Any sport id a client names is a key: past the bound (well above the
+  // catalog's sports x languages x forms) the cache starts over.
+  if (cache_.size() >= kMaxCached) cache_.clear();
   return cache_.insert_or_assign(std::move(key), std::move(e)).first->second;
 }
 

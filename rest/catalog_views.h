@@ -16,6 +16,8 @@ namespace oddsrelay::rest {
 
 class CatalogViews {
  public:
+  static constexpr size_t kMaxCached = 16'384;  // answers kept; cleared whole past it
+
   explicit CatalogViews(CatalogPtr catalog) : catalog_(std::move(catalog)) {}
 
   struct Encoded {

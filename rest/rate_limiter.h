@@ -1,6 +1,9 @@
 // Per-key request counting in fixed windows aligned to the clock (SPEC.md:
 // "retry_after = seconds until the current minute bucket resets"). Owned by
 // the REST loop thread; counts survive a keys reload (keyed by key digest).
+// Counts of past windows are dropped when a window starts, so the map holds
+// at most the keys seen in the current window (a key removed on reload
+// leaves with its window).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,7 @@ class RateLimiter {
   // without a rate_limit are never limited.
   Verdict check(const ApiKey& key, int64_t now_s);
   int window() const { return window_; }
+  size_t tracked() const { return counts_.size(); }
 
  private:
   struct Count {
@@ -31,6 +35,7 @@ class RateLimiter {
     uint32_t n = 0;
   };
   int window_;
+  int64_t swept_ = -1;  // the window whose start last emptied the map of older ones
   std::unordered_map<std::string, Count> counts_;
 };
 

@@ -445,6 +445,36 @@ void send_cached(RestApi::Call& c, const CatalogViews::Encoded& e) {
   }
 }
 
+// /v1/status: what the state holds and what retention took (docs/api.md).
+// The four kinds partition the events held: live and pre-match count listed
+// events without a final; ended, every held event with one (listed or not);
+// other, the rest (removed without a final, odds before their event).
+void write_retention_status(json::Writer& w, const Snapshot& s) {
+  const uint64_t held = s.events.size(), live = s.listed_live - s.ended_live,
+                 prematch = s.listed_prematch - s.ended_prematch;
+  w.Key("events");
+  w.StartObject();
+  w.Key("held");
+  w.Uint64(held);
+  w.Key("live");
+  w.Uint64(live);
+  w.Key("prematch");
+  w.Uint64(prematch);
+  w.Key("ended");
+  w.Uint64(s.ended);
+  w.Key("other");
+  w.Uint64(held - live - prematch - s.ended);
+  w.Key("evicted");
+  w.Uint64(s.evicted);
+  w.EndObject();
+  w.Key("state_bytes");
+  w.Uint64(s.bytes);
+  w.Key("retain_ended");
+  w.Int64(s.retain_ended_ms / 1000);
+  w.Key("feed_clock");
+  w.Int64(s.feed_clock);
+}
+
 // GET /v1/settlements: ids (aliases event_id, fixture_id), include_inplay, lang.
 void get_settlements(RestApi::Call& c, CatalogViews& views, SettlementCache& cache) {
   std::optional<std::string> ids;
@@ -746,6 +776,7 @@ void RestApi::write_status(Call& c) {
   c.w.Uint64(snap.seq);
   c.w.Key("epoch");
   json::str(c.w, snap.epoch);
+  write_retention_status(c.w, snap);
   c.w.Key("uptime");
   c.w.Int64((wall_ms() - ctx_.started_ms) / 1000);
   // SPEC.md's relay statistics: el_* are the live event lists (rdstn `el`),

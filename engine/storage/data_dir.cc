@@ -157,6 +157,7 @@ DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool re
       throw std::runtime_error("snapshot passed its checks but did not load: " + err);
     r.snapshot_seq = info.seq;
     r.snapshot_events = info.events;
+    r.snapshot_retain_ended_ms = info.retain_ended_ms;
     break;
   }
   engine.set_epoch(r.epoch);

@@ -35,6 +35,7 @@ struct DataDirRecovery {
   bool created = false;          // the dir (or its epoch) was made now
   uint64_t snapshot_seq = 0;     // 0: started from an empty state
   uint64_t snapshot_events = 0;
+  int64_t snapshot_retain_ended_ms = 0;  // the horizon the snapshot was kept with (0: not recorded)
   std::vector<std::string> skipped_snapshots;  // "<path>: why" for each newer one that failed
   uint64_t replayed = 0;         // journal records applied after the snapshot
   uint64_t bad_records = 0;

@@ -126,11 +126,18 @@ bool FeedFileWriter::open(const std::string& path, std::string& err) {
     header += '\n';
     write_all(header);
   }
+  running_ = true;
   thread_ = std::thread([this] { run(); });
   return true;
 }
 
-void FeedFileWriter::on_batch(const BatchPtr& batch) { queue_.enqueue(batch); }
+void FeedFileWriter::on_batch(const BatchPtr& batch) {
+  // Bounded backlog (pipeline.h): a capture on a slow disk slows the feed.
+  while (queue_.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed) &&
+         !stopping_.load(std::memory_order_relaxed))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  queue_.enqueue(batch);
+}
 
 void FeedFileWriter::write_all(const std::string& data) {
   if (gz_) {

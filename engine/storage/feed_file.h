@@ -96,6 +96,7 @@ class FeedFileWriter : public BatchSink {
   void* gz_ = nullptr;
   moodycamel::BlockingConcurrentQueue<BatchPtr> queue_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> running_{false};  // the writer thread takes batches
   std::atomic<uint64_t> written_{0};
   std::thread thread_;
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -183,6 +184,12 @@ void write_header(const Snapshot& s, std::string& out) {
     w.Int64(s.clock);
     w.Key("last_live_at");
     w.Int64(s.last_live_at);
+    w.Key("feed_clock");
+    w.Int64(s.feed_clock);
+    w.Key("evicted");
+    w.Uint64(s.evicted);
+    w.Key("retain_ended");
+    w.Int64(s.retain_ended_ms);
     w.EndObject();
   }
   feed::append_checksum(out, start);
@@ -366,8 +373,8 @@ class CheckedLines {
   uint64_t line_no_ = 0, bytes_ = 0;
 };
 
-bool read_header(rapidjson::Document& d, SnapshotInfo& info, int64_t& clock, int64_t& last_live_at,
-                 std::string& err) {
+// `pos.feed_clock` stays INT64_MIN when the header predates retention.
+bool read_header(rapidjson::Document& d, SnapshotInfo& info, Engine::Position& pos, std::string& err) {
   auto str_is = [&](const char* k, const char* want) {
     return d.HasMember(k) && d[k].IsString() && std::strcmp(d[k].GetString(), want) == 0;
   };
@@ -376,11 +383,20 @@ bool read_header(rapidjson::Document& d, SnapshotInfo& info, int64_t& clock, int
   if (!d.HasMember("version") || !d["version"].IsInt() || d["version"].GetInt() != 1)
     return err = "unsupported snapshot version", false;
   if (!d.HasMember("epoch") || !d["epoch"].IsString() || !d.HasMember("seq") || !d["seq"].IsUint64() ||
-      !d.HasMember("clock") || !get_i64(d["clock"], clock) || !d.HasMember("last_live_at") ||
-      !get_i64(d["last_live_at"], last_live_at))
+      !d.HasMember("clock") || !get_i64(d["clock"], pos.clock) || !d.HasMember("last_live_at") ||
+      !get_i64(d["last_live_at"], pos.last_live_at))
     return err = "snapshot header lacks epoch, seq or clock", false;
   info.epoch = d["epoch"].GetString();
-  info.seq = d["seq"].GetUint64();
+  info.seq = pos.seq = d["seq"].GetUint64();
+  pos.feed_clock = INT64_MIN;
+  if (auto it = d.FindMember("feed_clock"); it != d.MemberEnd() && !get_i64(it->value, pos.feed_clock))
+    return err = "bad feed_clock in the snapshot header", false;
+  if (auto it = d.FindMember("evicted"); it != d.MemberEnd()) {
+    if (!it->value.IsUint64()) return err = "bad evicted in the snapshot header", false;
+    info.evicted = pos.evicted = it->value.GetUint64();
+  }
+  if (auto it = d.FindMember("retain_ended"); it != d.MemberEnd() && !get_i64(it->value, info.retain_ended_ms))
+    return err = "bad retain_ended in the snapshot header", false;
   return true;
 }
 
@@ -458,8 +474,8 @@ bool read_snapshot_header(const std::string& path, SnapshotInfo& info, std::stri
   if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
   rapidjson::Document d;
   if (!lines.next(d, err)) return err = path + ": " + (err.empty() ? "empty" : err), false;
-  int64_t clock, lla;
-  if (!read_header(d, info, clock, lla, err)) return err = path + ": " + err, false;
+  Engine::Position pos;
+  if (!read_header(d, info, pos, err)) return err = path + ": " + err, false;
   return true;
 }
 
@@ -473,8 +489,8 @@ bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::strin
     return false;
   };
   if (!lines.next(d, err)) return fail(err.empty() ? "empty" : err);
-  int64_t clock = 0, last_live_at = 0;
-  if (!read_header(d, info, clock, last_live_at, err)) return fail(err);
+  Engine::Position pos;
+  if (!read_header(d, info, pos, err)) return fail(err);
   uint64_t events = 0;
   for (;;) {
     if (!lines.next(d, err)) return fail(err.empty() ? "no end line (cut short)" : err);
@@ -503,8 +519,10 @@ bool load_snapshot_lines(CheckedLines& lines, const std::string& path, Engine& e
     return false;
   };
   if (!lines.next(d, err)) return fail(err.empty() ? "empty" : err);
-  int64_t clock = 0, last_live_at = 0;
-  if (!read_header(d, info, clock, last_live_at, err)) return fail(err);
+  Engine::Position pos;
+  if (!read_header(d, info, pos, err)) return fail(err);
+  const bool old_header = pos.feed_clock == INT64_MIN;
+  if (old_header) pos.feed_clock = pos.clock;
   feed::FeedParser parser;
   uint64_t events = 0, prev_number = 0;
   for (;;) {
@@ -521,11 +539,12 @@ bool load_snapshot_lines(CheckedLines& lines, const std::string& path, Engine& e
     if (!read_entry(d, parser, e, err)) return fail("line " + std::to_string(lines.line_no()) + ": " + err);
     if (e.number <= prev_number) return fail("events out of order");
     prev_number = e.number;
+    if (old_header) pos.feed_clock = std::max(pos.feed_clock, e.updated_at);
     engine.restore_entry(std::move(e));
     ++events;
   }
   engine.set_epoch(info.epoch);
-  engine.restore_position(info.seq, clock, last_live_at);
+  engine.restore_position(pos);
   engine.publish_restored();
   info.events = events;
   info.bytes = lines.bytes();

@@ -5,17 +5,23 @@
 // restart loads the newest valid one and replays the journal after it.
 //
 //   {"op":"header","format":"oddsfeed","version":1,"provider":"s7",
-//    "kind":"snapshot","epoch":E,"seq":N,"clock":T,"last_live_at":T}
+//    "kind":"snapshot","epoch":E,"seq":N,"clock":T,"last_live_at":T,
+//    "feed_clock":T,"evicted":K,"retain_ended":MS}
 //   {"at":T,"op":"state","id":KEY,"n":NUMBER, "event":{..}, "markets":[..],
-//    "score":{..}, "stats":{..}}                        one line per event
+//    "score":{..}, "stats":{..}, "withdrawn":{..}}      one line per event
 //   {"op":"end","events":K,"seq":N}
 //
 // Every line carries the journal's `xxh` checksum; a file with a bad or
 // missing line, or without its `end` line, is not a snapshot (the caller
 // falls back to an older one). A `state` line carries what the engine
 // derived (outcome ts and previous price, line ls, the score timeline and
-// settlement anchor) so that loading gives the same state digest as the
-// records that built it.
+// settlement anchor, the lines withdrawn before full time) so that loading gives the same state digest as the
+// records that built it. `feed_clock` (the newest `at` applied) and
+// `evicted` are retention's state (engine/retention.h): the engine goes on
+// evicting at the same records after a load. `retain_ended` records the
+// horizon the state was kept with, for the operator (a restart uses its own
+// --retain-ended). A header of the log's first version lacks the three:
+// feed_clock is then taken as the newest `at` in the file, evicted as 0.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +38,8 @@ struct SnapshotInfo {
   uint64_t seq = 0;
   uint64_t events = 0;
   uint64_t bytes = 0;
+  int64_t retain_ended_ms = 0;  // 0: not recorded
+  uint64_t evicted = 0;
 };
 
 // Writes `s` to `path` atomically: a temporary file, fsync, rename, fsync of

@@ -37,13 +37,13 @@ struct Seen {
 // One make_shared allocation: control block + object (+ a Market's tail).
 constexpr size_t kControlBlock = 16;
 
-size_t market_bytes(const Market& m) {
+size_t market_payload(const Market& m) {
   return kControlBlock + sizeof(Market) + m.lines.size() * sizeof(Line) + m.outcomes.size() * sizeof(Outcome);
 }
 
-size_t history_bytes(const LineHistory& h) {
+size_t history_payload(const LineHistory& h) {
   size_t b = kControlBlock + sizeof(LineHistory) + h.markets.capacity() * sizeof(MarketRef);
-  for (const MarketRef& m : h.markets) b += market_bytes(*m);
+  for (const MarketRef& m : h.markets) b += market_payload(*m);
   return b;
 }
 
@@ -136,12 +136,12 @@ int main(int argc, char** argv) {
     t.ko += s.before_ko.size();
     t.ko_settled += count_in(s.before_ko, settled);
     t.ko_settled_before += count_in(s.before_ko, before);
-    const size_t hb = e->history ? history_bytes(*e->history) : 0;
+    const size_t hb = e->history ? history_payload(*e->history) : 0;
     t.history_bytes += hb;
     t.history_max = std::max<uint64_t>(t.history_max, hb);
     t.history_lines += e->history ? e->history->lines : 0;
     t.dropped += e->history ? e->history->dropped : 0;
-    for (const MarketRef& m : e->score->odds_at_end) t.odds_bytes += market_bytes(*m);
+    for (const MarketRef& m : e->score->odds_at_end) t.odds_bytes += market_payload(*m);
     if (s.sport == 1 && shown < 8) {
       ++shown;
       std::printf("  %-18s %8zu %8" PRIu64 " %8" PRIu64 " | %10zu %10" PRIu64 " %10" PRIu64 " | %9zu\n", e->key.c_str(),

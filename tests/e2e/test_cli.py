@@ -15,10 +15,10 @@ class Cli(unittest.TestCase):
         core = ["--listen", "--feed", "--capture", "--data-dir", "--keys", "--catalog", "--progress",
                 "--exit-after-replay", "--header-timeout", "--idle-timeout", "--rate-window", "--ws-update",
                 "--ws-ping", "--max-queue-bytes", "--stream-sports", "--stream-ttl", "--webhook-retries",
-                "--webhook-timeout", "--help"]
+                "--webhook-timeout", "--retain-ended", "--help"]
         for flag in core:
             self.assertIn(flag, listed)
-        for spec in ["sim[:seed=N,events=N,rate=N,minute=MS]", "replay:FILE[,speed=X]"]:
+        for spec in ["sim[:seed=N,events=N,rate=N,minute=MS,tick=MS,correct=N]", "replay:FILE[,speed=X]"]:
             self.assertIn(spec, out)
         # Every flag the help names is one the parser knows: given with an
         # empty inline value and an unknown option after it, the parser stops

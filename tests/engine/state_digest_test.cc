@@ -137,7 +137,9 @@ std::vector<Variant> variants() {
   const Variant fixed[] = {
       // snapshot
       {"clock", [](Snapshot& s) { ++s.clock; }},
+      {"feed_clock", [](Snapshot& s) { ++s.feed_clock; }},
       {"last_live_at", [](Snapshot& s) { ++s.last_live_at; }},
+      {"evicted", [](Snapshot& s) { ++s.evicted; }},
       {"listed_live", [](Snapshot& s) { ++s.listed_live; }},
       {"listed_prematch", [](Snapshot& s) { ++s.listed_prematch; }},
       {"markets count", [](Snapshot& s) { ++s.markets; }},
@@ -277,7 +279,25 @@ TEST(StateDigest, BaseStateHasEveryPart) {
   EXPECT_EQ(s->listed_live, 1u);
   EXPECT_EQ(s->listed_prematch, 1u);
   EXPECT_EQ(s->clock, T + 900);
+  EXPECT_EQ(s->feed_clock, T + 900);
   EXPECT_EQ(s->last_live_at, T + 550);
+}
+
+// What the contract leaves out on purpose: the status counters derived from
+// the events, the horizon (configuration) and seq do not change the digest.
+TEST(StateDigest, DerivedCountersAndConfigurationAreNotInIt) {
+  SnapshotPtr base = build(base_feed());
+  const uint64_t base_digest = state_digest(*base);
+  const std::function<void(Snapshot&)> edits[] = {
+      [](Snapshot& s) { ++s.ended; },          [](Snapshot& s) { ++s.ended_live; },
+      [](Snapshot& s) { ++s.ended_prematch; }, [](Snapshot& s) { s.bytes += 64; },
+      [](Snapshot& s) { s.retain_ended_ms = 1000; }, [](Snapshot& s) { ++s.seq; },
+  };
+  for (const auto& edit : edits) {
+    Snapshot copy = *base;
+    edit(copy);
+    EXPECT_EQ(state_digest(copy), base_digest);
+  }
 }
 
 TEST(StateDigest, EveryFieldChangesTheDigest) {
@@ -364,8 +384,9 @@ TEST(StateDigest, KnownStateHasAPinnedDigest) {
   });
   // The dump is pinned too, so a changed digest shows what changed.
   EXPECT_EQ(dump_state(*s),
-            "oddsrelay-state 3\n"
-            "snapshot clock=4000 last_live_at=1000 listed_live=1 listed_prematch=0 markets=1 outcomes=2 events=1\n"
+            "oddsrelay-state 4\n"
+            "snapshot clock=4000 feed_clock=4000 last_live_at=1000 evicted=0 listed_live=1 listed_prematch=0 "
+            "markets=1 outcomes=2 events=1\n"
             "sports 1:1:0\n"
             "E 5 updated=4000 key=\"s7-1.5\" info={\"g\":1,\"ts\":1767225600,\"h\":\"A\",\"a\":\"B\",\"co\":1,"
             "\"map\":{},\"s\":0,\"live\":true,\"sport\":1}\n"
@@ -379,7 +400,7 @@ TEST(StateDigest, KnownStateHasAPinnedDigest) {
             "AM 5 1001 id=1001 lines=1 outcomes=2\n"
             "AL 5 1001 \"s\" s=0 ls=2000 n=2 2001:185:0:185:2000 2002:340:1:340:2000\n"
             "T 5 ts=4000 final=1 corners=4:2 yellow_cards=null red_cards=null free_kicks=null shots=null fouls=null\n");
-  EXPECT_EQ(state_digest(*s), 0x1c987c01409e6cfdull);
+  EXPECT_EQ(state_digest(*s), 0xa52fbe84255a047aull);
 }
 
 TEST(StateDigest, StringsAreOneEscapedToken) {

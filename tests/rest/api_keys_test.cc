@@ -119,4 +119,19 @@ TEST(RateLimiter, CountsSurviveAKeysReload) {
   EXPECT_TRUE(rl.check(*after->find("b"), 6002).allowed);
 }
 
+// Counts of keys removed on reload (or idle) leave with their window: the
+// map holds the keys seen in the current window, not every key ever seen.
+TEST(RateLimiter, ForgetsKeysOfPastWindows) {
+  RateLimiter rl(60);
+  std::string json = R"({"keys":[)";
+  for (int i = 0; i < 100; ++i) json += (i ? "," : "") + std::string(R"({"key":"k)") + std::to_string(i) + R"(","rate_limit":5})";
+  auto old_keys = KeyStore::parse(json + "]}");
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(rl.check(*old_keys->find("k" + std::to_string(i)), 6000).allowed);
+  EXPECT_EQ(rl.tracked(), 100u);
+  auto fresh = KeyStore::parse(R"({"keys":[{"key":"new","rate_limit":1}]})");  // a reload dropped them all
+  EXPECT_TRUE(rl.check(*fresh->find("new"), 6061).allowed);
+  EXPECT_EQ(rl.tracked(), 1u);
+  EXPECT_FALSE(rl.check(*fresh->find("new"), 6062).allowed);  // its own count is kept within the window
+}
+
 }  // namespace oddsrelay::rest

@@ -165,5 +165,109 @@ TEST(SnapshotFile, InMemoryBytesAreTheFileAndLoadTheSameState) {
   EXPECT_FALSE(load_snapshot_data("", "empty", e, loaded, err));
 }
 
+// Retention after a load: the file carries the feed clock and the evicted
+// count, the loader rebuilds the index of events that may leave, so the
+// loaded engine evicts at exactly the records the original does.
+std::vector<feed::Record> fast_feed(size_t n) {
+  sim::SimOptions o;
+  o.seed = 4;
+  o.events = 30;
+  o.rate = 300;
+  o.minute_ms = 20;
+  o.tick_ms = 100;
+  o.correct_permille = 300;
+  sim::Simulator sim(o);
+  std::vector<feed::Record> out;
+  sim.open(1'000'000, 1'000'000, out);
+  while (out.size() < n) sim.step(sim.now(), out);
+  out.resize(n);
+  return out;
+}
+
+TEST(SnapshotFile, LoadKeepsEvictingAtTheSameRecords) {
+  constexpr int64_t kHorizon = 3000;
+  constexpr size_t kHalf = 10000, kBatch = 100;
+  std::vector<feed::Record> feed = fast_feed(2 * kHalf);
+  test::TempDir dir;
+  Engine a;
+  a.set_retain_ended_ms(kHorizon);
+  a.set_epoch("e-ret");
+  for (size_t i = 0; i < kHalf; ++i) {
+    a.apply(feed::Record(feed[i]));
+    if ((i + 1) % kBatch == 0) a.commit();
+  }
+  SnapshotPtr mid = a.current();
+  ASSERT_GT(mid->evicted, 0u);
+  SnapshotInfo info;
+  std::string err;
+  ASSERT_TRUE(write_snapshot_file(*mid, dir.file("snap"), info, err)) << err;
+
+  Engine b;
+  b.set_retain_ended_ms(kHorizon);
+  ASSERT_TRUE(load_snapshot_file(dir.file("snap"), b, info, err)) << err;
+  EXPECT_EQ(info.retain_ended_ms, kHorizon);
+  EXPECT_EQ(info.evicted, mid->evicted);
+  SnapshotPtr loaded = b.current();
+  EXPECT_EQ(loaded->feed_clock, mid->feed_clock);
+  EXPECT_EQ(loaded->evicted, mid->evicted);
+  EXPECT_EQ(loaded->ended, mid->ended);
+  EXPECT_EQ(loaded->ended_live, mid->ended_live);
+  EXPECT_EQ(loaded->bytes, mid->bytes);
+  EXPECT_EQ(state_digest(*loaded), state_digest(*mid));
+
+  size_t compared = 0;
+  for (size_t i = kHalf; i < feed.size(); ++i) {
+    a.apply(feed::Record(feed[i]));
+    b.apply(feed::Record(feed[i]));
+    if ((i + 1) % kBatch) continue;
+    a.commit();
+    b.commit();
+    ASSERT_EQ(state_digest(*b.current()), state_digest(*a.current())) << "seq " << a.current()->seq;
+    ++compared;
+  }
+  EXPECT_EQ(compared, kHalf / kBatch);
+  // Events that were in the file left after the load, as in the original.
+  size_t gone_from_file = 0;
+  mid->events.for_each([&](const EventEntry& e) { gone_from_file += b.current()->events.find(e.number) == nullptr; });
+  EXPECT_GT(gone_from_file, 10u);
+  EXPECT_EQ(b.current()->evicted, a.current()->evicted);
+  EXPECT_EQ(b.current()->bytes, a.current()->bytes);
+}
+
+// The feed clock is a max the file keeps even when the last record went
+// back in time: an ended record older than the horizon then leaves at once,
+// after a load as before it.
+TEST(SnapshotFile, FeedClockSurvivesARecordBackInTime) {
+  constexpr int64_t kHorizon = 10'000;
+  test::TempDir dir;
+  auto records = [] {
+    std::vector<feed::Record> r;
+    r.push_back(test::rec(R"({"at":1000,"op":"score","id":"1","home":1,"away":0,"status":"ended"})"));
+    r.push_back(test::event(10'999, "9", 1, false));
+    r.push_back(test::event(50, "9", 1, false));  // back in time: clock 50, feed clock 10999
+    return r;
+  };
+  Engine a;
+  a.set_retain_ended_ms(kHorizon);
+  test::apply_all(a, records());
+  ASSERT_EQ(a.current()->clock, 50);
+  ASSERT_EQ(a.current()->feed_clock, 10'999);
+  SnapshotInfo info;
+  std::string err;
+  ASSERT_TRUE(write_snapshot_file(*a.current(), dir.file("snap"), info, err)) << err;
+  Engine b;
+  b.set_retain_ended_ms(kHorizon);
+  ASSERT_TRUE(load_snapshot_file(dir.file("snap"), b, info, err)) << err;
+  EXPECT_EQ(b.current()->feed_clock, 10'999);
+  for (Engine* e : {&a, &b}) {
+    test::apply_all(*e, {test::rec(R"({"at":60,"op":"score","id":"2","home":0,"away":0,"status":"ended"})")});
+    EXPECT_EQ(e->current()->events.find(2), nullptr) << (e == &a ? "original" : "loaded");
+    EXPECT_NE(e->current()->events.find(1), nullptr);  // 1000 + 10000 > 10999
+    test::apply_all(*e, {test::event(11'000, "9", 1, false)});
+    EXPECT_EQ(e->current()->events.find(1), nullptr) << (e == &a ? "original" : "loaded");
+  }
+  EXPECT_EQ(state_digest(*b.current()), state_digest(*a.current()));
+}
+
 }  // namespace
 }  // namespace oddsrelay

@@ -74,6 +74,24 @@ TEST(Cli, Defaults) {
   EXPECT_EQ(o.webhook_retries, 8);
   EXPECT_EQ(o.webhook_timeout_ms, 3000);
   EXPECT_EQ(o.stream_sports, (std::vector<int32_t>{1, 2, 5}));
+  EXPECT_EQ(o.retain_ended_ms, 96LL * 3600 * 1000);  // above the 72 h window for corrected results
+  EXPECT_EQ(o.feed.sim.tick_ms, 0);
+  EXPECT_EQ(o.feed.sim.correct_permille, 0u);
+}
+
+TEST(Cli, RetentionAndSoakOptions) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({"--retain-ended", "90m", "--feed", "sim:minute=3000,tick=30000,correct=50"}, o, err)) << err;
+  EXPECT_EQ(o.retain_ended_ms, 90 * 60'000);
+  EXPECT_EQ(o.feed.sim.tick_ms, 30000);
+  EXPECT_EQ(o.feed.sim.correct_permille, 50u);
+  int64_t ms = 0;
+  for (auto [spec, want] : std::vector<std::pair<const char*, int64_t>>{
+           {"96h", 345'600'000}, {"30s", 30'000}, {"3d", 259'200'000}, {"1s", 1000}, {"3650d", 315'360'000'000}})
+    EXPECT_TRUE(parse_duration(spec, ms) && ms == want) << spec;
+  for (const char* bad : {"", "s", "0s", "10", "10x", "-5m", "1.5h", "3651d", "h96"})
+    EXPECT_FALSE(parse_duration(bad, ms)) << bad;
 }
 
 TEST(Cli, EveryFlag) {
@@ -83,7 +101,7 @@ TEST(Cli, EveryFlag) {
                      "c.jsonl", "--data-dir=d", "--keys", "k.json", "--catalog", "cat.json", "--progress", "0.5",
                      "--exit-after-replay", "--header-timeout", "1500", "--idle-timeout=2500", "--rate-window", "7",
                      "--ws-update", "250", "--ws-ping", "400", "--max-queue-bytes", "70000", "--stream-sports",
-                     "3,4,12", "--stream-ttl", "90", "--webhook-retries", "2", "--webhook-timeout", "750"},
+                     "3,4,12", "--stream-ttl", "90", "--webhook-retries", "2", "--webhook-timeout", "750", "--retain-ended=2h"},
                     o, err))
       << err;
   EXPECT_EQ(o.host, "0.0.0.0");
@@ -109,6 +127,7 @@ TEST(Cli, EveryFlag) {
   EXPECT_EQ(o.stream_ttl_s, 90);
   EXPECT_EQ(o.webhook_retries, 2);
   EXPECT_EQ(o.webhook_timeout_ms, 750);
+  EXPECT_EQ(o.retain_ended_ms, 2 * 3'600'000);
   EXPECT_FALSE(o.help);
 }
 
@@ -219,7 +238,9 @@ TEST(Cli, BadInputGivesOneLineReasons) {
            {"--bogus"}, {"--listen"}, {"--listen", "8080"}, {"--listen", "h:0"}, {"--listen", "h:70000"},
            {"--feed", "kafka"}, {"--feed", "sim:rate=0"}, {"--feed", "sim:seed=x"}, {"--feed", "sim:color=red"},
            {"--feed", "replay:"}, {"--feed", "replay:f,speed=0"}, {"--feed", "replay:f,speed=fast"},
-           {"--progress", "-1"}, {"-x"}, {"positional"}}) {
+           {"--progress", "-1"}, {"-x"}, {"positional"},
+           {"--retain-ended", "0s"}, {"--retain-ended", "96"}, {"--retain-ended"},
+           {"--feed", "sim:tick=5"}, {"--feed", "sim:correct=1001"}}) {
     Options o;
     std::string err;
     EXPECT_FALSE(parse(args, o, err)) << args[0];

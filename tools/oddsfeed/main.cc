@@ -35,22 +35,28 @@ namespace {
 const char* const kFeedUsage = R"(Usage: oddsfeed COMMAND [options]
 
 Commands:
-  gen -o FILE [--records N] [--sim SPEC] [--start MS]
+  gen -o FILE [--records N] [--span DURATION] [--sim SPEC] [--start MS]
         Write N records (default 1000000) from the simulator to FILE (gzip
-        when FILE ends in .gz). SPEC as in `oddsrelay --feed sim:SPEC`, e.g.
-        seed=7,events=2000,rate=1000. Virtual time starts at MS (default
-        1767225600000, 2026-01-01), so the same options give the same file.
-  inspect FILE|DIR
+        when FILE ends in .gz; `-` for stdout). SPEC as in `oddsrelay --feed
+        sim:SPEC`, e.g. seed=7,events=2000,rate=1000,tick=10000,correct=50.
+        --span: instead, every record until the feed's time covers DURATION
+        (30d, 96h, 90m, 30s; --records still caps it). Virtual time starts
+        at MS (default 1767225600000, 2026-01-01), so the same options give
+        the same file.
+  inspect FILE|DIR [--retain-ended DURATION]
         Counts per op and per sport, events, time span, malformed lines.
-        For an oddsrelay --data-dir: its epoch, snapshots and journal
-        segments, and the position and digest it recovers to.
-  digest FILE|DIR|nats://HOST:PORT/STREAM [--seq N]
+        For an oddsrelay --data-dir: its epoch, snapshots (with the horizon
+        each was kept with) and journal segments, and the position and
+        digest it recovers to.
+  digest FILE|DIR|nats://HOST:PORT/STREAM [--seq N] [--retain-ended DURATION]
         Replay FILE into a fresh engine (up to log position N: the first N
         applied records); print seq and the state digest that `oddsrelay`
         prints when it stops (for identity checks). For a data dir: the
         state a restart would recover, without changing the dir. For a bus
         URL: the log there, joined like an edge does (newest snapshot, then
-        the stream), at its newest position or at N.
+        the stream), at its newest position or at N. The retention horizon
+        must be the server's (default: for a data dir, the one its newest
+        snapshot was kept with; else 96h, as there).
   publish FILE|- nats://HOST:PORT/STREAM
         Put the records of FILE (or standard input) on the bus's log stream
         (docs/bus.md): a new log on an empty stream, else the log there
@@ -67,13 +73,17 @@ int fail(const std::string& msg) {
 int gen(int argc, char** argv) {
   std::string out_path, sim_spec = "sim";
   uint64_t records = 1'000'000;
-  int64_t start = 1767225600000;
+  bool records_given = false;
+  int64_t start = 1767225600000, span_ms = 0;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
     if ((a == "-o" || a == "--out") && (v = val())) out_path = v;
-    else if (a == "--records" && (v = val())) records = std::strtoull(v, nullptr, 10);
+    else if (a == "--records" && (v = val())) records = std::strtoull(v, nullptr, 10), records_given = true;
+    else if (a == "--span" && (v = val())) {
+      if (!parse_duration(v, span_ms)) return fail(std::string("gen: bad --span ") + v + " (e.g. 30d, 96h)");
+    }
     else if (a == "--sim" && (v = val())) sim_spec = std::string("sim:") + v;
     else if (a == "--seed" && (v = val())) sim_spec += std::string(sim_spec == "sim" ? ":" : ",") + "seed=" + v;
     else if (a == "--start" && (v = val())) start = std::strtoll(v, nullptr, 10);
@@ -81,6 +91,7 @@ int gen(int argc, char** argv) {
   }
   if (out_path.empty()) return fail("gen: -o FILE is required");
   if (records == 0) return fail("gen: --records must be positive");
+  if (span_ms > 0 && !records_given) records = UINT64_MAX;
   FeedSpec spec;
   std::string err;
   if (!parse_feed_spec(sim_spec, spec, err)) return fail(err);
@@ -89,7 +100,7 @@ int gen(int argc, char** argv) {
   gzFile zf = nullptr;
   FILE* f = nullptr;
   if (gz) zf = gzopen(out_path.c_str(), "wb6");
-  else f = std::fopen(out_path.c_str(), "wb");
+  else f = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
   if (!zf && !f) return fail("cannot write " + out_path + ": " + std::strerror(errno));
   auto write = [&](const std::string& s) {
     if (zf) gzwrite(zf, s.data(), static_cast<unsigned>(s.size()));
@@ -103,7 +114,8 @@ int gen(int argc, char** argv) {
   std::vector<feed::Record> recs;
   sim.open(start, start, recs);
   uint64_t n = 0, next_report = 250'000;
-  while (n < records) {
+  const int64_t until = span_ms > 0 ? start + span_ms : INT64_MAX;
+  while (n < records && sim.now() <= until) {
     for (auto& r : recs) {
       if (n == records) break;
       feed::write_record(r, buf);
@@ -116,13 +128,18 @@ int gen(int argc, char** argv) {
       buf.clear();
     }
     if (n >= next_report) {
-      std::fprintf(stderr, "oddsfeed: %" PRIu64 " / %" PRIu64 " records\n", n, records);
-      next_report += 250'000;
+      if (span_ms > 0)
+        std::fprintf(stderr, "oddsfeed: %" PRIu64 " records, %.1f of %.1f days\n", n,
+                     static_cast<double>(sim.now() - start) / 86'400'000, static_cast<double>(span_ms) / 86'400'000);
+      else
+        std::fprintf(stderr, "oddsfeed: %" PRIu64 " / %" PRIu64 " records\n", n, records);
+      next_report += span_ms > 0 ? 5'000'000 : 250'000;
     }
     if (n < records) sim.step(sim.now() + static_cast<int64_t>(sim.step_ms()), recs);
   }
   write(buf);
   if (zf) gzclose(zf);
+  else if (f == stdout) std::fflush(f);
   else std::fclose(f);
   std::fprintf(stderr, "oddsfeed: wrote %" PRIu64 " records to %s\n", n, out_path.c_str());
   return 0;
@@ -174,13 +191,26 @@ bool is_dir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int64_t g_retain_ended_ms = kDefaultRetainEndedMs;  // --retain-ended, for every replay here
+bool g_retain_given = false;
+
 int digest_dir(const std::string& dir) {
   Engine engine;
+  int64_t horizon = g_retain_ended_ms;
+  // Without --retain-ended, the horizon the newest snapshot was kept with.
+  DataDirFiles files = list_data_dir(dir);
+  SnapshotInfo head;
+  std::string err;
+  if (!g_retain_given && !files.snapshots.empty() &&
+      read_snapshot_header(snapshot_path(dir, files.snapshots.back()), head, err) && head.retain_ended_ms > 0)
+    horizon = head.retain_ended_ms;
+  engine.set_retain_ended_ms(horizon);
   try {
     DataDirRecovery r = recover_data_dir(dir, engine, true);
     SnapshotPtr s = engine.current();
-    std::printf("epoch=%s seq=%" PRIu64 " snapshot=%" PRIu64 " replayed=%" PRIu64 " digest=%016" PRIx64 "\n",
-                r.epoch.c_str(), s->seq, r.snapshot_seq, r.replayed, state_digest(*s));
+    std::printf("epoch=%s seq=%" PRIu64 " snapshot=%" PRIu64 " replayed=%" PRIu64 " retain_ended=%" PRId64
+                "s digest=%016" PRIx64 "\n",
+                r.epoch.c_str(), s->seq, r.snapshot_seq, r.replayed, horizon / 1000, state_digest(*s));
   } catch (const std::exception& e) {
     return fail(e.what());
   }
@@ -193,6 +223,7 @@ int digest(const std::string& path, uint64_t upto) {
   std::string err;
   if (!reader.open(path, err)) return fail(err);
   Engine engine;
+  engine.set_retain_ended_ms(g_retain_ended_ms);
   feed::Record r;
   uint64_t n = 0;
   while (engine.applied() < upto && reader.next(r)) {
@@ -215,7 +246,9 @@ int inspect_dir(const std::string& dir) {
     SnapshotInfo info;
     std::string err;
     if (check_snapshot_file(snapshot_path(dir, seq), info, err))
-      std::printf("snapshot seq=%" PRIu64 " events=%" PRIu64 " bytes=%" PRIu64 "\n", seq, info.events, info.bytes);
+      std::printf("snapshot seq=%" PRIu64 " events=%" PRIu64 " bytes=%" PRIu64 " evicted=%" PRIu64
+                  " retain_ended=%" PRId64 "s\n",
+                  seq, info.events, info.bytes, info.evicted, info.retain_ended_ms / 1000);
     else
       std::printf("snapshot seq=%" PRIu64 " UNUSABLE: %s\n", seq, err.c_str());
   }
@@ -237,6 +270,18 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "gen") return gen(argc - 2, argv + 2);
+  // --retain-ended DURATION anywhere after the command, for inspect and digest.
+  std::vector<char*> args(argv, argv + argc);
+  for (size_t i = 2; i < args.size(); ++i)
+    if (std::strcmp(args[i], "--retain-ended") == 0) {
+      if (i + 1 >= args.size() || !parse_duration(args[i + 1], g_retain_ended_ms))
+        return fail("bad or missing --retain-ended value (e.g. 96h, 90m, 30s)");
+      g_retain_given = true;
+      args.erase(args.begin() + static_cast<ptrdiff_t>(i), args.begin() + static_cast<ptrdiff_t>(i) + 2);
+      break;
+    }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   if (cmd == "inspect" && argc == 3) return is_dir(argv[2]) ? inspect_dir(argv[2]) : inspect(argv[2]);
   if (cmd == "publish" && argc == 4) return bus_publish(argv[2], argv[3]);
   const bool bus = argc >= 3 && std::strncmp(argv[2], "nats://", 7) == 0;

@@ -16,9 +16,12 @@ snapshot store and serves it (REST, /ws, /pt-ws; see docs/api.md).
 Options:
   --listen HOST:PORT     address to serve on (default 127.0.0.1:8080)
   --feed SPEC            where records come from (default sim):
-                           sim[:seed=N,events=N,rate=N,minute=MS]
+                           sim[:seed=N,events=N,rate=N,minute=MS,tick=MS,correct=N]
                              built-in simulator; rate = odds records/s
-                             (default seed=1 events=300 rate=200 minute=4000)
+                             (default seed=1 events=300 rate=200 minute=4000);
+                             tick = ms between scoreboard ticks (default
+                             min(1000, minute)); correct = per mille of
+                             finals corrected later (default 0)
                            replay:FILE[,speed=X]
                              a feed file (plain or .gz), paced by its `at`
                              stamps; X = factor of real time or `max`
@@ -52,6 +55,13 @@ Options:
                          (default 50000)...
   --publish-snapshot-interval S  ...or every S seconds with any record
                          (default 60)
+  --retain-ended DURATION
+                         retention horizon in feed time: an event that ended
+                         or was removed leaves the state (REST answers it as
+                         unknown) once the feed's newest `at` is this far
+                         past its last record; N followed by d, h, m or s
+                         (default 96h, above the 72 h window for corrected
+                         results; shorter only for tests and soaks)
   --resume-window SPEC   what /pt-ws and /ws keep for `resume=EPOCH:SEQ`:
                          BYTES[K|M|G] and/or SECONDS followed by s, comma-
                          separated (default 128M,60s)
@@ -154,8 +164,11 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
       else if (k == "events" && parse_u64(v, n) && n >= 1 && n <= 1'000'000) out.sim.events = static_cast<uint32_t>(n);
       else if (k == "rate" && parse_u64(v, n) && n >= 1 && n <= 10'000'000) out.sim.rate = static_cast<double>(n);
       else if (k == "minute" && parse_u64(v, n) && n >= 10 && n <= 600'000) out.sim.minute_ms = static_cast<int64_t>(n);
+      else if (k == "tick" && parse_u64(v, n) && n >= 10 && n <= 3'600'000) out.sim.tick_ms = static_cast<int64_t>(n);
+      else if (k == "correct" && parse_u64(v, n) && n <= 1000) out.sim.correct_permille = static_cast<uint32_t>(n);
       else {
-        err = "bad --feed sim option '" + std::string(kv) + "' (seed=N, events=1..1000000, rate=1..10000000, minute=10..600000)";
+        err = "bad --feed sim option '" + std::string(kv) +
+              "' (seed=N, events=1..1000000, rate=1..10000000, minute=10..600000, tick=10..3600000, correct=0..1000)";
         return false;
       }
     }
@@ -197,6 +210,23 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
   }
   err = "unknown --feed '" + spec + "' (sim[:...], replay:FILE[,speed=X], none or nats://HOST:PORT/STREAM)";
   return false;
+}
+
+bool parse_duration(std::string_view spec, int64_t& ms) {
+  if (spec.size() < 2) return false;
+  int64_t unit = 0;
+  switch (spec.back()) {
+    case 'd': unit = 86'400'000; break;
+    case 'h': unit = 3'600'000; break;
+    case 'm': unit = 60'000; break;
+    case 's': unit = 1000; break;
+    default: return false;
+  }
+  uint64_t n = 0;
+  if (!parse_u64(spec.substr(0, spec.size() - 1), n) || n == 0 || n > 3650ull * 86'400'000 / static_cast<uint64_t>(unit))
+    return false;
+  ms = static_cast<int64_t>(n) * unit;
+  return true;
 }
 
 bool parse_resume_window(const std::string& spec, Options& out, std::string& err) {
@@ -284,6 +314,13 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       bus::BusUrl url;
       if (!bus::parse_bus_url(out.publish, url, err)) {
         err = "bad --publish " + out.publish + ": " + err;
+        return false;
+      }
+    } else if (a == "--retain-ended") {
+      std::string v;
+      if (!need(v)) return false;
+      if (!parse_duration(v, out.retain_ended_ms)) {
+        err = "bad --retain-ended '" + v + "' (a duration such as 96h, 90m or 30s; 1s..3650d)";
         return false;
       }
     } else if (a == "--resume-window") {

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "engine/retention.h"
 #include "tools/sources/simulator.h"
 
 namespace oddsrelay {
@@ -48,6 +50,7 @@ struct Options {
   int64_t publish_snapshot_interval_s = 60;      // ...or this long with any record
   uint64_t resume_window_bytes = 128u << 20;  // /pt-ws and /ws resume: frames kept, at most...
   int64_t resume_window_s = 60;               // ...and for at most this long
+  int64_t retain_ended_ms = kDefaultRetainEndedMs;  // retention horizon in feed time (engine/retention.h)
   std::vector<int32_t> stream_sports = {1, 2, 5};  // live events of these sports have a stream
   bool exit_after_replay = false;
   bool help = false;
@@ -59,6 +62,9 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
 bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err);
 // --resume-window: "128M,60s", "64M" or "90s" into resume_window_bytes / _s.
 bool parse_resume_window(const std::string& spec, Options& out, std::string& err);
+// A duration: a whole number followed by d, h, m or s ("96h", "90m", "30s"),
+// 1 s to 3650 d, into milliseconds. False for anything else.
+bool parse_duration(std::string_view spec, int64_t& ms);
 
 extern const char* const kUsage;
 

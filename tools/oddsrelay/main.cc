@@ -46,9 +46,10 @@ void print_progress(const Engine& engine, const Source& src, uint64_t& last_appl
   std::fprintf(stderr,
                "progress: applied=%" PRIu64 " (%.0f/s) skipped=%" PRIu64 " malformed=%" PRIu64
                " events live=%" PRIu64 " prematch=%" PRIu64 " markets=%" PRIu64 " outcomes=%" PRIu64
-               " seq=%" PRIu64 "%s\n",
+               " seq=%" PRIu64 " held=%zu ended=%" PRIu64 " evicted=%" PRIu64 "%s\n",
                applied, rate, engine.skipped(), src.status().malformed.load(), s->listed_live, s->listed_prematch,
-               s->markets, s->outcomes, s->seq, src.status().done ? " feed=done" : "");
+               s->markets, s->outcomes, s->seq, s->events.size(), s->ended, s->evicted,
+               src.status().done ? " feed=done" : "");
 }
 
 int run(const Options& opt) {
@@ -90,6 +91,7 @@ int run(const Options& opt) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   Engine engine;
+  engine.set_retain_ended_ms(opt.retain_ended_ms);  // before any record: replays must evict alike
   // The listener starts before the journal is replayed, so that /healthz
   // can say "not yet" (503) to a load balancer; every other route answers
   // 503 too until `ready`. The REST thread reads the components below only
@@ -98,6 +100,7 @@ int run(const Options& opt) {
   std::unique_ptr<relay::RelayServer> relay;
   std::unique_ptr<relay::Webhooks> webhooks;
   std::unique_ptr<Source> source;
+  const Pipeline* feed_pipeline = nullptr;  // for feed.batches; set before `ready`
   std::unique_ptr<LogWriter> journal;
   // The bus: an edge's source (--feed nats://) or an ingest's output
   // (--publish); one connection either way.
@@ -167,7 +170,7 @@ int run(const Options& opt) {
                                   : opt.feed.kind == FeedSpec::Kind::Replay ? "replay"
                                   : opt.feed.kind == FeedSpec::Kind::Bus    ? "bus"
                                                                             : "none";
-  ctx.feed_status = [&engine, &source, source_name](json::Writer& w) {
+  ctx.feed_status = [&engine, &source, &feed_pipeline, source_name](json::Writer& w) {
     w.StartObject();
     w.Key("source");
     w.String(source_name.c_str());
@@ -175,6 +178,8 @@ int run(const Options& opt) {
     w.Uint64(engine.applied());
     w.Key("records_skipped");
     w.Uint64(engine.skipped());
+    w.Key("batches");  // published by the engine; relay.batches trails it while the relay catches up
+    w.Uint64(feed_pipeline->batches());
     w.Key("malformed");
     w.Uint64(source->status().malformed.load());
     w.Key("done");
@@ -199,6 +204,7 @@ int run(const Options& opt) {
 
   std::unique_ptr<FeedFileWriter> capture;
   Pipeline pipeline(engine);
+  feed_pipeline = &pipeline;
   const std::string bus_url = opt.feed.kind == FeedSpec::Kind::Bus ? opt.feed.path : opt.publish;
   if (!bus_url.empty()) {
     bus::BusUrl url;
@@ -238,6 +244,11 @@ int run(const Options& opt) {
                    r.epoch.c_str(), r.created ? " (new)" : "", r.snapshot_seq, r.snapshot_events, r.replayed,
                    r.bad_records, r.torn_tail ? ", torn tail cut: " : "",
                    r.torn_tail ? (std::to_string(r.truncated_bytes) + " bytes").c_str() : "", r.seq, r.millis);
+      if (r.snapshot_retain_ended_ms != 0 && r.snapshot_retain_ended_ms != opt.retain_ended_ms)
+        std::fprintf(stderr,
+                     "oddsrelay: note: the snapshot was kept with --retain-ended %" PRId64
+                     " s; going on with %" PRId64 " s (a replay of this log with one horizon throughout would differ)\n",
+                     r.snapshot_retain_ended_ms / 1000, opt.retain_ended_ms / 1000);
       LogOptions lo;
       lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
       lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);

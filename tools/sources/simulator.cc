@@ -91,11 +91,22 @@ struct Match {
   std::vector<uint32_t> markets;
 };
 
+// A corrected final waiting for its time (the match may be gone by then).
+struct Correction {
+  int64_t due_vt = 0;
+  uint64_t number = 0;
+  std::string key;
+  int32_t home = 0, away = 0;
+  feed::MatchResult result = feed::MatchResult::Completed;
+};
+
 }  // namespace
 
 struct Simulator::Impl {
   SimOptions o;
   Rng rng;
+  Rng crng;  // corrections only, so that they leave the main stream alone
+  std::vector<Correction> corrections;
   double vt = 0, step;
   int64_t next_tick = 0;
   uint64_t serial = 0;
@@ -104,7 +115,10 @@ struct Simulator::Impl {
   int64_t at = 0;
   std::vector<feed::Record>* out = nullptr;
 
-  explicit Impl(const SimOptions& opts) : o(opts), rng(opts.seed), step(1000.0 / std::max(opts.rate, 0.001)) {}
+  explicit Impl(const SimOptions& opts)
+      : o(opts), rng(opts.seed), crng(opts.seed ^ 0xc0cec7ed5c0e5ULL), step(1000.0 / std::max(opts.rate, 0.001)) {}
+
+  int64_t tick_ms() const { return o.tick_ms > 0 ? o.tick_ms : std::min<int64_t>(1000, o.minute_ms); }
 
   int64_t now() const { return static_cast<int64_t>(vt); }
   int64_t duration_ms(const Match& m) const {
@@ -362,6 +376,35 @@ struct Simulator::Impl {
     // Trading stops after the final whistle: suspend what is still offered.
     for (uint32_t id : m.markets) emit_market(m, id, true);
     m.remove_vt = now() + 10'000;
+    if (o.correct_permille > 0 && crng.below(1000) < o.correct_permille) {
+      Correction c{now() + 1000 + static_cast<int64_t>(crng.below(static_cast<uint64_t>(4 * duration_ms(m)))),
+                   m.number, m.key, m.home, m.away, result};
+      (crng.chance(0.5) ? c.home : c.away) += 1;
+      corrections.push_back(std::move(c));
+    }
+  }
+
+  void emit_due_corrections() {
+    for (size_t i = 0; i < corrections.size();) {
+      const Correction& c = corrections[i];
+      if (now() < c.due_vt) {
+        ++i;
+        continue;
+      }
+      feed::ScoreRec s;
+      s.status = feed::ScoreStatus::Ended;
+      s.home = c.home;
+      s.away = c.away;
+      s.period = "FT";
+      s.result = c.result;
+      out->emplace_back();
+      feed::Record& r = out->back();
+      r.at = at;
+      r.id = c.key;
+      r.number = c.number;
+      r.body = std::move(s);
+      corrections.erase(corrections.begin() + static_cast<ptrdiff_t>(i));
+    }
   }
 
   void tick() {
@@ -410,6 +453,7 @@ struct Simulator::Impl {
       }
     }
     if (moved) index();
+    if (!corrections.empty()) emit_due_corrections();
   }
 
   void index() {
@@ -447,7 +491,7 @@ double Simulator::step_ms() const { return impl_->step; }
 void Simulator::open(int64_t start_ms, int64_t at, std::vector<feed::Record>& out) {
   Impl& s = *impl_;
   s.vt = static_cast<double>(start_ms);
-  s.next_tick = start_ms + std::min<int64_t>(1000, s.o.minute_ms);
+  s.next_tick = start_ms + s.tick_ms();
   s.at = at;
   s.out = &out;
   s.matches.reserve(s.o.events);
@@ -486,7 +530,7 @@ void Simulator::step(int64_t at, std::vector<feed::Record>& out) {
   s.vt += s.step;
   while (s.now() >= s.next_tick) {
     s.tick();
-    s.next_tick += std::min<int64_t>(1000, s.o.minute_ms);
+    s.next_tick += s.tick_ms();
   }
   s.odds_step();
 }

@@ -22,6 +22,15 @@ struct SimOptions {
   uint32_t events = 300;     // concurrent fixtures (live + pre-match)
   double rate = 200;         // odds records per second
   int64_t minute_ms = 4000;  // virtual ms per match minute (4000: a 90' match lasts 6 min)
+  // Virtual ms between lifecycle ticks (kick-offs, scoreboard and clock
+  // records, full time, removals); 0: min(1000, minute_ms), one scoreboard a
+  // match minute. Longer ticks play several minutes at once: fewer records
+  // a fixture, for soaks that need many fixtures (perf/soak).
+  int64_t tick_ms = 0;
+  // Per mille of ended fixtures whose final score is corrected later (a
+  // second `ended` record with another score, some after the removal).
+  // Drawn from a stream of its own: 0 leaves every other record as it was.
+  uint32_t correct_permille = 0;
 };
 
 class Simulator {
