@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bus/log_reader.h"
+#include "engine/bus/log_reader.h"
 
 namespace oddsrelay::bus {
 namespace {

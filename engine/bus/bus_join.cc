@@ -1,9 +1,9 @@
-#include "bus/bus_join.h"
+#include "engine/bus/bus_join.h"
 
 #include <chrono>
 
-#include "bus/log_reader.h"
-#include "bus/snapshot_transfer.h"
+#include "engine/bus/log_reader.h"
+#include "engine/bus/snapshot_transfer.h"
 #include "engine/storage/snapshot_file.h"
 
 namespace oddsrelay::bus {

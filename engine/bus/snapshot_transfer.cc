@@ -1,4 +1,4 @@
-#include "bus/snapshot_transfer.h"
+#include "engine/bus/snapshot_transfer.h"
 
 #include "engine/storage/snapshot_file.h"
 

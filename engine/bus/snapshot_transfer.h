@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "bus/nats_link.h"
+#include "engine/bus/nats_link.h"
 #include "engine/snapshot.h"
 
 namespace oddsrelay::bus {

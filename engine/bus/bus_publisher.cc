@@ -1,8 +1,8 @@
-#include "bus/bus_publisher.h"
+#include "engine/bus/bus_publisher.h"
 
 #include <cstdio>
 
-#include "bus/snapshot_transfer.h"
+#include "engine/bus/snapshot_transfer.h"
 #include "protocol/feed_writer.h"
 
 namespace oddsrelay::bus {

@@ -1,4 +1,4 @@
-#include "bus/nats_link.h"
+#include "engine/bus/nats_link.h"
 
 #include <chrono>
 #include <random>

@@ -1,4 +1,4 @@
-#include "bus/log_reader.h"
+#include "engine/bus/log_reader.h"
 
 namespace oddsrelay::bus {
 

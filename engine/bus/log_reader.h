@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bus/nats_link.h"
+#include "engine/bus/nats_link.h"
 
 namespace oddsrelay::bus {
 

@@ -27,7 +27,7 @@
 
 #include <concurrentqueue/blockingconcurrentqueue.h>
 
-#include "bus/nats_link.h"
+#include "engine/bus/nats_link.h"
 #include "engine/pipeline.h"
 
 namespace oddsrelay::bus {
