@@ -5,10 +5,10 @@
 #include <memory>
 #include <thread>
 
-#include "bus/bus_join.h"
-#include "bus/bus_publisher.h"
-#include "bus/log_reader.h"
-#include "bus/snapshot_transfer.h"
+#include "engine/bus/bus_join.h"
+#include "engine/bus/bus_publisher.h"
+#include "engine/bus/log_reader.h"
+#include "engine/bus/snapshot_transfer.h"
 #include "engine/state_digest.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"

@@ -6,9 +6,9 @@
 
 #include <signal.h>
 
-#include "bus/bus_join.h"
-#include "bus/bus_publisher.h"
-#include "bus/nats_link.h"
+#include "engine/bus/bus_join.h"
+#include "engine/bus/bus_publisher.h"
+#include "engine/bus/nats_link.h"
 #include "protocol/json_out.h"
 #include "tools/sources/bus_source.h"
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "bus/log_reader.h"
+#include "engine/bus/log_reader.h"
 #include "protocol/feed_reader.h"
 
 namespace oddsrelay {

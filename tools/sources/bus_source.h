@@ -13,8 +13,8 @@
 #include <string>
 #include <thread>
 
-#include "bus/bus_join.h"
-#include "bus/nats_link.h"
+#include "engine/bus/bus_join.h"
+#include "engine/bus/nats_link.h"
 #include "tools/sources/sources.h"
 
 namespace oddsrelay {
