@@ -6,7 +6,6 @@ namespace {
 constexpr size_t kControlBlock = 16;
 constexpr size_t kAllocRound = 16;  // jemalloc size classes: small allocations round up
 size_t rounded(size_t n) { return (n + kAllocRound - 1) & ~(kAllocRound - 1); }
-size_t heap_string(const std::string& s) { return s.size() > 15 ? rounded(s.size() + 1) : 0; }
 }  // namespace
 
 size_t info_bytes(const feed::EventObject* info) {
@@ -23,8 +22,8 @@ size_t market_bytes(const Market& m) {
 
 size_t score_bytes(const ScoreState* s) {
   if (!s) return 0;
-  size_t n = rounded(sizeof(ScoreState) + kControlBlock);
-  for (const ScorePoint& p : s->timeline) n += sizeof(ScorePoint) + heap_string(p.clock);
+  // Timeline clocks are "MM:SS": inside the string, no heap of their own.
+  size_t n = rounded(sizeof(ScoreState) + kControlBlock) + s->timeline.size() * sizeof(ScorePoint);
   for (const MarketRef& m : s->odds_at_end) n += market_bytes(*m);
   return n;
 }
