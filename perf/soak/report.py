@@ -1,0 +1,128 @@
+"""perf/soak report: the figures from the CSV (flatness of RSS and data dir
+over the last third, memory per retained ended event before the first
+horizon, restart) and the chart (gnuplot, PNG)."""
+import argparse
+import csv
+import subprocess
+import sys
+
+p = argparse.ArgumentParser()
+for k in ("csv", "png", "horizon", "digest", "restart-line"):
+    p.add_argument("--" + k, required=True)
+for k in ("days", "t0", "t1", "t2", "ready", "seq", "dir-bytes", "rss-restart-kb", "rss-empty-kb", "held"):
+    p.add_argument("--" + k, type=float, required=True)
+a = p.parse_args()
+
+rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(open(a.csv))]
+if len(rows) < 10:
+    sys.exit("perf/soak: too few samples")
+unit = {"d": 1, "h": 1 / 24, "m": 1 / 1440, "s": 1 / 86400}[a.horizon[-1]]
+horizon_days = float(a.horizon[:-1]) * unit
+fixtures = int(open(a.csv + ".fixtures").read())
+end = rows[-1]
+
+
+# The replay's last third; the samples after it (the feed done, the input
+# queue of 65,536 parsed records drained, the server idle) are another
+# regime, reported apart.
+def flat(key):
+    last = [r[key] for r in rows if r["feed_day"] >= 2 * end["feed_day"] / 3 and not r["done"]]
+    mean = sum(last) / len(last)
+    dev = max(abs(v - mean) for v in last) / mean * 100
+    return mean, dev, len(last)
+
+
+def slope(xs, ys):
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else float("nan")
+
+
+# Before the first horizon nothing that ended has left: RSS against the
+# number of ended events held is the memory one retained ended event costs.
+early = [r for r in rows if 0.2 * horizon_days <= r["feed_day"] <= 0.95 * horizon_days]
+per_event_rss = slope([r["ended"] for r in early], [r["rss_mb"] * 1e6 for r in early]) if len(early) > 3 else float("nan")
+per_event_est = slope([r["ended"] for r in early], [r["state_mb"] * 1e6 for r in early]) if len(early) > 3 else float("nan")
+rss_mean, rss_dev, n_rss = flat("rss_mb")
+
+
+# The trend after the first horizon: a least-squares line against feed
+# time, and the mean of each third. A leak shows as a slope; the compaction
+# sawtooth and the in-flight queues of a max-speed replay only as spread.
+after = [r for r in rows if r["feed_day"] >= horizon_days and not r["done"]]
+
+
+def trend(key):
+    days = [r["feed_day"] for r in after]
+    vals = [r[key] for r in after]
+    s = slope(days, vals)
+    mean = sum(vals) / len(vals)
+    span = end["feed_day"] - horizon_days
+    cut = [horizon_days + span * k / 3 for k in range(4)]
+    thirds = []
+    for k in range(3):
+        part = [r[key] for r in after if cut[k] <= r["feed_day"] < cut[k + 1] or (k == 2 and r["feed_day"] >= cut[3])]
+        thirds.append(sum(part) / len(part) if part else float("nan"))
+    return s, s * span / mean * 100, thirds
+
+
+def show_trend(name, key):
+    s, pct, thirds = trend(key)
+    print(f"  {name}: {s:+.2f} MB a feed day ({pct:+.1f}% over the {end['feed_day'] - horizon_days:.0f} days after the "
+          f"first horizon); means by third {thirds[0]:.1f} / {thirds[1]:.1f} / {thirds[2]:.1f} MB")
+
+dir_mean, dir_dev, _ = flat("data_dir_mb")
+com_mean, com_dev, _ = flat("committed_mb")
+peak_dir = max(r["data_dir_mb"] for r in rows if r["feed_day"] >= horizon_days)
+replay_s = a.t1 - a.t0
+restart_ms = (a.ready - a.t2) * 1000
+peak_rss = max(r["rss_mb"] for r in rows)
+idle_rss = rows[-1]["rss_mb"]
+print(f"feed: {end['feed_day']:.1f} days of feed time, {int(a.seq):,} records, {fixtures:,} fixtures created; "
+      f"replayed in {replay_s:.0f} s ({a.seq / replay_s:,.0f} records/s)")
+print(f"held at the end: {int(end['held'])} events ({int(end['live'])} live, {int(end['prematch'])} pre-match, "
+      f"{int(end['ended'])} ended, {int(end['other'])} other); evicted {int(end['evicted']):,}; "
+      f"state estimate {end['state_mb']:.1f} MB")
+print(f"RSS: last third mean {rss_mean:.1f} MB, max deviation {rss_dev:.1f}% over {n_rss} samples "
+      f"({'flat' if rss_dev <= 10 else 'NOT flat'}); peak {peak_rss:.1f} MB; idle after the replay {idle_rss:.1f} MB")
+print(f"data dir, committed (snapshots + journal): last third mean {com_mean:.1f} MB, max deviation {com_dev:.1f}% "
+      f"({'flat' if com_dev <= 10 else 'NOT flat'})")
+print(f"data dir, with the snapshot being written: last third mean {dir_mean:.1f} MB, max deviation {dir_dev:.1f}% "
+      f"(the compaction sawtooth: one snapshot and one cadence of journal); peak after the first horizon "
+      f"{peak_dir:.1f} MB; {a.dir_bytes / 1e6:.1f} MB at the end")
+print("trend after the first horizon:")
+show_trend("RSS", "rss_mb")
+show_trend("data dir, committed", "committed_mb")
+show_trend("data dir, all files", "data_dir_mb")
+show_trend("state estimate", "state_mb")
+print(f"memory per retained ended event: while the first horizon fills ({len(early)} samples), "
+      f"{per_event_rss / 1000:.2f} KB of RSS and {per_event_est / 1000:.2f} KB by the state estimate; "
+      f"loaded from the data dir with immediate purging, ({a.rss_restart_kb / 1024:.1f} MB - "
+      f"{a.rss_empty_kb / 1024:.1f} MB empty) / "
+      f"{int(a.held)} events held = {(a.rss_restart_kb - a.rss_empty_kb) * 1024 / a.held / 1000:.2f} KB, "
+      f"{end['state_mb'] * 1e6 / a.held / 1000:.2f} KB by the estimate")
+print(f"restart: ready in {restart_ms:.0f} ms ({'under' if restart_ms < 5000 else 'OVER'} 5 s), "
+      f"seq={int(a.seq)} digest={a.digest} as before the stop; {a.restart_line}")
+
+plot = f"""
+set terminal png size 1200,900
+set output '{a.png}'
+set datafile separator ','
+set key top left
+set grid
+set multiplot layout 2,1 title 'oddsrelay soak: {end['feed_day']:.0f} days of feed, {fixtures:,} fixtures, horizon {a.horizon}'
+set xlabel 'feed time (days)'
+set ylabel 'MB'
+set arrow from {horizon_days},graph 0 to {horizon_days},graph 1 nohead dt 2
+plot '{a.csv}' using 2:4 skip 1 with lines lw 2 title 'RSS', \\
+     '' using 2:5 skip 1 with lines title 'data dir, all files', \\
+     '' using 2:15 skip 1 with lines lw 2 title 'data dir, committed', \\
+     '' using 2:12 skip 1 with lines title 'state estimate'
+set ylabel 'events'
+plot '{a.csv}' using 2:6 skip 1 with lines lw 2 title 'held', \\
+     '' using 2:9 skip 1 with lines title 'ended (held)', \\
+     '' using 2:($7+$8) skip 1 with lines title 'listed, not ended'
+unset multiplot
+"""
+subprocess.run(["gnuplot"], input=plot, text=True, check=True)
+print(f"chart: {a.png}; samples: {a.csv}")

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Compressed-time soak (issue 17): does a relay look the same on day 30 as
+# on day 3? The simulator generates a month of feed time with fast matches
+# (well over 100,000 fixtures created, priced, ended, some corrected), piped
+# straight into oddsrelay (a FIFO: a month of feed is gigabytes of JSON no
+# one needs on disk), replayed at max speed with --data-dir and a horizon
+# of a few days. Every few seconds the server's RSS, the events it holds
+# and the data dir's size go into a CSV, drawn by gnuplot into a PNG. At
+# the end the server is stopped and restarted on its data dir, which must
+# come back to the same state digest. A benchmark, not a CI test.
+#   perf/soak/run.sh [build-dir] [out-dir]
+# Environment: SOAK_DAYS (30), SOAK_HORIZON (72h), SOAK_SIM (the simulator
+# options below), SOAK_EVERY (sampling interval, s; 1), SOAK_SNAPSHOT_EVERY
+# (compaction cadence in records; 20000).
+# Goals: after the first horizon, RSS and data-dir size flat (the last
+# third of the run within +-10% of its own mean); restart-to-ready < 5 s.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-build}" && pwd)
+out=${2:-$here/out}
+days=${SOAK_DAYS:-30}
+horizon=${SOAK_HORIZON:-72h}
+# 20 concurrent fixtures, 3 s a match minute (a soccer match lasts 4.5 min
+# of feed time), a scoreboard every 30 s, 5% of finals corrected later, one
+# odds record a second besides the lifecycle ones.
+sim=${SOAK_SIM:-seed=3,events=20,rate=1,minute=3000,tick=30000,correct=50}
+every=${SOAK_EVERY:-1}
+# Compaction cadence: the soak's state is small and its feed fast (about
+# 50,000 records a second: the default 50,000 is a snapshot a second), so
+# the journal between snapshots is scaled down with it, as it would be
+# small beside a production state.
+snapshot_every=${SOAK_SNAPSHOT_EVERY:-20000}
+start_ms=1767225600000
+mkdir -p "$out"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+die() { echo "perf/soak: $*" >&2; exit 1; }
+
+if ! command -v gnuplot >/dev/null; then
+  echo "perf/soak: installing gnuplot-nox (for the chart)"
+  if [ "$(id -u)" = 0 ]; then apt-get install -y -q gnuplot-nox >/dev/null; else sudo apt-get install -y -q gnuplot-nox >/dev/null; fi
+fi
+
+key=soak-key
+printf '{"keys":[{"key":"%s","name":"soak","permissions":["live","prematch","odds","scores"]}]}\n' "$key" > "$work/keys.json"
+port=$((20000 + RANDOM % 20000))
+data="$work/data"
+
+echo "perf/soak: $days days of feed ($sim), horizon $horizon, build $build"
+mkfifo "$work/feed"
+"$build/oddsfeed" gen -o - --span "${days}d" --start "$start_ms" --sim "$sim" > "$work/feed" 2> "$out/gen.log" &
+pids+=($!)
+gen_pid=$!
+t0=$(date +%s.%N)
+"$build/oddsrelay" --listen "127.0.0.1:$port" --keys "$work/keys.json" --feed "replay:$work/feed,speed=max" \
+  --data-dir "$data" --retain-ended "$horizon" --snapshot-every "$snapshot_every" --progress 10 2> "$out/server.log" &
+pids+=($!)
+server_pid=$!
+
+# The sampler: until the replay is applied, every $every s.
+python3 "$here/sample.py" --pid "$server_pid" --port "$port" --key "$key" --data-dir "$data" \
+  --csv "$out/soak.csv" --start-ms "$start_ms" --every "$every" || die "sampling failed: $(tail -3 "$out/server.log")"
+t1=$(date +%s.%N)
+wait "$gen_pid" || die "the generator failed: $(tail -3 "$out/gen.log")"
+kill -TERM "$server_pid"
+wait "$server_pid" || die "the server did not stop cleanly: $(tail -3 "$out/server.log")"
+line=$(grep -o 'stopped; state seq=[0-9]* digest=[0-9a-f]*' "$out/server.log") || die "no final state line"
+seq=${line#*seq=}; seq=${seq%% *}
+digest=${line##*digest=}
+
+# Restart on the data dir: time to the first answer at the right seq.
+port2=$((port + 1))
+t2=$(date +%s.%N)
+"$build/oddsrelay" --listen "127.0.0.1:$port2" --keys "$work/keys.json" --feed none --data-dir "$data" \
+  --retain-ended "$horizon" --progress 0 2> "$out/restart.log" &
+pids+=($!)
+restart_pid=$!
+ready=""
+for _ in $(seq 1 6000); do
+  if body=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" 2>/dev/null); then
+    echo "$body" | grep -q "\"seq\":$seq," || die "restart serves another seq: $body"
+    ready=$(date +%s.%N)
+    break
+  fi
+  sleep 0.01
+done
+[ -n "$ready" ] || die "restart never answered: $(tail -3 "$out/restart.log")"
+held=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"]["held"])')
+kill -TERM "$restart_pid"
+wait "$restart_pid" || die "restart did not stop cleanly"
+grep -q "stopped; state seq=$seq digest=$digest" "$out/restart.log" ||
+  die "restart came back to another state: $(grep stopped "$out/restart.log") vs seq=$seq digest=$digest"
+dir_bytes=$(du -sb "$data" | cut -f1)
+# Memory a retained event costs, without a replay's in-flight queues or
+# the pages the allocator keeps after a burst (jemalloc purges freed pages
+# only as it allocates: an idle server keeps them): a server loading the
+# data dir against one with an empty dir, both with immediate purging.
+rss_of() {  # DATA-DIR PORT: RSS in KiB of a server serving DATA-DIR, once ready
+  MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 "$build/oddsrelay" --listen "127.0.0.1:$2" --keys "$work/keys.json" \
+    --feed none --data-dir "$1" --retain-ended "$horizon" --progress 0 > /dev/null 2> "$out/measure.log" &
+  local p=$!
+  pids+=($p)
+  for _ in $(seq 1 3000); do curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$2/v1/status" >/dev/null 2>&1 && break; sleep 0.01; done
+  sleep 1
+  awk '/^VmRSS/{print $2}' "/proc/$p/status"
+  kill -TERM "$p"
+  wait "$p" || true
+}
+rss_restart=$(rss_of "$data" $((port + 2)))
+rss_empty=$(rss_of "$work/empty" $((port + 3)))
+
+# Kept as a script so that the figures can be drawn again from the CSV.
+cat > "$out/report.sh" <<REPORT
+python3 "$here/report.py" --csv "$out/soak.csv" --png "$out/soak.png" --horizon "$horizon" --days "$days" \\
+  --t0 "$t0" --t1 "$t1" --t2 "$t2" --ready "$ready" --seq "$seq" --digest "$digest" --dir-bytes "$dir_bytes" \\
+  --rss-restart-kb "$rss_restart" --rss-empty-kb "$rss_empty" --held "$held" \\
+  --restart-line "$(grep -o 'snapshot at seq.*ms' "$out/restart.log")"
+REPORT
+bash "$out/report.sh"
