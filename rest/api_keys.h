@@ -45,8 +45,9 @@ enum WebhookEvent : uint32_t {
   kHookSettlement = 1 << 3,  // settlement_changed
 };
 struct WebhookConfig {
-  std::string url, host, path;  // http://host:port/path
+  std::string url, host, path;  // http[s]://host[:port]/path
   uint16_t port = 80;
+  bool tls = false;             // https://: TLS with certificate and host name checks
   std::string secret;           // HMAC-SHA256 key of X-Signature
   uint32_t events = kHookOdds | kHookScore | kHookEnded | kHookSettlement;
 };

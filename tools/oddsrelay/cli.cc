@@ -97,6 +97,9 @@ Options:
   --webhook-retries N    attempts per event_ended / settlement_changed
                          callback before it counts as dropped (default 8)
   --webhook-timeout MS   one webhook POST, connect to answer (default 3000)
+  --webhook-ca FILE      PEM certificates trusted for https:// webhook
+                         endpoints besides the system's CA store (a private
+                         CA); certificates and host names are always checked
   --help                 this text
 )";
 
@@ -346,6 +349,8 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       }
     } else if (a == "--catalog") {
       if (!need(out.catalog)) return false;
+    } else if (a == "--webhook-ca") {
+      if (!need(out.webhook_ca)) return false;
     } else if (a == "--progress") {
       std::string v;
       if (!need(v)) return false;

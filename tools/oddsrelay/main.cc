@@ -71,6 +71,13 @@ int run(const Options& opt) {
     return 2;
   }
 
+  if (!opt.webhook_ca.empty()) {
+    std::string error;
+    if (!relay::TlsClientContext::create(opt.webhook_ca, error)) {
+      std::fprintf(stderr, "oddsrelay: --webhook-ca: %s\n", error.c_str());
+      return 2;
+    }
+  }
   if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
     return 2;
@@ -299,6 +306,7 @@ int run(const Options& opt) {
   relay::WebhookOptions hook_opts;
   hook_opts.max_attempts = static_cast<int>(opt.webhook_retries);
   hook_opts.timeout_ms = static_cast<int>(opt.webhook_timeout_ms);
+  hook_opts.ca_file = opt.webhook_ca;
   webhooks = std::make_unique<relay::Webhooks>(hook_opts, key_store);
   pipeline.add_sink(webhooks.get());
   webhooks->start();
