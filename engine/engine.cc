@@ -268,7 +268,7 @@ void Engine::apply_score(feed::Record& rec) {
     auto result = sr.result == feed::MatchResult::None ? feed::MatchResult::Completed : sr.result;
     const bool first = !s->ended;
     // The first `ended` fixes the final; a later one that differs is a
-    // correction (SPEC.md settlement rules 1 and 9); an equal one is a no-op.
+    // correction (docs/settlement.md rules 1 and 9); an equal one is a no-op.
     if (first || score != s->final_score || result != s->final_result) {
       if (first) {
         s->ended = true;

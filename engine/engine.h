@@ -1,7 +1,7 @@
 // The single writer: applies feed records to the working state and publishes
-// it as an immutable Snapshot once per batch (DESIGN.md data path, step 2).
+// it as an immutable Snapshot once per batch (docs/architecture.md, step 2).
 // Owned by the engine thread (see pipeline.h); tests drive it directly.
-// Odds derivation (FEED-FORMAT.md `market`): line `ls` = at; an outcome's
+// Odds derivation (docs/feed-format.md `market`): line `ls` = at; an outcome's
 // `ts` = at when its price or flags changed, else the previous ts.
 // Retention (engine/retention.h) runs inside apply(), after each record: an
 // event due at the new feed clock leaves before the next record, so the

@@ -1,4 +1,4 @@
-// The engine thread and its input queue (DESIGN.md data path, steps 1-2).
+// The engine thread and its input queue (docs/architecture.md, steps 1-2).
 // Sources on any thread push records into one moodycamel queue; the engine
 // thread drains up to `batch_max` at a time, applies them, publishes one
 // snapshot per batch, and hands the batch to every sink in order.

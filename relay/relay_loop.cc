@@ -119,7 +119,7 @@ void RelayLoop::adopt(Adoption& a) {
                     "Sec-WebSocket-Accept: " + c->ticket.accept + "\r\n\r\n"));
   uint32_t& held = key_slots_[c->ticket.key_id];
   if (held >= c->ticket.max_connections) {
-    // SPEC.md: the extra handshake completes, gets the error, and is closed.
+    // docs/api.md: the extra handshake completes, gets the error, and is closed.
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
     if (c->is_pt()) send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
     else send_exempt(c, ws_error(rest::err::kTooManyStreams, snap_->seq));

@@ -1,5 +1,5 @@
 // The relay: one libuv loop thread that owns every /ws and /pt-ws
-// connection (DESIGN.md step 4). Upgraded sockets arrive from the REST
+// connection (docs/architecture.md, step 4). Upgraded sockets arrive from the REST
 // listener (adopt), engine batches from the engine thread (on_batch); both
 // through lock-free queues and uv_async_send. Each batch is encoded once
 // into shared frames and queued to every subscriber; each connection then
@@ -68,7 +68,7 @@ class RelayServer : public BatchSink {
   void adopt(rest::StreamTicket ticket, int fd, std::string pending);
 
   const RelayStats& stats() const { return stats_; }
-  // Streams connected now (/ws and /pt-ws): SPEC.md's downstream_clients.
+  // Streams connected now (/ws and /pt-ws): /v1/status downstream_clients.
   uint64_t clients() const {
     return stats_.pt_connections.load(std::memory_order_relaxed) + stats_.ws_connections.load(std::memory_order_relaxed);
   }

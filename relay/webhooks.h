@@ -1,4 +1,4 @@
-// Webhooks (SPEC.md "Webhook callbacks", docs/api.md "Webhooks"): engine
+// Webhooks (docs/api.md "Webhooks"): engine
 // batches become JSON callbacks POSTed to each key's endpoint, signed with
 // X-Signature = HMAC-SHA256(body, secret). The engine thread only enqueues
 // the batch; a dispatcher thread turns it into notifications; each

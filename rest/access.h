@@ -29,7 +29,7 @@ constexpr uint32_t permission_for(Data d) {
     case Data::LiveEvent: return kPermLive;
     case Data::PrematchEvent: return kPermPrematch;
     case Data::Price: return kPermOdds;
-    case Data::Dictionary: return kPermOdds;  // SPEC.md "Odds/Markets"
+    case Data::Dictionary: return kPermOdds;  // the "Odds/Markets" permission
     case Data::Score: return kPermScores;
     case Data::Settlement: return kPermScores;
     case Data::Widget: return kPermWidget;

@@ -60,7 +60,7 @@ struct ApiKey {
   std::optional<uint32_t> rate_limit;  // requests per 60 s window; none = unlimited
   uint32_t permissions = 0;
   std::vector<Cidr> allow_ips;         // empty = any address
-  uint32_t ws_connections = 5;         // concurrent /ws + /pt-ws streams (SPEC.md limit)
+  uint32_t ws_connections = 5;         // concurrent /ws + /pt-ws streams (docs/api.md "Limits")
   std::string widget_json = "{}";      // per-key widget settings, raw JSON
   std::optional<WebhookConfig> webhook;
   bool allows_ip(const std::array<uint8_t, 16>& ip) const;

@@ -22,7 +22,7 @@ class HandshakeLimiter {
   explicit HandshakeLimiter(uint32_t per_slot) : per_slot_(per_slot) {}
 
   // Takes one handshake of `key` at `now_ms` (a monotonic clock). Sandbox
-  // keys are never bounded (SPEC.md: no rate limits). `limit` is the
+  // keys are never bounded (sandbox keys have no rate limits). `limit` is the
   // bucket's size, `retry_after` the seconds until one handshake is back.
   RateLimiter::Verdict check(const ApiKey& key, int64_t now_ms);
 

@@ -1,4 +1,4 @@
-// The HTTP/1.1 listener: one libuv loop on its own thread (DESIGN.md step 5),
+// The HTTP/1.1 listener: one libuv loop on its own thread (docs/architecture.md, step 5),
 // keep-alive and pipelining, responses of one read batched into one write,
 // bounded input (protocol/http_request.h) and output (reading pauses while a
 // client has more than 4 MiB unsent), and timeouts that close slow-loris and

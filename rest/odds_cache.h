@@ -1,5 +1,5 @@
-// Encoded GET-form odds JSON per event version (DESIGN.md "REST answers for
-// hot reads are cached per snapshot version"). An event's entry is immutable
+// Encoded GET-form odds JSON per event version (docs/architecture.md step 3: "REST
+// answers for hot reads are cached per version"). An event's entry is immutable
 // and a new version is a new object, so the entry itself is the cache key:
 // holding it keeps its address from being reused. Owned by the REST loop
 // thread; bounded (cleared whole when it outgrows kMaxEntries).

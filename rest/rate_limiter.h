@@ -1,4 +1,4 @@
-// Per-key request counting in fixed windows aligned to the clock (SPEC.md:
+// Per-key request counting in fixed windows aligned to the clock (so that
 // "retry_after = seconds until the current minute bucket resets"). Owned by
 // the REST loop thread; counts survive a keys reload (keyed by key digest).
 // Counts of past windows are dropped when a window starts, so the map holds

@@ -356,7 +356,7 @@ void post_odds(RestApi::Call& c) {
   std::optional<int32_t> sport;
   if (d.HasMember("sport")) sport = d["sport"].GetInt();
   const uint32_t market = d["market"].GetUint();
-  c.w.StartObject();  // a bare object, as SPEC.md shows
+  c.w.StartObject();  // a bare object (docs/api.md "REST endpoints")
   for (const EventEntry* e : events) {
     if ((sport && e->listed() && e->sport() != *sport) || !e->market(market)) continue;
     json::key(c.w, e->key);
@@ -779,7 +779,7 @@ void RestApi::write_status(Call& c) {
   write_retention_status(c.w, snap);
   c.w.Key("uptime");
   c.w.Int64((wall_ms() - ctx_.started_ms) / 1000);
-  // SPEC.md's relay statistics: el_* are the live event lists (rdstn `el`),
+  // The relay statistics (docs/api.md): el_* are the live event lists (rdstn `el`),
   // odds_channels the /pt-ws odds:<sport>:<event> channels (one per live
   // event with odds), odds_cached the events whose odds JSON is cached.
   uint64_t el_sports = 0, odds_channels = 0;

@@ -1,4 +1,4 @@
-// The REST API of SPEC.md on top of the HTTP listener: routing, the
+// The REST API of docs/api.md on top of the HTTP listener: routing, the
 // authentication order (route, method, key, source address, permission,
 // rate limit), CORS, gzip, and the /v1 read endpoints. Runs on the REST loop
 // thread and reads the engine's current snapshot; it never blocks the engine.
@@ -43,7 +43,7 @@ struct RestContext {
   // Write the "relay" and "webhooks" objects of /v1/status; may be empty.
   std::function<void(json::Writer&)> relay_status, webhook_status;
   std::function<void(json::Writer&)> log_status;  // the data dir's journal and snapshots; unset: null
-  // /v1/status relay statistics (SPEC.md): whether the source is delivering
+  // /v1/status relay statistics (docs/api.md): whether the source is delivering
   // (an edge: connected to the bus and following the log), and the streams
   // connected; may be empty (false, 0).
   std::function<bool()> upstream_ready;

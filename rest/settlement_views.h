@@ -1,4 +1,4 @@
-// /v1/settlements (SPEC.md "Settlement record"): each event's settlement
+// /v1/settlements (docs/settlement.md "Response"): each event's settlement
 // (engine/settlement.h) encoded as JSON once per final-score version (per
 // entry version while the event is not over) and language, then served
 // from the cache. Owned by the REST thread.

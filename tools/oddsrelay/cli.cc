@@ -75,7 +75,7 @@ Options:
                          this long after its first byte (default 10000)
   --idle-timeout MS      close keep-alive connections idle this long
                          (default 60000)
-  --rate-window SECONDS  rate-limit window (default 60, as SPEC.md says;
+  --rate-window SECONDS  rate-limit window (default 60, as docs/api.md says;
                          shorter only to test resets)
   --ws-update MS         /ws live_update at most this often (default 1000)
   --ws-ping MS           /ws and /pt-ws heartbeat: ping interval; a client

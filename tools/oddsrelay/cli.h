@@ -31,7 +31,7 @@ struct Options {
   double progress_s = 5;
   int64_t header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
   int64_t idle_timeout_ms = 60'000;    // idle keep-alive connections are closed after this
-  int64_t rate_window_s = 60;          // rate-limit window (SPEC.md: 60 s; shorter only for tests)
+  int64_t rate_window_s = 60;          // rate-limit window (docs/api.md: 60 s; shorter only for tests)
   int64_t ws_update_ms = 1000;         // /ws live_update interval
   int64_t ws_ping_ms = 30'000;         // /ws heartbeat interval
   int64_t max_queue_bytes = 8 << 20;   // per-stream send queue bound
