@@ -29,6 +29,7 @@ struct RestState {
   std::unique_ptr<CatalogViews> catalog_views;  // null without a catalog
   SettlementCache settlements;
   StreamSigner stream_signer;
+  uint64_t etag_seed = 0;    // drawn at start: /v1/odds tags of another run never match
   std::string explorer_key;  // the explorer page's demo key, new at every start
   ApiKey explorer_api_key;
 };

@@ -145,6 +145,7 @@ void open_stream(Call& c, const ApiKey& key, Takeover& takeover) {
 RestState::RestState(RestContext c)
     : ctx(std::move(c)), limiter(ctx.rate_window_s), handshakes(ctx.handshakes_per_slot) {
   if (ctx.catalog) catalog_views = std::make_unique<CatalogViews>(ctx.catalog);
+  RAND_bytes(reinterpret_cast<unsigned char*>(&etag_seed), sizeof etag_seed);
   unsigned char raw[16];
   RAND_bytes(raw, sizeof raw);
   char hex[33];
@@ -172,15 +173,9 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   const bool stream = route && (route->flags & kStream);
   if (route && ((stream && !st_.ctx.open_stream) || ((route->flags & kCatalog) && !st_.catalog_views))) route = nullptr;
   if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
-    http::ResponseHead h;
-    h.status = 204;
-    h.keep_alive = req.keep_alive;
-    h.extra =
-        "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"
-        "Access-Control-Allow-Headers: X-API-Key, Content-Type\r\n"
-        "Access-Control-Max-Age: 86400\r\n";
-    http::append_response(out, h, {});
-    return;
+    std::string allow = std::string("Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n") + Call::kAllowHeaders +
+                        "Access-Control-Max-Age: 86400\r\n";
+    return c.send_raw(204, {}, {}, allow);
   }
   if (!route) return c.error(404, err::kNotFound);
   if (!allows_method(*route, req.method)) {
@@ -208,6 +203,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   const bool counted = !stream;
   RateLimiter::Verdict v =
       counted ? st_.limiter.check(*key, wall_ms() / 1000) : st_.handshakes.check(*key, steady_ms());
+  if (counted && v.limit) c.add_rate_headers(v.limit, v.remaining, v.reset);
   if (!v.allowed) {
     c.body = err::rate_limited(counted ? err::kRateLimited : err::kTooManyHandshakes, v.limit,
                                counted ? st_.limiter.window() : 60, v.retry_after);

@@ -1,7 +1,6 @@
 // The routes without a key: /healthz for load balancers (nothing about the
 // data), the settlement policy document, and the explorer page, which
 // carries the origin-locked demo key.
-#include "protocol/http_response.h"
 #include "rest/api/handlers.h"
 #include "rest/clock.h"
 #include "rest/embedded_files.h"
@@ -21,10 +20,7 @@ void healthz(Call& c) {
 }
 
 void settlement_policy(Call& c) {
-  http::ResponseHead h;
-  h.content_type = "text/markdown; charset=utf-8";
-  h.keep_alive = c.req.keep_alive;
-  http::append_response(c.out, h, rest::settlement_policy());
+  c.send_raw(200, "text/markdown; charset=utf-8", rest::settlement_policy());
 }
 
 void explorer(Call& c) {
