@@ -1,6 +1,11 @@
 // Every error text a REST client can see, in one place: the fixed ones
-// word for word, the others as documented in docs/api.md.
+// word for word, the others as documented in docs/api.md; and the two error
+// bodies built from them (errors.cc).
 #pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace oddsrelay::rest::err {
 
@@ -38,5 +43,13 @@ inline constexpr const char* kBadWsKey = "Missing or invalid Sec-WebSocket-Key";
 inline constexpr const char* kBadWsConnection = "Connection header must include Upgrade";
 inline constexpr const char* kBadProtocol = "Unsupported protocol parameter: use protocol=v2";
 inline constexpr const char* kBadSports = "Invalid sports parameter: expected sport ids separated by commas";
+
+// "Invalid <name> parameter: expected 0 or 1"
+std::string bad_flag(std::string_view name);
+
+// {"error": msg}
+std::string body(std::string_view msg);
+// The 429 body: {"error", "limit", "window": "<n>s", "retry_after"}.
+std::string rate_limited(std::string_view msg, uint32_t limit, int window_s, int retry_after);
 
 }  // namespace oddsrelay::rest::err

@@ -16,12 +16,14 @@ RateLimiter::Verdict RateLimiter::check(const ApiKey& key, int64_t now_s) {
     c.bucket = bucket;
     c.n = 0;
   }
+  v.reset = static_cast<int>(window_ - now_s % window_);
   if (c.n >= v.limit) {
     v.allowed = false;
-    v.retry_after = static_cast<int>(window_ - now_s % window_);
+    v.retry_after = v.reset;
     return v;
   }
   ++c.n;
+  v.remaining = v.limit - c.n;
   return v;
 }
 

@@ -20,8 +20,10 @@ class RateLimiter {
 
   struct Verdict {
     bool allowed = true;
-    uint32_t limit = 0;
-    int retry_after = 0;  // seconds until the window resets (when refused)
+    uint32_t limit = 0;      // requests per window; 0: the key is not limited
+    uint32_t remaining = 0;  // requests left in this window after this one
+    int reset = 0;           // seconds until this window ends (1..window)
+    int retry_after = 0;     // when refused: seconds until the window resets
   };
   // Counts one request of `key` at unix time `now_s`. Sandbox keys and keys
   // without a rate_limit are never limited.
