@@ -344,6 +344,7 @@ class Cluster(unittest.TestCase):
         self.assertRegex(edge.log(), r"does not follow seq \d+ of %s: gap; rejoining from the newest snapshot" % epoch)
         reader.join(120)
         raw.close()
+        self.assertFalse(reader.is_alive(), "the stream was not closed after the rejoin")
         self.assertNotIn("error", closed)
         # The stream was closed for the new state: a reconnect gets its snapshot.
         self.assertEqual((closed["code"], closed["reason"]), (1012, "state replaced: reconnect"))
