@@ -49,10 +49,32 @@ void Pipeline::push(feed::Record&& rec) {
   queue_.enqueue(std::move(rec));
 }
 
+bool Pipeline::replace_state(Engine& from) {
+  if (log_ || engine_done_.load(std::memory_order_acquire) || stopping_.load(std::memory_order_acquire)) return false;
+  replace_from_.store(&from, std::memory_order_release);
+  // The engine thread takes it once the queue is empty and every record
+  // before it is delivered (at most one idle wait later).
+  while (replace_from_.load(std::memory_order_acquire)) {
+    if (engine_done_.load(std::memory_order_acquire)) {  // stopped meanwhile: withdraw unless taken
+      Engine* mine = &from;
+      if (replace_from_.compare_exchange_strong(mine, nullptr, std::memory_order_acq_rel)) return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 void Pipeline::run() {
   std::vector<feed::Record> buf(batch_max_);
   for (;;) {
     size_t n = queue_.wait_dequeue_bulk_timed(buf.begin(), batch_max_, 20'000);
+    if (n == 0 && idle()) {
+      if (Engine* from = replace_from_.load(std::memory_order_acquire)) {
+        deliver(engine_.replace_state(*from), 0);
+        replace_from_.store(nullptr, std::memory_order_release);
+        continue;
+      }
+    }
     if (n == 0) {
       // pushed_ is bumped before enqueue: done == pushed means nothing in flight.
       if (stopping_.load(std::memory_order_acquire) && idle()) break;
