@@ -40,6 +40,7 @@ struct Batch {
   std::vector<EventChange> changes;  // in order of first change within the batch
   std::vector<uint32_t> markets;     // replaced or removed market ids, per change, sorted, unique
   std::vector<feed::Record> records;
+  int64_t apply_start_ns = 0;  // steady clock when the engine began the batch (metrics/data_path.h); 0: unknown
 
   std::span<const uint32_t> markets_of(const EventChange& c) const {
     return std::span<const uint32_t>(markets).subspan(c.markets_first, c.markets_count);

@@ -60,6 +60,9 @@ class Pipeline {
   // True when every pushed record has been applied (or skipped).
   bool idle() const { return done_.load(std::memory_order_acquire) == pushed_.load(std::memory_order_acquire); }
   uint64_t batches() const { return batches_.load(std::memory_order_relaxed); }
+  // Log position of the last batch sealed (0: none this run); the journal
+  // and the outputs trail it (the metrics' journal and bus lag).
+  uint64_t sealed_seq() const { return sealed_seq_.load(std::memory_order_relaxed); }
 
  private:
   void run();
@@ -82,7 +85,7 @@ class Pipeline {
   std::atomic<bool> engine_done_{false};
   std::thread log_thread_;
   moodycamel::BlockingConcurrentQueue<feed::Record> queue_;
-  std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0};
+  std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0}, sealed_seq_{0};
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

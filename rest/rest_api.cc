@@ -116,6 +116,7 @@ constexpr Route kRoutes[] = {
     {"/v1/odds", "GET, POST, OPTIONS", need(Data::Price)},
     {"/v1/scores", "GET, OPTIONS", need(Data::Score)},
     {"/v1/status", "GET, OPTIONS", kNothing},
+    {"/metrics", "GET", kNothing},  // like /v1/status, for Prometheus (docs/metrics.md)
     {"/v1/settlements", "GET, OPTIONS", need(Data::Settlement), kCatalog},
     // The legacy event-list format: a key sees some events or has no use
     // for it; then each command needs what its answer carries.
@@ -757,6 +758,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   else if (p == "/v1/markets") get_markets(c, *catalog_views_);
   else if (p == "/v1/market-groups") get_market_groups(c, *catalog_views_);
   else if (p == "/v1/status") write_status(c);
+  else if (p == "/metrics") ctx_.metrics ? append_metrics(*ctx_.metrics, req, out) : c.error(404, err::kNotFound);
 }
 
 // GET /v1/status: counters for operators, from this snapshot and the

@@ -18,6 +18,7 @@
 #include "rest/catalog_views.h"
 #include "rest/handshake_limiter.h"
 #include "rest/http_server.h"
+#include "rest/metrics_endpoint.h"
 #include "rest/odds_cache.h"
 #include "rest/rate_limiter.h"
 #include "rest/settlement_views.h"
@@ -53,6 +54,7 @@ struct RestContext {
   const std::atomic<bool>* ready = nullptr;
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
   std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
+  const metrics::Registry* metrics = nullptr;  // GET /metrics here (any key); null: 404, --metrics-listen serves it
 };
 
 class RestApi : public HttpHandler {
