@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "engine/metrics/data_path.h"
+
 namespace oddsrelay {
 
 void Pipeline::start() {
@@ -80,8 +82,11 @@ void Pipeline::run() {
       if (stopping_.load(std::memory_order_acquire) && idle()) break;
       continue;
     }
+    const int64_t t0 = metrics::steady_ns();
     for (size_t i = 0; i < n; ++i) engine_.apply(std::move(buf[i]));
-    BatchPtr b = engine_.seal();
+    BatchPtr b = engine_.seal(t0);
+    metrics::batch_apply().observe_ns(static_cast<uint64_t>(metrics::steady_ns() - t0));
+    if (b) sealed_seq_.store(b->snapshot->seq, std::memory_order_relaxed);
     if (!b) {
       done_.fetch_add(n, std::memory_order_acq_rel);  // all skipped
     } else if (!log_) {

@@ -70,6 +70,9 @@ class Pipeline {
   // True when every pushed record has been applied (or skipped).
   bool idle() const { return done_.load(std::memory_order_acquire) == pushed_.load(std::memory_order_acquire); }
   uint64_t batches() const { return batches_.load(std::memory_order_relaxed); }
+  // Log position of the last batch sealed (0: none this run); the journal
+  // and the outputs trail it (the metrics' journal and bus lag).
+  uint64_t sealed_seq() const { return sealed_seq_.load(std::memory_order_relaxed); }
 
  private:
   void run();
@@ -92,7 +95,7 @@ class Pipeline {
   std::atomic<bool> engine_done_{true};  // no engine thread running (before start, after stop)
   std::thread log_thread_;
   moodycamel::BlockingConcurrentQueue<feed::Record> queue_;
-  std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0};
+  std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0}, sealed_seq_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<Engine*> replace_from_{nullptr};  // a replace_state() waiting for the engine thread
   std::thread thread_;

@@ -8,6 +8,7 @@
 
 #include <rapidjson/document.h>
 
+#include "engine/metrics/data_path.h"
 #include "protocol/event_id.h"
 #include "relay/frame_encoder.h"
 #include "relay/relay_loop.h"
@@ -63,6 +64,7 @@ void RelayLoop::process(const Batch& b) {
   snap_ = b.snapshot;
   const Snapshot& cur = *snap_;
   stats_.batches.fetch_add(1, std::memory_order_relaxed);
+  metrics::turn_batch(b.apply_start_ns);
   if (turn_from_ == 0) turn_from_ = b.first_seq;
   for (const auto& r : b.records) turn_at_ = std::max(turn_at_, r.at);
 

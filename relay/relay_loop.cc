@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "engine/metrics/data_path.h"
 #include "relay/frame_encoder.h"
 #include "rest/errors.h"
 
@@ -95,6 +96,7 @@ void RelayLoop::drain() {
   fan_out();
   schedule_live_update();
   finish_turn();  // one write per connection for everything this turn queued
+  metrics::turn_written(!pt_.empty());
 }
 
 void RelayLoop::adopt(Adoption& a) {

@@ -11,6 +11,7 @@
 #include "engine/snapshot.h"
 #include "protocol/json_out.h"
 #include "engine/catalog.h"
+#include "engine/metrics/registry.h"
 #include "rest/api_keys.h"
 #include "rest/stream_addon.h"
 #include "rest/stream_upgrade.h"
@@ -44,6 +45,7 @@ struct RestContext {
   const std::atomic<bool>* ready = nullptr;
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
   std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
+  const metrics::Registry* metrics = nullptr;  // GET /metrics here (any key); null: 404, --metrics-listen serves it
 };
 
 }  // namespace oddsrelay::rest
