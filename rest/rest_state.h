@@ -9,6 +9,7 @@
 #include "rest/api_keys.h"
 #include "rest/catalog_views.h"
 #include "rest/handshake_limiter.h"
+#include "rest/list_cache.h"
 #include "rest/odds_cache.h"
 #include "rest/rate_limiter.h"
 #include "rest/rest_context.h"
@@ -26,6 +27,7 @@ struct RestState {
   RateLimiter limiter;
   HandshakeLimiter handshakes;
   OddsCache odds_cache;
+  ListCache list_cache;
   std::unique_ptr<CatalogViews> catalog_views;  // null without a catalog
   SettlementCache settlements;
   StreamSigner stream_signer;

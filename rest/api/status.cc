@@ -77,6 +77,20 @@ void status(Call& c) {
   c.w.Uint64(snap.listed_live);
   c.w.Key("odds_cached");
   c.w.Uint64(c.st.odds_cache.size());
+  // How often the hot answers were encoded (docs/api.md "Answer caches"):
+  // odds fragments and deflated fragments once per event version, lists
+  // once per state, gzip of a list once per state.
+  c.w.Key("rest_cache");
+  c.w.StartObject();
+  c.w.Key("odds_encoded");
+  c.w.Uint64(c.st.odds_cache.misses());
+  c.w.Key("odds_deflated");
+  c.w.Uint64(c.st.odds_cache.deflates());
+  c.w.Key("lists_built");
+  c.w.Uint64(c.st.list_cache.misses());
+  c.w.Key("lists_gzipped");
+  c.w.Uint64(c.st.list_cache.gzips());
+  c.w.EndObject();
   c.w.Key("feed");
   if (ctx.feed_status) ctx.feed_status(c.w);
   else c.w.Null();
