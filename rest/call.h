@@ -20,10 +20,11 @@
 namespace oddsrelay::rest {
 
 struct Call {
-  Call(const http::Request& r, std::string& o, RestState& s) : req(r), out(o), st(s) {}
+  Call(const http::Request& r, std::string& o, RestState& s, LoopCaches& lc) : req(r), out(o), st(s), cache(lc) {}
   const http::Request& req;
   std::string& out;
-  RestState& st;
+  RestState& st;      // shared by every loop
+  LoopCaches& cache;  // this loop's own
   const ApiKey* key = nullptr;  // null on the routes that need none
   SnapshotPtr snap;
   std::optional<RdstnRequest> rdstn;  // /rdstn: the validated commands

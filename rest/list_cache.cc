@@ -15,10 +15,10 @@ ListCache::Answer* ListCache::find(const Snapshot& s, bool live, std::optional<i
                                    std::optional<uint32_t> limit) {
   auto it = entries_.find(key(live, sport, limit));
   if (it == entries_.end() || it->second.seq != s.seq || it->second.epoch != s.epoch) {
-    ++misses_;
+    misses_.add();
     return nullptr;
   }
-  ++hits_;
+  hits_.add();
   return &it->second.answer;
 }
 
@@ -37,7 +37,7 @@ const std::string* ListCache::gzip(Answer& a) {
   if (!a.gz_ready) {
     if (!gzip_compress(a.body, a.gz)) a.gz.clear();
     a.gz_ready = true;
-    ++gzips_;
+    gzips_.add();
   }
   return a.gz.empty() ? nullptr : &a.gz;
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "engine/snapshot.h"
+#include "rest/tally.h"
 
 namespace oddsrelay::rest {
 
@@ -33,10 +34,10 @@ class ListCache {
   // The gzip form of `a`, compressed on first use; null on a zlib failure.
   const std::string* gzip(Answer& a);
 
-  uint64_t hits() const { return hits_; }
-  uint64_t misses() const { return misses_; }
-  uint64_t gzips() const { return gzips_; }
-  size_t size() const { return entries_.size(); }
+  uint64_t hits() const { return hits_.get(); }  // any thread
+  uint64_t misses() const { return misses_.get(); }
+  uint64_t gzips() const { return gzips_.get(); }
+  size_t size() const { return entries_.size(); }  // the owning loop only
 
  private:
   struct Entry {
@@ -46,7 +47,7 @@ class ListCache {
   };
   static uint64_t key(bool live, std::optional<int32_t> sport, std::optional<uint32_t> limit);
   std::unordered_map<uint64_t, Entry> entries_;
-  uint64_t hits_ = 0, misses_ = 0, gzips_ = 0;
+  Tally hits_, misses_, gzips_;
 };
 
 }  // namespace oddsrelay::rest

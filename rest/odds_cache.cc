@@ -7,11 +7,14 @@ namespace oddsrelay::rest {
 OddsCache::Fragment& OddsCache::get(const std::shared_ptr<const EventEntry>& e) {
   auto it = slots_.find(e->number);
   if (it != slots_.end() && it->second.version == e) {
-    ++hits_;
+    hits_.add();
     return it->second.fragment;
   }
-  ++misses_;
-  if (it == slots_.end()) it = slots_.emplace(e->number, Slot{}).first;
+  misses_.add();
+  if (it == slots_.end()) {
+    it = slots_.emplace(e->number, Slot{}).first;
+    size_.set(slots_.size());
+  }
   Slot& s = it->second;
   s.version = e;
   Fragment& f = s.fragment;
@@ -28,7 +31,7 @@ const DeflatePiece* OddsCache::deflated(Fragment& f) {
   if (!f.gz_ready) {
     if (!deflate_piece(f.json, f.gz)) return nullptr;
     f.gz_ready = true;
-    ++deflates_;
+    deflates_.add();
   }
   return &f.gz;
 }

@@ -15,6 +15,7 @@
 
 #include "engine/event_entry.h"
 #include "rest/gzip_pieces.h"
+#include "rest/tally.h"
 
 namespace oddsrelay::rest {
 
@@ -30,17 +31,21 @@ class OddsCache {
   // Called before each answer's gets: empties the cache past kMaxEntries,
   // so the fragments an answer holds stay valid until it is sent.
   void trim() {
-    if (slots_.size() >= kMaxEntries) slots_.clear();
+    if (slots_.size() >= kMaxEntries) {
+      slots_.clear();
+      size_.set(0);
+    }
   }
   // The fragment of `e`, encoded once per version; valid until trim().
   Fragment& get(const std::shared_ptr<const EventEntry>& e);
   // Its deflated form, compressed on first use; null on a zlib failure.
   const DeflatePiece* deflated(Fragment& f);
 
-  uint64_t hits() const { return hits_; }
-  uint64_t misses() const { return misses_; }
-  uint64_t deflates() const { return deflates_; }
-  size_t size() const { return slots_.size(); }
+  // Any thread.
+  uint64_t hits() const { return hits_.get(); }
+  uint64_t misses() const { return misses_.get(); }
+  uint64_t deflates() const { return deflates_.get(); }
+  size_t size() const { return size_.get(); }
 
  private:
   struct Slot {
@@ -48,7 +53,7 @@ class OddsCache {
     Fragment fragment;
   };
   std::unordered_map<uint64_t, Slot> slots_;
-  uint64_t hits_ = 0, misses_ = 0, deflates_ = 0;
+  Tally hits_, misses_, deflates_, size_;
 };
 
 }  // namespace oddsrelay::rest

@@ -52,7 +52,7 @@ void list(Call& c, bool live) {
   }
   // Every poller of this list between two batches gets the bytes built for
   // the first, and the gzip form compressed for the first that asked.
-  ListCache& cache = c.st.list_cache;
+  ListCache& cache = c.cache.lists;
   ListCache::Answer* a = cache.find(*c.snap, live, sport, limit);
   if (!a) a = &cache.put(*c.snap, live, sport, limit, encode(*c.snap, live, sport, limit));
   const std::string* gz = a->body.size() > Call::kGzipMin && c.accepts_gzip() ? cache.gzip(*a) : nullptr;

@@ -56,7 +56,7 @@ void get_odds(Call& c) {
   if (c.not_modified(etag)) return c.send_raw(304, {}, {}, extra);
   // Assembled from per-event fragments encoded once per version, plain or
   // deflated, with plain appends: nothing is encoded per request.
-  OddsCache& cache = c.st.odds_cache;
+  OddsCache& cache = c.cache.odds;
   cache.trim();
   std::vector<OddsCache::Fragment*> frags;
   frags.reserve(events.size());

@@ -35,6 +35,8 @@ MORE = [key_of(6000 + i) for i in range(12)]  # with A and B: an answer over the
 
 
 class Polling(unittest.TestCase):
+    EXTRA = ()  # more server options (test_rest_threads.py runs all of this with --http-threads 2)
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-poll-")
@@ -43,7 +45,7 @@ class Polling(unittest.TestCase):
             json.dump(KEYS, f)
         cls.fifo = ScriptedFeed(os.path.join(cls.dir, "feed.fifo"))
         cls.srv = h.Server("--feed", f"replay:{cls.fifo.path},speed=max", "--keys", cls.keys,
-                           "--rate-window", str(WINDOW_S), "--progress", "0")
+                           "--rate-window", str(WINDOW_S), "--progress", "0", *cls.EXTRA)
         cls.srv.wait_for(r"serving http://")
         cls.fifo.open()
         cls.write(event_rec(A, True), event_rec(B, True), event_rec(C, False), *(event_rec(k, True) for k in MORE),
