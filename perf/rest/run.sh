@@ -132,7 +132,7 @@ gzip -dc < "$dir/odds.gz.nginx" | cmp -s - "$dir/www/odds.json" || die "nginx's 
 [ "$(gzip -dc < "$dir/odds.gz.relay" > "$dir/odds.gz.plain" && check_body odds "$dir/odds.gz.plain")" = "$(cat "$dir/odds.ids")" ] ||
   die "oddsrelay's gzip /v1/odds answer does not decode to the ids asked"
 
-echo "machine: $(nproc) cores; oddsrelay --http-threads $threads; nginx: 1 worker; wrk -t1 -c$conns -d${secs}s, keep-alive"
+echo "machine: $(nproc) cores; oddsrelay --http-threads $threads; nginx: 1 worker; wrk -t1 -c$conns -d${secs}s --timeout 10s, keep-alive"
 echo "ids: $n live events; odds body $(wc -c < "$dir/www/odds.json") bytes (gzip: oddsrelay $(wc -c < "$dir/odds.gz.relay"), nginx $(wc -c < "$dir/odds.gz.nginx")), event body $(wc -c < "$dir/www/event.json") bytes, live body $(wc -c < "$dir/www/live.json") bytes"
 # bench NAME FILE URL [header...]: wrk against URL, whose answers should be
 # about FILE's size; fails unless every answer was 2xx and no socket erred.
@@ -142,7 +142,7 @@ bench() {
   local hdrs=()
   for x in "$@"; do hdrs+=(-H "$x"); done
   set -- "$name" "$file" "$u"
-  out=$(wrk -t1 -c"$conns" -d"${secs}s" --latency "${hdrs[@]}" "$3" 2>&1) || rc=$?
+  out=$(wrk -t1 -c"$conns" -d"${secs}s" --timeout 10s --latency "${hdrs[@]}" "$3" 2>&1) || rc=$?
   echo "$out" > "$dir/$1.wrk"
   [ "$rc" = 0 ] || die "wrk exited $rc on $1: $out"
   python3 - "$1" "$dir/$1.wrk" "$(wc -c < "$2")" "$dir/$1.rps" <<'PY' || exit 1
