@@ -43,6 +43,7 @@ struct RestContext {
   // Set once the journal is replayed and the catalog loaded; until then
   // /healthz answers 503 and every other route 503 too. Null: ready.
   const std::atomic<bool>* ready = nullptr;
+  uint32_t http_threads = 1;  // REST loops (HttpServerOptions::threads): one set of answer caches each
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
   std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
   const metrics::Registry* metrics = nullptr;  // GET /metrics here (any key); null: 404, --metrics-listen serves it

@@ -1,8 +1,10 @@
 #include "tools/oddsrelay/cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
+#include <thread>
 
 #include "protocol/bus_contract.h"
 
@@ -81,6 +83,9 @@ Options:
                          this long after its first byte (default 10000)
   --idle-timeout MS      close keep-alive connections idle this long
                          (default 60000)
+  --http-threads N       REST loops, each on its own thread (1..64; default
+                         half the cores, at least 1, at most 4); one
+                         listening socket, connections dealt in turn
   --rate-window SECONDS  rate-limit window (default 60, as docs/api.md says;
                          shorter only to test resets)
   --ws-update MS         /ws live_update at most this often (default 1000)
@@ -121,6 +126,7 @@ struct IntOption {
 constexpr IntOption kIntOptions[] = {
     {"--header-timeout", 1, 3'600'000, &Options::header_timeout_ms},
     {"--idle-timeout", 1, 3'600'000, &Options::idle_timeout_ms},
+    {"--http-threads", 1, 64, &Options::http_threads},
     {"--rate-window", 1, 3600, &Options::rate_window_s},
     {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
@@ -393,6 +399,7 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
     err = "--metrics-listen must differ from --listen (without it, /metrics is on the main address)";
     return false;
   }
+  if (out.http_threads == 0) out.http_threads = default_http_threads(std::thread::hardware_concurrency());
   if (out.feed.kind == FeedSpec::Kind::Bus && !out.data_dir.empty()) {
     err = "--feed nats:// takes its log from the bus: no --data-dir";
     return false;
@@ -403,5 +410,7 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
   }
   return true;
 }
+
+int64_t default_http_threads(unsigned cores) { return std::clamp<int64_t>(cores / 2, 1, 4); }
 
 }  // namespace oddsrelay

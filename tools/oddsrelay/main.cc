@@ -124,6 +124,7 @@ int run(const Options& opt) {
   ctx.stream.sports = opt.stream_sports;
   ctx.stream.ttl_s = opt.stream_ttl_s;
   ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
+  ctx.http_threads = static_cast<uint32_t>(opt.http_threads);
   ctx.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
   ctx.ready = &ready;
   ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
@@ -204,6 +205,7 @@ int run(const Options& opt) {
   http_opts.port = opt.port;
   http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
   http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
+  http_opts.threads = static_cast<uint32_t>(opt.http_threads);
   rest::HttpServer http(http_opts, api);
   api.set_server(&http);
   register_node_metrics(metrics_registry,
