@@ -202,7 +202,7 @@ struct RestApi::Call {
 
 RestApi::RestApi(RestContext ctx)
     : ctx_(std::move(ctx)), limiter_(ctx_.rate_window_s), handshakes_(ctx_.handshakes_per_slot) {
-  if (ctx_.catalog) catalog_views_ = std::make_unique<CatalogViews>(ctx_.catalog);
+  if (ctx_.catalog) catalog_views_ = std::make_unique<CatalogViews>(ctx_.catalog, ctx_.catalog_updates);
   unsigned char raw[16];
   RAND_bytes(raw, sizeof raw);
   char hex[33];
