@@ -90,7 +90,7 @@ const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport,
   refresh();
   // A language index from before a switch may be past the new catalog's list.
   if (lang < 0 || static_cast<size_t>(lang) >= catalog_->languages().size()) lang = 0;
-  // With a sport, nested implies groups and groups implies nested (SPEC.md).
+  // With a sport, nested implies groups and groups implies nested (docs/api.md).
   const bool full = nested || groups, with_groups = sport && full;
   std::string key = "m|" + (sport ? std::to_string(*sport) : std::string("*")) + "|" + (full ? "1" : "0") +
                     (with_groups ? "1" : "0") + "|" + std::to_string(lang);

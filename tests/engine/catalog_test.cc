@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 
 #include "engine/catalog_source.h"
 #include "tools/sources/sim_catalog.h"
+#include "tools/sources/sim_pricing.h"
 
 namespace oddsrelay {
 namespace {
@@ -96,6 +98,32 @@ TEST(Catalog, SimulatorOutcomeIdsAreTheCatalogs) {
     }
   }
   EXPECT_EQ(sim::first_outcome(4242), 0u);
+}
+
+// Every market the simulator prices, for every sport it draws, live and
+// prematch, is a catalog market of that sport, and every outcome id it
+// prices is one of that market's.
+TEST(Catalog, SimulatorPricesOnlyCatalogOutcomesOfTheMarket) {
+  size_t priced = 0;
+  for (const sim::SportDef& s : sim::sports()) {
+    sim::MatchState m;
+    m.sport = &s;
+    m.home = 1;
+    m.remaining = 0.5;
+    sim::Pricer p(m);
+    for (bool live : {false, true})
+      for (uint32_t id : sim::markets_for(s, live, true)) {
+        const CatalogMarket* cm = cat().market(id);
+        ASSERT_NE(cm, nullptr) << id;
+        EXPECT_TRUE(cm->in_sport(s.id)) << id << " in sport " << s.id;
+        for (const auto& o : sim::price_market(id, m, p, false).outcomes) {
+          EXPECT_NE(std::find(cm->outcomes.begin(), cm->outcomes.end(), o.id), cm->outcomes.end())
+              << "sport " << s.id << " market " << id << " outcome " << o.id;
+          ++priced;
+        }
+      }
+  }
+  EXPECT_GT(priced, 500u);
 }
 
 TEST(Catalog, SizeAndShapeLikeTheRealService) {

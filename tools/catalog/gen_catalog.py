@@ -4,6 +4,8 @@ markets composed from families x periods x teams per sport, as bookmaker
 catalogs are; outcome names; each sport's prematch and live tabs; and the
 vocabulary with its translations (tools/catalog/vocabulary.py). Names are
 stored as parts so the server composes every language from the same parts.
+Sized to the interface's catalog: exactly TARGET_MARKETS markets and
+TARGET_OUTCOMES outcomes, each outcome id one market's (docs/catalog.md).
 Deterministic: the same script writes the same file.
     python3 tools/catalog/gen_catalog.py [-o data/catalog.json]"""
 import argparse
@@ -33,7 +35,7 @@ class Catalog:
         self.next_outcome = 3000
         self.tabs = {}
         self.extra_vocab = {}   # composed phrases (periods) -> {lang: text}
-        # The spec's generic outcome ids.
+        # Generic outcomes, by name: number_outcomes() gives every market its own ids.
         for oid, parts in [(2001, ["Home"]), (2002, ["Draw"]), (2003, ["Away"]), (2010, ["Yes"]), (2011, ["No"]),
                            (2021, ["Home"]), (2022, ["Away"]), (2101, ["Over"]), (2102, ["Under"]),
                            (2201, ["Score"]), (2202, ["Other"])]:
@@ -65,7 +67,7 @@ class Catalog:
 
     def add(self, sport, kind, family, outcomes, period=None, period_key="ft", team=None, stat=None, line=None,
             suffix=None, market_id=None, code=None, tabs=(), live=True, prematch=True, en_name=None):
-        # Markets are per sport, apart from the spec's ids, which every sport
+        # Markets are per sport, apart from the interface's ids, which every sport
         # of the simulator shares: the first definition names them.
         if market_id in self.by_id:
             m = self.by_id[market_id]
@@ -120,7 +122,7 @@ class Catalog:
 
 
 # Sports the simulator prices with its goals model: their totals use the
-# spec's goal ids (1007 prematch, 1018 live) rather than 1080.
+# interface's goal ids (1007 prematch, 1018 live) rather than 1080.
 SIM_GOALS_MODEL = {3, 4, 6, 26, 29, 39}
 INTERVAL_SCALE = 2  # interval markets per sport relative to SPORTS' count
 
@@ -318,7 +320,7 @@ def soccer(c):
         c.add(s, "interval_1x2", "Match Winner", [HOME, DRAW, AWAY], iv, f"i{a}", stat="Goals",
               tabs=["interval_markets"])
         c.add(s, "interval_to_score", "To Score", YN, iv, f"i{a}", tabs=["interval_markets"])
-    # The live-only copies of the spec's ladders.
+    # The live-only copies of the interface's ladders.
     c.add(s, "total", "Total", OU, stat="Goals", line="total", market_id=1018, code="FT_OU_LIVE",
           tabs=["main_markets", "goal_markets"], prematch=False, en_name="Total Goals (live)")
     c.add(s, "handicap_asian", "Asian Handicap", HC, line="handicap", market_id=1011, code="FT_AH_LIVE",
@@ -411,7 +413,7 @@ def team_sport(c, s, kind, stat, unit, nper, draw, n_iv, iv_len):
                   tabs=["team_markets"])
     if draw:
         c.add(s, "dnb", "Draw No Bet", [HOME, AWAY], market_id=1009, tabs=["main_markets"])
-    # The simulator's live ladders share the spec's ids with soccer.
+    # The simulator's live ladders share the interface's ids with soccer.
     c.add(s, "handicap_asian", "Asian Handicap", HC, line="handicap", market_id=1011, tabs=["main_markets"],
           prematch=False)
     if s in SIM_GOALS_MODEL:

@@ -1,4 +1,4 @@
-// What the simulator draws its fixtures and markets from: the spec's sport
+// What the simulator draws its fixtures and markets from: the sport
 // table with a scoring model per sport, participant and tournament names,
 // and the market and outcome ids it prices: the catalog's (data/catalog.json)
 // markets that the interface names, with their own outcome ids.
@@ -11,7 +11,7 @@
 
 namespace oddsrelay::sim {
 
-// Market ids (SPEC.md "Known market group ids").
+// Market ids (the ones the interface names; docs/catalog.md).
 enum MarketId : uint32_t {
   kMatchWinner = 1001,        // 1X2 (2-way where the sport has no draw)
   kCorrectScore = 1004,       // pre-match, lines s<h>:<a>
