@@ -564,7 +564,9 @@ def time_of_first_score(c, s, stat, periods, band):
     return made
 
 
-BANDS = (1, 5, 10)  # minutes per window of the other sports' minute markets
+BANDS = (1, 2, 5, 10)  # minutes per window of the other sports' minute markets
+# Regulation minutes of the sports with minute markets (the simulator's too).
+REGULATION = {2: 48, 4: 60, 6: 60, 12: 80, 13: 80, 16: 60, 21: 90, 26: 32, 29: 40, 39: 60, 312: 80}
 
 
 def build_markets():
@@ -582,10 +584,11 @@ def build_markets():
     h1, h2 = c.period_phrase("Half", 1), c.period_phrase("Half", 2)
     for band in (1, 5, 10, 15):
         time_of_first_score(c, 1, "Goals", [(None, "ft", 0, 90)], band)
-    time_of_first_score(c, 1, "Goals", [(h1, "1h", 0, 45), (h2, "2h", 45, 45)], 5)
+    for band in (1, 5):
+        time_of_first_score(c, 1, "Goals", [(h1, "1h", 0, 45), (h2, "2h", 45, 45)], band)
     for s, kind, stat, unit, nper, draw, n_iv, iv_len in SPORTS:
         if kind in ("points", "goals", "runs") and n_iv:
-            length = n_iv * iv_len * INTERVAL_SCALE
+            length = REGULATION[s]
             for band in BANDS:
                 time_of_first_score(c, s, stat, [(None, "ft", 0, length)], band)
     return c
