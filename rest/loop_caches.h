@@ -14,8 +14,8 @@
 namespace oddsrelay::rest {
 
 struct LoopCaches {
-  explicit LoopCaches(const CatalogPtr& catalog) {
-    if (catalog) catalog_views = std::make_unique<CatalogViews>(catalog);
+  LoopCaches(const CatalogPtr& catalog, const Published<Catalog>* catalog_updates) {
+    if (catalog) catalog_views = std::make_unique<CatalogViews>(catalog, catalog_updates);
   }
   OddsCache odds;
   ListCache lists;

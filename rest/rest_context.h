@@ -24,6 +24,7 @@ struct RestContext {
   const SnapshotStore* snapshots = nullptr;
   const Published<KeyStore>* keys = nullptr;
   CatalogPtr catalog;  // the market dictionary; null: /v1/markets answers 404
+  const Published<Catalog>* catalog_updates = nullptr;  // reloaded catalogs (engine/catalog_source.h); may be null
   StreamOptions stream;
   int rate_window_s = 60;
   int64_t started_ms = 0;

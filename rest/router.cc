@@ -145,7 +145,7 @@ void open_stream(Call& c, const ApiKey& key, Takeover& takeover) {
 
 RestState::RestState(RestContext c)
     : ctx(std::move(c)), limiter(ctx.rate_window_s), handshakes(ctx.handshakes_per_slot) {
-  for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i) loops.push_back(std::make_unique<LoopCaches>(ctx.catalog));
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i) loops.push_back(std::make_unique<LoopCaches>(ctx.catalog, ctx.catalog_updates));
   has_catalog = ctx.catalog != nullptr;
   RAND_bytes(reinterpret_cast<unsigned char*>(&etag_seed), sizeof etag_seed);
   unsigned char raw[16];

@@ -46,6 +46,7 @@ class SettlementCache {
     size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.number * 64 + static_cast<uint64_t>(k.lang) * 2 + k.inplay); }
   };
   std::unordered_map<Key, Slot, KeyHash> slots_;
+  uint64_t catalog_digest_ = 0;  // the catalog the slots were encoded with (a reload clears them)
   Tally computed_, served_;
 };
 

@@ -261,6 +261,21 @@ TEST(Cli, BadInputGivesOneLineReasons) {
   expect_refused({"--help=x"}, "--help takes no value");
 }
 
+// --catalog-reload: hourly unless told; a duration, or 0 for SIGHUP only.
+TEST(Cli, CatalogReload) {
+  Options o;
+  std::string err;
+  EXPECT_EQ(o.catalog_reload_ms, 3'600'000);
+  ASSERT_TRUE(parse({"--catalog", "c.json", "--catalog-reload", "10m"}, o, err)) << err;
+  EXPECT_EQ(o.catalog_reload_ms, 600'000);
+  ASSERT_TRUE(parse({"--catalog-reload=0"}, o, err)) << err;
+  EXPECT_EQ(o.catalog_reload_ms, 0);
+  ASSERT_TRUE(parse({"--catalog-reload", "1s"}, o, err)) << err;
+  EXPECT_EQ(o.catalog_reload_ms, 1000);
+  for (const char* bad : {"0s", "10", "1w", "-1h", ""}) expect_refused({"--catalog-reload", bad}, "bad --catalog-reload");
+  expect_refused({"--catalog-reload"}, "--catalog-reload");
+}
+
 TEST(Cli, UsageNamesEveryFlag) {
   const std::string usage = kUsage;
   for (const char* flag : {"--listen", "--feed", "--capture", "--data-dir", "--keys", "--catalog", "--progress",

@@ -75,7 +75,13 @@ Options:
                          separated (default 128M,60s)
   --keys FILE            API keys (docs/api.md)
   --catalog FILE         market catalog (default: data/catalog.json as built
-                         into the binary; tools/catalog/gen_catalog.py)
+                         into the binary; tools/catalog/gen_catalog.py);
+                         read again on SIGHUP and every --catalog-reload:
+                         a changed file replaces the catalog (new ETag), a
+                         bad one is logged and the old catalog kept
+  --catalog-reload DURATION
+                         how often --catalog FILE is read again: N followed
+                         by d, h, m or s, or 0 = only on SIGHUP (default 1h)
   --progress SECONDS     interval of the progress line on stderr (default 5;
                          0 = off)
   --exit-after-replay    exit once a replay is applied (benchmarks, tests)
@@ -363,6 +369,15 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       if (!need(out.catalog)) return false;
     } else if (a == "--webhook-ca") {
       if (!need(out.webhook_ca)) return false;
+    } else if (a == "--catalog-reload") {
+      std::string v;
+      if (!need(v)) return false;
+      if (v == "0") {
+        out.catalog_reload_ms = 0;
+      } else if (!parse_duration(v, out.catalog_reload_ms)) {
+        err = "bad --catalog-reload '" + v + "' (a duration such as 1h, 10m or 30s, or 0 = only on SIGHUP)";
+        return false;
+      }
     } else if (a == "--progress") {
       std::string v;
       if (!need(v)) return false;

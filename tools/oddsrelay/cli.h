@@ -32,6 +32,7 @@ struct Options {
   std::string data_dir;
   std::string keys;
   std::string catalog;  // market catalog file; empty: the one built in
+  int64_t catalog_reload_ms = 3'600'000;  // --catalog FILE read again this often; 0: only on SIGHUP
   double progress_s = 5;
   int64_t header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
   int64_t idle_timeout_ms = 60'000;    // idle keep-alive connections are closed after this

@@ -29,6 +29,7 @@
 #include "rest/rest_api.h"
 #include "engine/state_digest.h"
 #include "tools/oddsrelay/bus_node.h"
+#include "tools/oddsrelay/catalog_reload.h"
 #include "tools/oddsrelay/cli.h"
 #include "tools/oddsrelay/node_metrics.h"
 #include "engine/storage/data_dir.h"
@@ -65,9 +66,9 @@ int run(const Options& opt) {
     return 2;
   }
   Published<rest::KeyStore> key_store(keys);
-  CatalogPtr catalog;
+  std::unique_ptr<CatalogSource> catalog_source;
   try {
-    catalog = opt.catalog.empty() ? Catalog::builtin() : Catalog::load_file(opt.catalog);
+    catalog_source = std::make_unique<CatalogSource>(opt.catalog);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "oddsrelay: %s\n", e.what());
     return 2;
@@ -84,8 +85,10 @@ int run(const Options& opt) {
     std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
     return 2;
   }
+  CatalogPtr catalog = catalog_source->current();
   std::fprintf(stderr, "oddsrelay: catalog %s: %zu markets, %zu sports\n", catalog->version().c_str(),
                catalog->markets().size(), catalog->sports().size());
+  CatalogReload catalog_reload(*catalog_source, opt.catalog_reload_ms);
 
   // A peer that vanishes mid-write must cost an EPIPE on that socket, not
   // the process.
@@ -121,6 +124,7 @@ int run(const Options& opt) {
   ctx.snapshots = &engine.store();
   ctx.keys = &key_store;
   ctx.catalog = catalog;
+  ctx.catalog_updates = &catalog_source->published();
   ctx.stream.sports = opt.stream_sports;
   ctx.stream.ttl_s = opt.stream_ttl_s;
   ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
@@ -353,7 +357,8 @@ int run(const Options& opt) {
   const double tick_s = opt.exit_after_replay ? 0.05 : (opt.progress_s > 0 ? opt.progress_s : 3600);
   double since_progress = 0;
   for (;;) {
-    timespec ts{static_cast<time_t>(tick_s), static_cast<long>((tick_s - static_cast<time_t>(tick_s)) * 1e9)};
+    const double wait_s = catalog_reload.seconds_until_due(tick_s);
+    timespec ts{static_cast<time_t>(wait_s), static_cast<long>((wait_s - static_cast<time_t>(wait_s)) * 1e9)};
     int sig = sigtimedwait(&sigs, nullptr, &ts);
     if (sig == SIGINT || sig == SIGTERM) break;
     if (sig == SIGHUP) {
@@ -368,9 +373,11 @@ int run(const Options& opt) {
           std::fprintf(stderr, "oddsrelay: keys reload failed, keeping the old keys: %s\n", e.what());
         }
       }
+      if (!opt.catalog.empty()) catalog_reload.now("SIGHUP");
       continue;
     }
-    since_progress += tick_s;
+    catalog_reload.poll();
+    since_progress += wait_s;
     if (opt.progress_s > 0 && since_progress >= opt.progress_s) {
       print_progress(engine, *source, last_applied, since_progress);
       since_progress = 0;
