@@ -36,7 +36,7 @@ struct LogOptions {
   // and if the one before is still being written, the log thread waits for
   // it. Never below snapshot_min_bytes, so a tiny state is not written
   // again at every batch.
-  uint32_t snapshot_journal_pct = 25;
+  uint32_t snapshot_journal_pct = 15;
   uint64_t snapshot_min_bytes = 1 << 20;
   int snapshot_seconds = 300;
   size_t keep_snapshots = 2;  // the newest, and one to fall back on

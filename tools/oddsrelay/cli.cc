@@ -41,7 +41,7 @@ Options:
   --snapshot-every N     compaction: write a snapshot and drop the journal it
                          covers after N records (default 50000)...
   --snapshot-journal PCT ...or once the journal since the last snapshot is PCT%
-                         of that snapshot's size (at least 1 MiB; default 25,
+                         of that snapshot's size (at least 1 MiB; default 15,
                          0: off): keeps the data dir within a tenth of its mean
   --snapshot-interval S  ...or after S seconds with any record (default 300)
   --publish nats://HOST:PORT/STREAM

@@ -41,7 +41,7 @@ struct Options {
   int64_t webhook_retries = 8;         // attempts per event_ended / settlement_changed callback
   int64_t webhook_timeout_ms = 3000;   // one webhook POST
   int64_t snapshot_every = 50'000;     // compaction: a snapshot after this many records...
-  int64_t snapshot_journal_pct = 25;   // ...or a journal this share of the snapshot
+  int64_t snapshot_journal_pct = 15;   // ...or a journal this share of the snapshot
   int64_t snapshot_interval_s = 300;   // ...or this long, whichever comes first
   std::string publish;                 // nats://HOST:PORT/STREAM: publish the log there (ingest node)
   int64_t publish_max_age_s = 86'400;  // the log stream keeps messages this long...
