@@ -48,6 +48,9 @@ Options:
                          the log and seq continues across restarts
   --snapshot-every N     compaction: write a snapshot and drop the journal it
                          covers after N records (default 50000)...
+  --snapshot-journal PCT ...or once the journal since the last snapshot is PCT%
+                         of that snapshot's size (at least 1 MiB; default 15,
+                         0: off): keeps the data dir within a tenth of its mean
   --snapshot-interval S  ...or after S seconds with any record (default 300)
   --publish nats://HOST:PORT/STREAM
                          ingest node: publish every applied record, in log
@@ -143,6 +146,7 @@ constexpr IntOption kIntOptions[] = {
     {"--webhook-retries", 1, 1000, &Options::webhook_retries},
     {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},
     {"--snapshot-every", 100, uint64_t{1} << 40, &Options::snapshot_every},
+    {"--snapshot-journal", 0, 1000, &Options::snapshot_journal_pct},
     {"--snapshot-interval", 1, 30 * 86400, &Options::snapshot_interval_s},
     {"--publish-max-age", 1, 365 * 86400, &Options::publish_max_age_s},
     {"--publish-max-bytes", 1 << 20, uint64_t{1} << 40, &Options::publish_max_bytes, true},

@@ -48,6 +48,7 @@ struct Options {
   int64_t webhook_timeout_ms = 3000;   // one webhook POST
   std::string webhook_ca;              // extra CA certificates (PEM) trusted for https:// webhooks
   int64_t snapshot_every = 50'000;     // compaction: a snapshot after this many records...
+  int64_t snapshot_journal_pct = 15;   // ...or a journal this share of the snapshot
   int64_t snapshot_interval_s = 300;   // ...or this long, whichever comes first
   std::string publish;                 // nats://HOST:PORT/STREAM: publish the log there (ingest node)
   int64_t publish_max_age_s = 86'400;  // the log stream keeps messages this long...

@@ -159,6 +159,12 @@ int run(const Options& opt) {
     w.Uint64(st.last_snapshot_bytes.load());
     w.Key("last_snapshot_ms");
     w.Uint64(st.last_snapshot_ms.load());
+    w.Key("last_snapshot_copied");
+    w.Uint64(st.last_snapshot_copied.load());
+    w.Key("compaction_waits");
+    w.Uint64(st.compaction_waits.load());
+    w.Key("compaction_wait_ms");
+    w.Uint64(st.compaction_wait_ms.load());
     w.Key("files_deleted");
     w.Uint64(st.files_deleted.load());
     w.Key("write_errors");
@@ -285,6 +291,7 @@ int run(const Options& opt) {
                      r.snapshot_retain_ended_ms / 1000, opt.retain_ended_ms / 1000);
       LogOptions lo;
       lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
+      lo.snapshot_journal_pct = static_cast<uint32_t>(opt.snapshot_journal_pct);
       lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
       auto lw = std::make_unique<LogWriter>(opt.data_dir, lo);
       if (!lw->open(r, err)) throw std::runtime_error(err);
