@@ -101,8 +101,15 @@ def wait_until(fn, what, timeout=60):
     raise AssertionError(f"{what}: not within {timeout}s")
 
 
-def status(port):
-    r, body = h.request(port, "/v1/status", KEY)
+def status(port, timeout=60):
+    """/v1/status once the node is ready: a node still recovering answers
+    503 (its listener comes first), which is waited through, never taken."""
+    deadline = time.time() + timeout
+    while True:
+        r, body = h.request(port, "/v1/status", KEY)
+        if r.status != 503 or time.time() > deadline:
+            break
+        time.sleep(0.05)
     assert r.status == 200, body
     return json.loads(body)
 
