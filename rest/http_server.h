@@ -17,9 +17,13 @@
 
 namespace oddsrelay::rest {
 
+// Where a connection comes from: the TCP peer, or the client a trusted
+// proxy's PROXY line names (rest/proxy_protocol.h).
 struct Peer {
   std::array<uint8_t, 16> ip{};  // v4 as v4-mapped v6
 };
+
+class TrustedProxies;  // rest/client_address.h
 
 // A request that switches protocols (the WebSocket upgrade). Once every
 // earlier response on the connection is written, the server stops reading,
@@ -47,6 +51,7 @@ struct HttpServerOptions {
   int header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
   int idle_timeout_ms = 60'000;    // keep-alive connections idle this long are closed
   size_t max_unsent = 4 << 20;     // pause reading a client past this many unsent bytes
+  const TrustedProxies* trusted_proxies = nullptr;  // peers whose PROXY line is taken; null: none
 };
 
 class HttpServer {

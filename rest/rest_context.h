@@ -12,6 +12,8 @@
 #include "protocol/json_out.h"
 #include "engine/catalog.h"
 #include "rest/api_keys.h"
+#include "rest/client_address.h"
+#include "rest/origins.h"
 #include "rest/stream_addon.h"
 #include "rest/stream_upgrade.h"
 
@@ -44,6 +46,11 @@ struct RestContext {
   const std::atomic<bool>* ready = nullptr;
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
   std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
+  // Behind a reverse proxy (docs/deploy.md): whose X-Forwarded-For to
+  // believe (--trust-proxy), and the base of the URLs handed out
+  // (--public-url; unset: http:// and the request's Host).
+  TrustedProxies trusted_proxies;
+  PublicUrl public_url;
 };
 
 }  // namespace oddsrelay::rest
