@@ -7,6 +7,7 @@ started with --trust-proxy 127.0.0.1/32 and --public-url.
 Addresses: nginx reaches the server from 127.0.0.1 (trusted); the test's
 "client" connects from 127.0.0.2, so a key allowing only 127.0.0.2 works
 through nginx exactly when the forwarded address is used. Proved:
+- the nginx block shown in docs/deploy.md is the checked-in config;
 - REST over https decides allow_ips on the forwarded address: the client's
   key passes, a key allowing only the proxy's address does not; what a
   client writes into X-Forwarded-For itself is never believed (through
@@ -135,6 +136,21 @@ class Nginx:
 
 def run(coro, timeout=60):
     return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def directives(text):
+    """The configuration without comments and blank lines."""
+    lines = (l.split("#", 1)[0].rstrip() for l in text.splitlines())
+    return [l for l in lines if l.strip()]
+
+
+class DeployDoc(unittest.TestCase):
+    def test_the_documented_config_is_the_tested_one(self):
+        with open(os.path.join(ROOT, "docs", "deploy.md")) as f:
+            doc = f.read()
+        shown = doc.split("```nginx\n", 1)[1].split("```", 1)[0]
+        with open(CONF) as f:
+            self.assertEqual(directives(shown), directives(f.read()))
 
 
 class BehindNginx(unittest.TestCase):
