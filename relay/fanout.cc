@@ -8,6 +8,7 @@
 
 #include <rapidjson/document.h>
 
+#include "engine/metrics/data_path.h"
 #include "protocol/event_id.h"
 #include "relay/frame_encoder.h"
 #include "relay/relay_loop.h"
@@ -57,11 +58,13 @@ void RelayLoop::append_event_frames(const std::vector<std::pair<int32_t, EventIt
 
 // Encodes one batch's frames onto out_; fan_out() sends the turn's frames.
 void RelayLoop::process(const Batch& b) {
+  if (b.reset) return restart(b);
   if (b.snapshot->seq <= snap_->seq) return;  // already part of the state connections started from
   SnapshotPtr prev = std::move(snap_);
   snap_ = b.snapshot;
   const Snapshot& cur = *snap_;
   stats_.batches.fetch_add(1, std::memory_order_relaxed);
+  metrics::turn_batch(b.apply_start_ns);
   if (turn_from_ == 0) turn_from_ = b.first_seq;
   for (const auto& r : b.records) turn_at_ = std::max(turn_at_, r.at);
 
@@ -122,6 +125,29 @@ void RelayLoop::process(const Batch& b) {
   // Event lists first, then odds: a client learns of an event before its prices.
   std::stable_partition(out_.begin() + static_cast<ptrdiff_t>(first_out), out_.end(),
                         [](const Out& o) { return !o.odds; });
+}
+
+// The engine's state was replaced whole (an edge rejoining its log after a
+// hole): nothing a stream was sent leads to the new state, and the window
+// holds changes of the old one. Every stream is closed with 1012 (service
+// restart): a client reconnects and gets the new snapshot, its resume refused
+// (too_old, or other_epoch when the log changed). The turn so far is
+// dropped with them; the window starts over at the new seq.
+void RelayLoop::restart(const Batch& b) {
+  for (StreamConn* c : all_) {
+    if (c->close_sent || c->closed) continue;
+    close_with(c, ws::kServiceRestart, "state replaced: reconnect");
+    stats_.closed_restart.fetch_add(1, std::memory_order_relaxed);
+  }
+  out_.clear();
+  turn_live_.clear();
+  pending_live_.clear();
+  turn_from_ = 0;
+  turn_at_ = 0;
+  snap_ = b.snapshot;
+  window_.clear();
+  cache_seq_ = UINT64_MAX;  // connect snapshots are rebuilt from the new state
+  publish_window_stats();
 }
 
 // Sends the frames of every batch this turn took, then one INFO that closes

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "engine/metrics/data_path.h"
 #include "relay/frame_encoder.h"
 #include "rest/errors.h"
 
@@ -95,6 +96,7 @@ void RelayLoop::drain() {
   fan_out();
   schedule_live_update();
   finish_turn();  // one write per connection for everything this turn queued
+  metrics::turn_written(!pt_.empty());
 }
 
 void RelayLoop::adopt(Adoption& a) {
@@ -482,6 +484,7 @@ void RelayServer::write_status(json::Writer& w) const {
   field("closed_protocol", stats_.closed_protocol);
   field("closed_stalled", stats_.closed_stalled);
   field("closed_soft_limit", stats_.closed_soft_limit);
+  field("closed_restart", stats_.closed_restart);
   field("resumed", stats_.resumed);
   field("resume_refused", stats_.resume_refused);
   w.Key("resume_window");

@@ -128,6 +128,7 @@ class RelayLoop {
 
   // Fan-out (fanout.cc)
   void process(const Batch& b);
+  void restart(const Batch& b);  // a batch marked reset
   void fan_out();
   void start_stream(StreamConn* c);  // resume, or the connect snapshot
   void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);

@@ -42,6 +42,7 @@ struct RelayStats {
   std::atomic<uint64_t> batches{0}, frames_encoded{0}, deliveries{0}, bytes_written{0};
   std::atomic<uint64_t> conflated{0}, closed_slow{0}, closed_heartbeat{0}, closed_protocol{0};
   std::atomic<uint64_t> closed_stalled{0}, closed_soft_limit{0};  // slow consumers, by reason
+  std::atomic<uint64_t> closed_restart{0};  // closed because the state was replaced (an edge rejoining its log)
   std::atomic<uint64_t> resumed{0}, resume_refused{0};
   // The resume window: groups and bytes held, and the oldest seq a client
   // may resume from.

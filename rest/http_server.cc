@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "rest/errors.h"
+#include "rest/request_metrics.h"
 #include "rest/proxy_protocol.h"
 
 namespace oddsrelay::rest {
@@ -129,12 +130,14 @@ bool answer(HttpServer::Impl* srv, Conn* c, const http::Request& req, std::strin
   const size_t mark = out.size();
   try {
     srv->owner->handler().handle(req, c->peer, out, c->takeover);
+    count_response(req.path, std::string_view(out).substr(mark), c->takeover != nullptr);
     return true;
   } catch (...) {
     out.resize(mark);
     c->takeover = nullptr;
     srv->owner->count_internal_error();
     srv->owner->handler().refuse(500, err::kInternal, out);
+    count_response(req.path, std::string_view(out).substr(mark), false);
     c->close_after_write = true;
     return false;
   }
@@ -181,6 +184,7 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     c->parser.reset();
     if (r.status == http::ParseStatus::Error) {
       srv->owner->handler().refuse(r.error_status, r.error, out);
+      count_refused(r.error_status);
       c->close_after_write = true;
       used = c->in.size();
       break;

@@ -61,6 +61,7 @@ constexpr Route kRoutes[] = {
     {"/v1/odds", "GET, POST, OPTIONS", need(Data::Price), 0, api::odds},
     {"/v1/scores", "GET, OPTIONS", need(Data::Score), 0, api::scores},
     {"/v1/status", "GET, OPTIONS", kNothing, 0, api::status},
+    {"/metrics", "GET", kNothing, 0, api::metrics},  // like /v1/status, for Prometheus (docs/metrics.md)
     {"/v1/settlements", "GET, OPTIONS", need(Data::Settlement), kCatalog, api::settlements},
     // The legacy event-list format: a key sees some events or has no use
     // for it; then each command needs what its answer carries.

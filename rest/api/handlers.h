@@ -22,6 +22,7 @@ void settlements(Call& c);                    // GET /v1/settlements
 void markets(Call& c);                        // GET /v1/markets
 void market_groups(Call& c);                  // GET /v1/market-groups
 void status(Call& c);                         // GET /v1/status
+void metrics(Call& c);                        // GET /metrics (not with --metrics-listen)
 void stream_url(Call& c);                     // GET /v1/stream
 void widget_events(Call& c);                  // GET /widget-events
 void widget_data(Call& c);                    // GET /widget-data

@@ -3,6 +3,7 @@
 #include "rest/api/handlers.h"
 #include "rest/clock.h"
 #include "rest/http_server.h"
+#include "rest/metrics_endpoint.h"
 
 namespace oddsrelay::rest::api {
 
@@ -114,6 +115,13 @@ void status(Call& c) {
   }
   c.w.EndObject();
   c.send(200);
+}
+
+// GET /metrics on the main listener; with --metrics-listen it lives there
+// instead and this route answers 404.
+void metrics(Call& c) {
+  if (!c.st.ctx.metrics) return c.error(404, err::kNotFound);
+  append_metrics(*c.st.ctx.metrics, c.req, c.out);
 }
 
 }  // namespace oddsrelay::rest::api

@@ -316,6 +316,25 @@ TEST(Cli, BusFlags) {
   }
 }
 
+TEST(Cli, MetricsListen) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({}, o, err));
+  EXPECT_EQ(o.metrics_port, 0);  // default: /metrics on the main listener
+  ASSERT_TRUE(parse({"--listen", "127.0.0.1:8080", "--metrics-listen", "127.0.0.1:9464"}, o, err)) << err;
+  EXPECT_EQ(o.metrics_host, "127.0.0.1");
+  EXPECT_EQ(o.metrics_port, 9464);
+  EXPECT_EQ(o.port, 8080);
+  ASSERT_TRUE(parse({"--metrics-listen=0.0.0.0:8080", "--listen", "127.0.0.1:8080"}, o, err)) << err;
+  EXPECT_EQ(o.metrics_host, "0.0.0.0");
+  for (const char* bad : {"9464", "h:0", "h:70000", ":80", "h:"})
+    expect_refused({"--metrics-listen", bad}, std::string("bad --metrics-listen '") + bad + "'");
+  expect_refused({"--metrics-listen"}, "--metrics-listen needs a value");
+  expect_refused({"--listen", "127.0.0.1:9000", "--metrics-listen", "127.0.0.1:9000"},
+                 "--metrics-listen must differ from --listen");
+  EXPECT_NE(std::string(kUsage).find("--metrics-listen HOST:PORT"), std::string::npos);
+}
+
 }  // namespace oddsrelay
 
 namespace oddsrelay {

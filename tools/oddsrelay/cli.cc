@@ -15,6 +15,12 @@ snapshot store and serves it (REST, /ws, /pt-ws; see docs/api.md).
 
 Options:
   --listen HOST:PORT     address to serve on (default 127.0.0.1:8080)
+  --metrics-listen HOST:PORT
+                         serve GET /metrics (Prometheus text format) on this
+                         address of its own, without an API key; keep it
+                         where only the monitoring reaches it. Default: on
+                         the main address, with any valid key (X-API-Key or
+                         ?api_key=), like /v1/status; see docs/metrics.md
   --feed SPEC            where records come from (default sim):
                            sim[:seed=N,events=N,rate=N,minute=MS,tick=MS,correct=N]
                              built-in simulator; rate = odds records/s
@@ -306,18 +312,18 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
     }
     if (a == "--help" || a == "-h") {
       out.help = true;
-    } else if (a == "--listen") {
+    } else if (a == "--listen" || a == "--metrics-listen") {
       std::string v;
       if (!need(v)) return false;
       size_t colon = v.rfind(':');
       uint64_t port = 0;
       if (colon == std::string::npos || colon == 0 || !parse_u64(std::string_view(v).substr(colon + 1), port) ||
           port == 0 || port > 65535) {
-        err = "bad --listen '" + v + "' (HOST:PORT, port 1..65535)";
+        err = "bad " + a + " '" + v + "' (HOST:PORT, port 1..65535)";
         return false;
       }
-      out.host = v.substr(0, colon);
-      out.port = static_cast<uint16_t>(port);
+      (a == "--listen" ? out.host : out.metrics_host) = v.substr(0, colon);
+      (a == "--listen" ? out.port : out.metrics_port) = static_cast<uint16_t>(port);
     } else if (a == "--feed") {
       std::string v;
       if (!need(v) || !parse_feed_spec(v, out.feed, err)) return false;
@@ -409,6 +415,10 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       err = "unknown option '" + a + "'";
       return false;
     }
+  }
+  if (out.metrics_port != 0 && out.metrics_port == out.port && out.metrics_host == out.host) {
+    err = "--metrics-listen must differ from --listen (without it, /metrics is on the main address)";
+    return false;
   }
   if (out.feed.kind == FeedSpec::Kind::Bus && !out.data_dir.empty()) {
     err = "--feed nats:// takes its log from the bus: no --data-dir";

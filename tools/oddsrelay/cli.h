@@ -25,6 +25,10 @@ struct FeedSpec {
 struct Options {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
+  // --metrics-listen: /metrics on a listener of its own, without a key; port
+  // 0: served on the main listener as a keyed route (docs/metrics.md).
+  std::string metrics_host;
+  uint16_t metrics_port = 0;
   FeedSpec feed;
   std::string capture;
   std::string data_dir;

@@ -29,6 +29,7 @@
 #include "engine/state_digest.h"
 #include "tools/oddsrelay/bus_node.h"
 #include "tools/oddsrelay/cli.h"
+#include "tools/oddsrelay/node_metrics.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
 #include "engine/storage/log_writer.h"
@@ -114,6 +115,7 @@ int run(const Options& opt) {
   bus::NatsLink link;
   bus::JoinResult joined;
   std::unique_ptr<bus::BusPublisher> publisher;
+  metrics::Registry metrics_registry;  // GET /metrics (node_metrics.h)
   rest::RestContext ctx;
   ctx.snapshots = &engine.store();
   ctx.keys = &key_store;
@@ -195,6 +197,8 @@ int run(const Options& opt) {
     w.Bool(source->status().done.load());
     w.EndObject();
   };
+  if (opt.metrics_port == 0) ctx.metrics = &metrics_registry;  // else on its own listener, below
+  const int64_t started_ms = ctx.started_ms;
   rest::RestApi api(std::move(ctx));
   rest::HttpServerOptions http_opts;
   http_opts.host = opt.host;
@@ -204,6 +208,10 @@ int run(const Options& opt) {
   http_opts.trusted_proxies = &opt.trust_proxy;
   rest::HttpServer http(http_opts, api);
   api.set_server(&http);
+  register_node_metrics(metrics_registry,
+                        NodeParts{ready, engine, feed_pipeline, relay, journal, publisher, source, link, http, started_ms});
+  rest::MetricsHandler metrics_handler(metrics_registry);
+  std::unique_ptr<rest::HttpServer> metrics_http;
   std::string err;
   if (!http.start(err)) {
     std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
@@ -211,6 +219,18 @@ int run(const Options& opt) {
   }
   const char* shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
   std::fprintf(stderr, "oddsrelay: listening on %s:%u (503 until the state is recovered)\n", shown_host, opt.port);
+  if (opt.metrics_port != 0) {
+    rest::HttpServerOptions mo = http_opts;
+    mo.host = opt.metrics_host;
+    mo.port = opt.metrics_port;
+    metrics_http = std::make_unique<rest::HttpServer>(mo, metrics_handler);
+    if (!metrics_http->start(err)) {
+      std::fprintf(stderr, "oddsrelay: metrics: %s\n", err.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "oddsrelay: metrics on http://%s:%u/metrics (no key)\n", opt.metrics_host.c_str(),
+                 metrics_http->port());
+  }
 
   std::unique_ptr<FeedFileWriter> capture;
   Pipeline pipeline(engine);
@@ -362,6 +382,7 @@ int run(const Options& opt) {
   }
 
   http.stop();  // no new streams
+  if (metrics_http) metrics_http->stop();
   source->stop();
   pipeline.stop();
   // What the bus has not stored yet gets a few seconds (docs/architecture.md
