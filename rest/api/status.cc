@@ -3,6 +3,7 @@
 #include "rest/api/handlers.h"
 #include "rest/clock.h"
 #include "rest/http_server.h"
+#include "rest/errors.h"
 #include "rest/metrics_endpoint.h"
 
 namespace oddsrelay::rest::api {

@@ -23,6 +23,7 @@
 #include "engine/pipeline.h"
 #include "relay/relay_server.h"
 #include "relay/webhooks.h"
+#include "rest/metrics_endpoint.h"
 #include "rest/api_keys.h"
 #include "rest/http_server.h"
 #include "rest/rest_api.h"
