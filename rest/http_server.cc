@@ -153,6 +153,7 @@ bool take_proxy_line(HttpServer::Impl* srv, Conn* c) {
   c->proxy_checked = true;
   if (step == ProxyStep::Refused) {
     srv->owner->handler().refuse(400, why, srv->out);
+    count_refused(400);
     c->close_after_write = true;
     c->in.clear();
   }

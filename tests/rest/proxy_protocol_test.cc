@@ -13,6 +13,7 @@
 #include "protocol/http_response.h"
 #include "rest/errors.h"
 #include "rest/http_server.h"
+#include "rest/request_metrics.h"
 
 namespace oddsrelay::rest {
 namespace {
@@ -196,11 +197,13 @@ TEST(ProxyLineListener, ATrustedProxysClientIsThePeer) {
 
 TEST(ProxyLineListener, AnUntrustedPeersLineIsABadRequest) {
   Listener l("10.0.0.0/8");  // 127.0.0.1 is not a proxy of ours
+  const uint64_t refused_before = requests_counted("other", 400);
   std::string r = exchange(l.server->port(), kLine + kGet, std::string::npos);
   EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << r;
   EXPECT_EQ(body(r), std::string("error=") + err::kProxyLineUntrusted);
   EXPECT_EQ(r.find("peer="), std::string::npos) << r;
   EXPECT_EQ(l.server->requests(), 0u);
+  EXPECT_EQ(requests_counted("other", 400), refused_before + 1);  // counted like the parser's refusals
   EXPECT_EQ(body(exchange(l.server->port(), kGet, std::string::npos)), "peer=127.0.0.1");
 }
 
