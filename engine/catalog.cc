@@ -8,6 +8,7 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <xxhash.h>
 
 namespace oddsrelay {
 
@@ -29,6 +30,38 @@ const Value& member(const Value& o, const char* k, const std::string& where) {
   return o[k];
 }
 
+// Every shape is checked before it is read: a file given at start or on a
+// reload is untrusted, and RapidJSON's accessors assume the type.
+const Value& array_of(const Value& o, const char* k, const std::string& where) {
+  const Value& v = member(o, k, where);
+  if (!v.IsArray()) bad(where + ": '" + k + "' is not an array");
+  return v;
+}
+
+const Value& object_of(const Value& o, const char* k, const std::string& where) {
+  const Value& v = member(o, k, where);
+  if (!v.IsObject()) bad(where + ": '" + k + "' is not an object");
+  return v;
+}
+
+uint32_t id_of(const Value& v, const std::string& what) {
+  if (!v.IsUint() || v.GetUint() == 0) bad(what + " is not a positive integer");
+  return v.GetUint();
+}
+
+// An object key that must be a positive decimal id ("2001", "19").
+uint32_t key_id(const Value& k, const std::string& what) {
+  std::string_view s(k.GetString(), k.GetStringLength());
+  uint64_t n = 0;
+  if (s.empty() || s.size() > 9) bad(what + " '" + std::string(s) + "' is not an id");
+  for (char ch : s) {
+    if (ch < '0' || ch > '9') bad(what + " '" + std::string(s) + "' is not an id");
+    n = n * 10 + static_cast<uint64_t>(ch - '0');
+  }
+  if (n == 0) bad(what + " '" + std::string(s) + "' is not an id");
+  return static_cast<uint32_t>(n);
+}
+
 }  // namespace
 
 bool CatalogMarket::in_sport(int32_t sport) const { return std::binary_search(sports.begin(), sports.end(), sport); }
@@ -41,6 +74,7 @@ std::shared_ptr<const Catalog> Catalog::parse(std::string_view json) {
         std::to_string(d.GetErrorOffset()));
   if (!d.IsObject()) bad("the top level is not an object");
   auto c = std::make_shared<Catalog>();
+  c->digest_ = XXH3_64bits(json.data(), json.size());
   const Value& version = member(d, "version", "the catalog");
   if (!version.IsString()) bad("version is not a string");
   c->version_ = version.GetString();
@@ -51,8 +85,8 @@ std::shared_ptr<const Catalog> Catalog::parse(std::string_view json) {
     if (!l.IsString()) bad("languages has a non-string");
     c->languages_.emplace_back(l.GetString());
   }
-  for (const auto& [k, v] : member(d, "vocabulary", "the catalog").GetObject()) {
-    if (!v.IsObject()) bad("vocabulary entry is not an object");
+  for (const auto& [k, v] : object_of(d, "vocabulary", "the catalog").GetObject()) {
+    if (!v.IsObject()) bad(std::string("vocabulary entry '") + k.GetString() + "' is not an object");
     std::vector<std::string> row(c->languages_.size());
     row[0] = k.GetString();
     for (const auto& [lang, text] : v.GetObject()) {
@@ -61,21 +95,28 @@ std::shared_ptr<const Catalog> Catalog::parse(std::string_view json) {
     }
     c->vocab_.emplace(k.GetString(), std::move(row));
   }
-  for (const auto& [k, v] : member(d, "outcomes", "the catalog").GetObject()) {
-    if (!v.IsArray() || v.Empty()) bad(std::string("outcome ") + k.GetString() + " has no name parts");
+  for (const auto& [k, v] : object_of(d, "outcomes", "the catalog").GetObject()) {
+    const uint32_t id = key_id(k, "outcome id");
+    if (!v.IsArray() || v.Empty()) bad("outcome " + std::to_string(id) + " has no name parts");
     std::vector<std::string> parts;
-    for (const auto& p : v.GetArray()) parts.emplace_back(p.IsString() ? p.GetString() : "");
-    c->outcomes_.emplace(static_cast<uint32_t>(std::stoul(k.GetString())), std::move(parts));
+    for (const auto& p : v.GetArray()) {
+      if (!p.IsString()) bad("outcome " + std::to_string(id) + " has a name part that is not a string");
+      parts.emplace_back(p.GetString());
+    }
+    if (!c->outcomes_.emplace(id, std::move(parts)).second) bad("outcome id " + std::to_string(id) + " twice");
   }
-  const Value& markets = member(d, "markets", "the catalog");
-  if (!markets.IsArray()) bad("markets is not an array");
+  const Value& markets = array_of(d, "markets", "the catalog");
+  if (markets.Empty()) bad("markets is empty");
   for (const auto& mv : markets.GetArray()) {
+    if (!mv.IsObject()) bad("a market is not an object");
     CatalogMarket m;
-    const Value& id = member(mv, "id", "a market");
-    if (!id.IsUint() || id.GetUint() == 0) bad("a market id is not a positive integer");
-    m.id = id.GetUint();
+    m.id = id_of(member(mv, "id", "a market"), "a market id");
     const std::string where = "market " + std::to_string(m.id);
-    for (const auto& s : member(mv, "sports", where).GetArray()) m.sports.push_back(s.GetInt());
+    for (const auto& s : array_of(mv, "sports", where).GetArray()) {
+      if (!s.IsInt() || s.GetInt() <= 0) bad(where + " has a sport that is not a positive integer");
+      m.sports.push_back(s.GetInt());
+    }
+    if (m.sports.empty()) bad(where + " has no sport");
     std::sort(m.sports.begin(), m.sports.end());
     m.kind = str_or_empty(mv, "kind");
     m.period = str_or_empty(mv, "period");
@@ -83,32 +124,38 @@ std::shared_ptr<const Catalog> Catalog::parse(std::string_view json) {
     m.stat = str_or_empty(mv, "stat");
     m.line = str_or_empty(mv, "line");
     m.code = str_or_empty(mv, "code");
-    const Value& n = member(mv, "name", where);
+    const Value& n = object_of(mv, "name", where);
     m.name = {str_or_empty(n, "period"), str_or_empty(n, "team"), str_or_empty(n, "stat"),
               str_or_empty(n, "family"), str_or_empty(n, "suffix"), str_or_empty(n, "en")};
     if (m.name.en.empty()) bad(where + " has no English name");
-    for (const auto& o : member(mv, "outcomes", where).GetArray()) {
-      if (!c->outcomes_.count(o.GetUint())) bad(where + " names an unknown outcome " + std::to_string(o.GetUint()));
-      m.outcomes.push_back(o.GetUint());
+    for (const auto& o : array_of(mv, "outcomes", where).GetArray()) {
+      const uint32_t oid = id_of(o, where + "'s outcome");
+      if (!c->outcomes_.count(oid)) bad(where + " names an unknown outcome " + std::to_string(oid));
+      m.outcomes.push_back(oid);
     }
+    if (m.outcomes.empty()) bad(where + " has no outcomes");
     if (!c->by_id_.emplace(m.id, c->markets_.size()).second) bad("market id " + std::to_string(m.id) + " twice");
     c->markets_.push_back(std::move(m));
   }
   std::sort(c->markets_.begin(), c->markets_.end(), [](auto& a, auto& b) { return a.id < b.id; });
   for (size_t i = 0; i < c->markets_.size(); ++i) c->by_id_[c->markets_[i].id] = i;
-  for (const auto& [k, v] : member(d, "tabs", "the catalog").GetObject()) {
+  for (const auto& [k, v] : object_of(d, "tabs", "the catalog").GetObject()) {
+    const int32_t sport = static_cast<int32_t>(key_id(k, "tab sport"));
+    const std::string where = "tabs of sport " + std::to_string(sport);
     SportTabs t;
     for (auto [phase, out] : {std::pair{"prematch", &t.prematch}, std::pair{"live", &t.live}}) {
-      for (const auto& tv : member(v, phase, std::string("tabs of sport ") + k.GetString()).GetArray()) {
+      for (const auto& tv : array_of(v, phase, where).GetArray()) {
+        if (!tv.IsObject()) bad(where + ": a tab is not an object");
         CatalogTab tab{str_or_empty(tv, "key"), str_or_empty(tv, "name"), {}};
-        for (const auto& mid : member(tv, "markets", "tab " + tab.key).GetArray()) {
-          if (!c->market(mid.GetUint())) bad("tab " + tab.key + " names an unknown market " + std::to_string(mid.GetUint()));
-          tab.markets.push_back(mid.GetUint());
+        if (tab.key.empty()) bad(where + ": a tab has no key");
+        for (const auto& mid : array_of(tv, "markets", "tab " + tab.key).GetArray()) {
+          const uint32_t id = id_of(mid, "a market of tab " + tab.key);
+          if (!c->market(id)) bad("tab " + tab.key + " names an unknown market " + std::to_string(id));
+          tab.markets.push_back(id);
         }
         out->push_back(std::move(tab));
       }
     }
-    int32_t sport = std::stoi(k.GetString());
     c->tabs_.emplace(sport, std::move(t));
     c->sports_.push_back(sport);
   }
@@ -141,14 +188,14 @@ const SportTabs* Catalog::tabs(int32_t sport) const {
 }
 
 std::string_view Catalog::translate(std::string_view phrase, int lang) const {
-  if (lang <= 0 || phrase.empty()) return phrase;
+  if (lang <= 0 || static_cast<size_t>(lang) >= languages_.size() || phrase.empty()) return phrase;
   auto it = vocab_.find(std::string(phrase));
   if (it == vocab_.end() || it->second[static_cast<size_t>(lang)].empty()) return phrase;
   return it->second[static_cast<size_t>(lang)];
 }
 
 std::string Catalog::market_name(const CatalogMarket& m, int lang) const {
-  if (lang <= 0) return m.name.en;
+  if (lang <= 0 || static_cast<size_t>(lang) >= languages_.size()) return m.name.en;
   // Other languages: "<period> - <team> - <stat> - <family> <suffix>", each
   // part translated; English word order would not survive translation.
   std::string out;

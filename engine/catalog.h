@@ -1,9 +1,10 @@
-// The market catalog (docs/api.md "Market catalog"): what every market and
+// The market catalog (the market dictionary of docs/api.md): what every market and
 // outcome id means and is called, per sport, in 24 languages, and each
 // sport's prematch and live tab layout. Odds payloads carry only ids; this
 // is how clients render them and what settlement reads market semantics
-// from. Loaded once at start (data/catalog.json, built into the binary, or
-// --catalog FILE) and immutable afterwards, so any thread may read it.
+// from. Loaded at start (data/catalog.json, built into the binary, or
+// --catalog FILE); a Catalog is immutable, so any thread may read it, and a
+// reload (engine/catalog_source.h) publishes a new one beside it.
 //
 // Names are stored as parts (period, team, stat, family, suffix) and
 // composed per language from the translated parts; a part without a
@@ -54,6 +55,9 @@ class Catalog {
   static std::shared_ptr<const Catalog> builtin();  // data/catalog.json as built into the binary
 
   const std::string& version() const { return version_; }
+  // XXH3 of the bytes it was parsed from: the same file, the same digest
+  // (ETags and reloads compare it).
+  uint64_t digest() const { return digest_; }
   const std::vector<std::string>& languages() const { return languages_; }
   // Index of a language code in languages(), or -1.
   int lang_index(std::string_view code) const;
@@ -83,6 +87,7 @@ class Catalog {
 
  private:
   std::string version_;
+  uint64_t digest_ = 0;
   std::vector<std::string> languages_;
   std::unordered_map<std::string, std::vector<std::string>> vocab_;  // phrase -> text per language ("" = none)
   std::unordered_map<uint32_t, std::vector<std::string>> outcomes_;   // outcome id -> name parts

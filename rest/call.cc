@@ -5,14 +5,6 @@
 
 namespace oddsrelay::rest {
 
-namespace {
-constexpr size_t kGzipMin = 1024;  // below this gzip saves less than it costs
-
-bool accepts_gzip(const http::Request& req) {
-  return req.header("Accept-Encoding").find("gzip") != std::string_view::npos;
-}
-}  // namespace
-
 http::ResponseHead Call::head(int status, std::string_view extra) {
   extra_.assign(headers);
   extra_ += extra;
@@ -25,7 +17,7 @@ http::ResponseHead Call::head(int status, std::string_view extra) {
 
 void Call::send(int status, std::string_view extra) {
   http::ResponseHead h = head(status, extra);
-  if (body.size() > kGzipMin && accepts_gzip(req)) {
+  if (body.size() > kGzipMin && accepts_gzip()) {
     std::string z;
     if (gzip_compress(body, z)) {
       h.content_encoding = "gzip";
@@ -34,6 +26,12 @@ void Call::send(int status, std::string_view extra) {
     }
   }
   http::append_response(out, h, body);
+}
+
+void Call::send_json(int status, std::string_view bytes, std::string_view encoding, std::string_view extra) {
+  http::ResponseHead h = head(status, extra);
+  h.content_encoding = encoding;
+  http::append_response(out, h, bytes);
 }
 
 void Call::error(int status, std::string_view msg, std::string_view extra) {
@@ -69,7 +67,7 @@ void Call::send_cached(const std::string& plain, const std::string& gz, const st
   const std::string extra = "ETag: " + etag + "\r\nCache-Control: no-cache\r\n";
   if (not_modified(etag)) return send_raw(304, {}, {}, extra);
   http::ResponseHead h = head(200, extra);
-  if (!gz.empty() && accepts_gzip(req)) {
+  if (!gz.empty() && accepts_gzip()) {
     h.content_encoding = "gzip";
     http::append_response(out, h, gz);
   } else {

@@ -20,10 +20,11 @@
 namespace oddsrelay::rest {
 
 struct Call {
-  Call(const http::Request& r, std::string& o, RestState& s) : req(r), out(o), st(s) {}
+  Call(const http::Request& r, std::string& o, RestState& s, LoopCaches& lc) : req(r), out(o), st(s), cache(lc) {}
   const http::Request& req;
   std::string& out;
-  RestState& st;
+  RestState& st;      // shared by every loop
+  LoopCaches& cache;  // this loop's own
   const ApiKey* key = nullptr;  // null on the routes that need none
   SnapshotPtr snap;
   std::optional<RdstnRequest> rdstn;  // /rdstn: the validated commands
@@ -44,8 +45,13 @@ struct Call {
 
   std::optional<std::string> param(std::string_view name) const { return http::query_param(req.query, name); }
 
+  static constexpr size_t kGzipMin = 1024;  // smaller bodies are sent plain: gzip saves less than it costs
+  bool accepts_gzip() const { return req.header("Accept-Encoding").find("gzip") != std::string_view::npos; }
+
   // `body` as the answer, gzip-encoded when it is worth it and accepted.
   void send(int status, std::string_view extra = {});
+  // JSON already encoded; `encoding` is "gzip" or empty.
+  void send_json(int status, std::string_view bytes, std::string_view encoding, std::string_view extra = {});
   // {"error": msg} (rest/errors.h), replacing whatever was built.
   void error(int status, std::string_view msg, std::string_view extra = {});
   // An HTML page, never cached by the browser.

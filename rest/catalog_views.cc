@@ -63,12 +63,20 @@ void write_sport_layout(json::Writer& w, const Catalog& c, int32_t sport, int la
 
 }  // namespace
 
+void CatalogViews::refresh() {
+  if (!updates_) return;
+  CatalogPtr cur = updates_->load();
+  if (cur == catalog_ || !cur) return;
+  catalog_ = std::move(cur);
+  cache_.clear();  // every encoding names the old catalog's content
+}
+
 const CatalogViews::Encoded& CatalogViews::finish(std::string key, std::string body) {
   Encoded e;
   e.body = std::move(body);
   if (e.body.size() > 1024 && !gzip_compress(e.body, e.gz, 6)) e.gz.clear();  // once: worth the better level
-  // The catalog version and the query identify the bytes.
-  std::string seed = catalog_->version() + "|" + key;
+  // The catalog's bytes and the query identify the answer.
+  std::string seed = std::to_string(catalog_->digest()) + "|" + key;
   char tag[32];
   std::snprintf(tag, sizeof tag, "W/\"%016llx\"", static_cast<unsigned long long>(XXH3_64bits(seed.data(), seed.size())));
   e.etag = tag;
@@ -79,6 +87,9 @@ const CatalogViews::Encoded& CatalogViews::finish(std::string key, std::string b
 }
 
 const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport, bool nested, bool groups, int lang) {
+  refresh();
+  // A language index from before a switch may be past the new catalog's list.
+  if (lang < 0 || static_cast<size_t>(lang) >= catalog_->languages().size()) lang = 0;
   // With a sport, nested implies groups and groups implies nested (docs/api.md).
   const bool full = nested || groups, with_groups = sport && full;
   std::string key = "m|" + (sport ? std::to_string(*sport) : std::string("*")) + "|" + (full ? "1" : "0") +
@@ -161,6 +172,9 @@ const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport,
 }
 
 const CatalogViews::Encoded& CatalogViews::market_groups(std::optional<int32_t> sport, int lang, bool echo_lang) {
+  refresh();
+  // A language index from before a switch may be past the new catalog's list.
+  if (lang < 0 || static_cast<size_t>(lang) >= catalog_->languages().size()) lang = 0;
   std::string key = "g|" + (sport ? std::to_string(*sport) : std::string("*")) + "|" + std::to_string(lang) +
                     (echo_lang ? "|l" : "");
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;

@@ -1,7 +1,10 @@
-// /v1/markets and /v1/market-groups (docs/api.md "Market catalog", "Market-
-// groups"): JSON encodings of the immutable catalog, built once per
-// (sport, nested, groups, lang) and kept with their gzip form and weak
-// ETag, so a request costs a lookup and a copy. Owned by the REST thread.
+// /v1/markets and /v1/market-groups (the market dictionary and tab layout
+// of docs/api.md): JSON encodings of the catalog, built once per (sport,
+// nested, groups, lang) and kept with their gzip form and weak ETag, so a
+// request costs a lookup and a copy. Owned by the REST thread. When a
+// reload publishes another catalog (engine/catalog_source.h) the next call
+// switches to it and starts the encodings over; the ETag hashes the
+// catalog's bytes, so it changes exactly when the content does.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +14,7 @@
 #include <unordered_map>
 
 #include "engine/catalog.h"
+#include "engine/published.h"
 
 namespace oddsrelay::rest {
 
@@ -18,7 +22,11 @@ class CatalogViews {
  public:
   static constexpr size_t kMaxCached = 16'384;  // answers kept; cleared whole past it
 
-  explicit CatalogViews(CatalogPtr catalog) : catalog_(std::move(catalog)) {}
+  // `updates`: where reloaded catalogs are published; null: `catalog` for good.
+  explicit CatalogViews(CatalogPtr catalog, const Published<Catalog>* updates = nullptr)
+      : catalog_(std::move(catalog)), updates_(updates) {
+    refresh();
+  }
 
   struct Encoded {
     std::string body, gz, etag;  // etag: W/"<16 hex>"
@@ -28,12 +36,19 @@ class CatalogViews {
   // `echo_lang`: whether the request named a language (then data.lang is set).
   const Encoded& market_groups(std::optional<int32_t> sport, int lang, bool echo_lang);
 
-  const Catalog& catalog() const { return *catalog_; }
+  // The current catalog (switching to a newly published one first). A
+  // request reads it once and passes it on.
+  const Catalog& catalog() {
+    refresh();
+    return *catalog_;
+  }
   size_t cached() const { return cache_.size(); }
 
  private:
+  void refresh();
   const Encoded& finish(std::string key, std::string body);
   CatalogPtr catalog_;
+  const Published<Catalog>* updates_;
   std::unordered_map<std::string, Encoded> cache_;
 };
 

@@ -3,11 +3,13 @@
 // each of the key's connection slots and refills at that many a minute.
 // It is apart from the REST rate limit on purpose: a desk at its REST quota
 // must still be able to reconnect its streams, and a client reconnecting in
-// a loop must not take the server's time. Owned by the REST loop thread;
+// a loop must not take the server's time. Shared by the REST loops (one
+// mutex: handshakes are rare next to requests);
 // keyed by key digest, so a keys reload keeps the buckets.
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -32,6 +34,7 @@ class HandshakeLimiter {
     int64_t at_ms = 0;  // when `tokens` was computed
   };
   uint32_t per_slot_;
+  std::mutex mu_;
   std::unordered_map<std::string, Bucket> buckets_;
 };
 

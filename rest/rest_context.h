@@ -26,6 +26,7 @@ struct RestContext {
   const SnapshotStore* snapshots = nullptr;
   const Published<KeyStore>* keys = nullptr;
   CatalogPtr catalog;  // the market dictionary; null: /v1/markets answers 404
+  const Published<Catalog>* catalog_updates = nullptr;  // reloaded catalogs (engine/catalog_source.h); may be null
   StreamOptions stream;
   int rate_window_s = 60;
   int64_t started_ms = 0;
@@ -45,6 +46,7 @@ struct RestContext {
   // Set once the journal is replayed and the catalog loaded; until then
   // /healthz answers 503 and every other route 503 too. Null: ready.
   const std::atomic<bool>* ready = nullptr;
+  uint32_t http_threads = 1;  // REST loops (HttpServerOptions::threads): one set of answer caches each
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
   std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
   const metrics::Registry* metrics = nullptr;  // GET /metrics here (any key); null: 404, --metrics-listen serves it

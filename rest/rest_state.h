@@ -1,18 +1,19 @@
-// What the REST handlers share across requests: the context from main, the
-// limiters, the encoded-answer caches, the stream signer and the explorer's
-// demo key. Built once by RestApi; handlers reach it through their Call.
+// What the REST handlers share across requests and loops: the context from
+// main, the limiters (exact across loops: rest/rate_limiter.h), the stream
+// signer and the explorer's demo key; and each loop's own answer caches
+// (rest/loop_caches.h). Built once by RestApi; handlers reach it through
+// their Call.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rest/api_keys.h"
-#include "rest/catalog_views.h"
 #include "rest/handshake_limiter.h"
-#include "rest/odds_cache.h"
+#include "rest/loop_caches.h"
 #include "rest/rate_limiter.h"
 #include "rest/rest_context.h"
-#include "rest/settlement_views.h"
 #include "rest/stream_addon.h"
 
 namespace oddsrelay::rest {
@@ -25,9 +26,8 @@ struct RestState {
   RestContext ctx;
   RateLimiter limiter;
   HandshakeLimiter handshakes;
-  OddsCache odds_cache;
-  std::unique_ptr<CatalogViews> catalog_views;  // null without a catalog
-  SettlementCache settlements;
+  std::vector<std::unique_ptr<LoopCaches>> loops;  // one per REST loop (ctx.http_threads)
+  bool has_catalog = false;
   StreamSigner stream_signer;
   uint64_t etag_seed = 0;    // drawn at start: /v1/odds tags of another run never match
   std::string explorer_key;  // the explorer page's demo key, new at every start

@@ -151,7 +151,8 @@ void open_stream(Call& c, const ApiKey& key, Takeover& takeover) {
 
 RestState::RestState(RestContext c)
     : ctx(std::move(c)), limiter(ctx.rate_window_s), handshakes(ctx.handshakes_per_slot) {
-  if (ctx.catalog) catalog_views = std::make_unique<CatalogViews>(ctx.catalog);
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i) loops.push_back(std::make_unique<LoopCaches>(ctx.catalog, ctx.catalog_updates));
+  has_catalog = ctx.catalog != nullptr;
   RAND_bytes(reinterpret_cast<unsigned char*>(&etag_seed), sizeof etag_seed);
   unsigned char raw[16];
   RAND_bytes(raw, sizeof raw);
@@ -173,12 +174,12 @@ void RestApi::refuse(int status, const char* why, std::string& out) {
 }
 
 void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
-  Call c(req, out, st_);
+  Call c(req, out, st_, *st_.loops.at(peer.loop));
   const Route* route = nullptr;
   for (const auto& r : kRoutes)
     if (req.path == r.path) route = &r;
   const bool stream = route && (route->flags & kStream);
-  if (route && ((stream && !st_.ctx.open_stream) || ((route->flags & kCatalog) && !st_.catalog_views))) route = nullptr;
+  if (route && ((stream && !st_.ctx.open_stream) || ((route->flags & kCatalog) && !st_.has_catalog))) route = nullptr;
   if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
     std::string allow = std::string("Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n") + Call::kAllowHeaders +
                         "Access-Control-Max-Age: 86400\r\n";

@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string_view>
 
@@ -79,6 +80,41 @@ void remove_leftovers(const std::string& dir) {
   for (const auto& n : doomed) ::unlink((dir + "/" + n).c_str());
 }
 
+// Snapshots that were written and fsynced completely but whose rename did
+// not reach the disk: compaction deletes the older snapshot in the same
+// directory fsync as the rename (log_writer.cc), so after a power loss the
+// newest state can be `snapshot-<seq>.jsonl.tmp`. One that is complete,
+// intact and of this log is as good as its final name; recovery renames it
+// (read-only: reads it where it is). Returns seq -> path of each.
+std::map<uint64_t, std::string> complete_leftovers(const std::string& dir, const std::string& epoch, bool read_only) {
+  std::map<uint64_t, std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  std::vector<std::pair<uint64_t, std::string>> found;
+  while (dirent* e = ::readdir(d)) {
+    std::string_view n(e->d_name);
+    uint64_t seq;
+    if (n.ends_with(".tmp") && parse_name(std::string(n.substr(0, n.size() - 4)).c_str(), "snapshot-", seq))
+      found.emplace_back(seq, dir + "/" + std::string(n));
+  }
+  ::closedir(d);
+  for (auto& [seq, tmp] : found) {
+    const std::string path = snapshot_path(dir, seq);
+    SnapshotInfo info;
+    std::string err;
+    if (::access(path.c_str(), F_OK) == 0 || !check_snapshot_file(tmp, info, err) || info.epoch != epoch ||
+        info.seq != seq)
+      continue;  // a leftover: removed at the end of recovery
+    if (read_only) {
+      out[seq] = tmp;
+    } else if (::rename(tmp.c_str(), path.c_str()) == 0) {
+      sync_dir_of(path);
+      out[seq] = path;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string epoch_path(const std::string& dir) { return dir + "/epoch"; }
@@ -141,15 +177,17 @@ DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool re
   r.epoch = files.epoch;
 
   // The newest snapshot that is intact and of this log.
-  for (auto it = files.snapshots.rbegin(); it != files.snapshots.rend(); ++it) {
-    const std::string path = snapshot_path(dir, *it);
+  std::map<uint64_t, std::string> candidates = complete_leftovers(dir, files.epoch, read_only);
+  for (uint64_t seq : files.snapshots) candidates.emplace(seq, snapshot_path(dir, seq));
+  for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+    const std::string& path = it->second;
     SnapshotInfo info;
     std::string err;
     if (!check_snapshot_file(path, info, err)) {
       r.skipped_snapshots.push_back(err);
       continue;
     }
-    if (info.epoch != r.epoch || info.seq != *it) {
+    if (info.epoch != r.epoch || info.seq != it->first) {
       r.skipped_snapshots.push_back(path + ": of another log (epoch " + info.epoch + ") or misnamed");
       continue;
     }

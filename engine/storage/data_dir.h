@@ -5,7 +5,9 @@
 // Positions are zero-padded to 20 digits so that names sort in log order.
 // recover_data_dir() brings an engine back to the newest position the dir
 // holds: the newest intact snapshot (falling back to an older one when the
-// newest is torn or corrupt), then every journal record after it.
+// newest is torn or corrupt; a complete snapshot-<seq>.jsonl.tmp, which a
+// power loss can leave as compaction deletes the older snapshot at the
+// rename, counts and is renamed), then every journal record after it.
 #pragma once
 
 #include <cstdint>

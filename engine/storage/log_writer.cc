@@ -1,8 +1,10 @@
 #include "engine/storage/log_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +22,9 @@ bool LogWriter::open(const DataDirRecovery& r, std::string& err) {
   stats_.written_seq.store(seq_);
   stats_.synced_seq.store(seq_);
   last_sync_ = last_snapshot_ = Clock::now();
+  struct stat st{};
+  if (r.snapshot_seq != 0 && ::stat(snapshot_path(dir_, r.snapshot_seq).c_str(), &st) == 0)
+    snapshot_bytes_.store(static_cast<uint64_t>(st.st_size));
   // Appends continue the last segment; with none (a new dir, or a snapshot
   // that covers everything) a new one starts after the current position.
   if (!open_segment(r.tail_segment != 0 ? r.tail_segment : r.seq + 1, err)) return false;
@@ -69,22 +74,44 @@ void LogWriter::append(const Batch& b) {
   stats_.records.fetch_add(b.records.size(), std::memory_order_relaxed);
   stats_.bytes.fetch_add(buf_.size(), std::memory_order_relaxed);
   since_snapshot_ += b.records.size();
+  since_snapshot_bytes_ += buf_.size();
   const auto now = Clock::now();
   if (now - last_sync_ >= std::chrono::milliseconds(opts_.sync_ms)) sync();
-  const bool due = since_snapshot_ >= opts_.snapshot_records ||
+  const bool due = since_snapshot_ >= opts_.snapshot_records || since_snapshot_bytes_ >= journal_limit() ||
                    (since_snapshot_ > 0 && now - last_snapshot_ >= std::chrono::seconds(opts_.snapshot_seconds));
   if (!due) return;
-  std::lock_guard lock(mu_);
-  if (busy_ || pending_) return;  // the last one is still being written: try again at the next batch
+  std::unique_lock lock(mu_);
+  if (busy_ || pending_) {
+    // The last one is still being written: try again at the next batch,
+    // unless the journal has already reached its share of the snapshot.
+    // Then this thread waits for the compactor, so that the dir stays
+    // within its bound at any feed rate: a replay at full speed slows to
+    // the pace of the disk; a live feed would need to bring a share of the
+    // state in less time than a snapshot takes to write.
+    if (since_snapshot_bytes_ < journal_limit()) return;
+    const auto t0 = Clock::now();
+    idle_.wait(lock, [&] { return !busy_ && !pending_; });
+    stats_.compaction_waits.fetch_add(1, std::memory_order_relaxed);
+    stats_.compaction_wait_ms.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            Clock::now() - t0).count()), std::memory_order_relaxed);
+  }
   // The segment ends here: the snapshot covers it and everything before.
   if (!open_segment(seq_ + 1, err)) {
     std::fprintf(stderr, "oddsrelay: %s; compaction postponed\n", err.c_str());
     return;
   }
   pending_ = b.snapshot;
-  since_snapshot_ = 0;
+  since_snapshot_ = since_snapshot_bytes_ = 0;
   last_snapshot_ = now;
   cv_.notify_one();
+}
+
+// The journal bytes after which a snapshot is due: the configured share of
+// the newest snapshot, at least snapshot_min_bytes.
+uint64_t LogWriter::journal_limit() const {
+  if (opts_.snapshot_journal_pct == 0) return UINT64_MAX;
+  return std::max(opts_.snapshot_min_bytes, snapshot_bytes_.load(std::memory_order_relaxed) / 100 *
+                                                opts_.snapshot_journal_pct);
 }
 
 void LogWriter::tick() {
@@ -114,25 +141,34 @@ void LogWriter::compactor() {
     const auto t0 = Clock::now();
     SnapshotInfo info;
     std::string err;
-    if (write_snapshot_file(*s, snapshot_path(dir_, s->seq), info, err)) {
+    // The older snapshots and the segments they alone need go as soon as
+    // the new one has its name, in the directory fsync that makes the name
+    // durable: a power loss in between leaves the new file complete under
+    // its .tmp name, which recovery takes as a snapshot (data_dir.h).
+    if (write_snapshot_file(*s, snapshot_path(dir_, s->seq), info, err, &layout_, [this] { prune(); })) {
+      snapshot_bytes_.store(info.bytes, std::memory_order_relaxed);
       stats_.snapshots.fetch_add(1, std::memory_order_relaxed);
       stats_.last_snapshot_seq.store(info.seq, std::memory_order_relaxed);
       stats_.last_snapshot_bytes.store(info.bytes, std::memory_order_relaxed);
+      stats_.last_snapshot_copied.store(info.copied, std::memory_order_relaxed);
       stats_.last_snapshot_ms.store(static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()), std::memory_order_relaxed);
-      prune();
     } else {
       stats_.snapshot_failures.fetch_add(1, std::memory_order_relaxed);
       std::fprintf(stderr, "oddsrelay: snapshot failed: %s\n", err.c_str());
     }
     s.reset();  // the state it held can go before the lock is taken
-    std::lock_guard lock(mu_);
-    busy_ = false;
+    {
+      std::lock_guard lock(mu_);
+      busy_ = false;
+    }
+    idle_.notify_all();
   }
 }
 
 // Keeps the newest `keep_snapshots` snapshots and the segments needed to
-// replay from the oldest of them; deletes the rest.
+// replay from the oldest of them; deletes the rest. The caller fsyncs the
+// directory.
 void LogWriter::prune() {
   DataDirFiles f = list_data_dir(dir_);
   if (f.snapshots.size() < opts_.keep_snapshots) return;
@@ -145,10 +181,7 @@ void LogWriter::prune() {
   // is being appended to and is never deleted.
   for (size_t i = 0; i + 1 < f.segments.size(); ++i)
     if (f.segments[i + 1] - 1 <= base && ::unlink(segment_path(dir_, f.segments[i]).c_str()) == 0) ++deleted;
-  if (deleted) {
-    sync_dir_of(snapshot_path(dir_, base));
-    stats_.files_deleted.fetch_add(deleted, std::memory_order_relaxed);
-  }
+  stats_.files_deleted.fetch_add(deleted, std::memory_order_relaxed);
 }
 
 void LogWriter::close() {

@@ -2,11 +2,14 @@
 // batch is appended to the current journal segment with one write() before
 // the batch is published, so a process crash loses nothing any client was
 // shown; fdatasync every `sync_ms` bounds what a power loss can take.
-// Compaction: every `snapshot_records` records (or `snapshot_seconds` with
-// at least one record) the segment is rolled and the batch's immutable
-// snapshot goes to a compactor thread, which writes it (snapshot_file.h)
-// while the engine goes on, then deletes what the older of the two newest
-// snapshots covers. See docs/architecture.md "The log".
+// Compaction: every `snapshot_records` records, or once the journal since
+// the last snapshot reaches `snapshot_journal_pct` percent of that
+// snapshot's size, or `snapshot_seconds` with at least one record, the
+// segment is rolled and the batch's immutable snapshot goes to a compactor
+// thread, which writes it (snapshot_file.h, copying the lines of events
+// unchanged since its previous snapshot) while the engine goes on, then
+// deletes what the older of the two newest snapshots covers. See
+// docs/architecture.md "The log".
 #pragma once
 
 #include <atomic>
@@ -19,12 +22,22 @@
 
 #include "engine/pipeline.h"
 #include "engine/storage/data_dir.h"
+#include "engine/storage/snapshot_file.h"
 
 namespace oddsrelay {
 
 struct LogOptions {
   int sync_ms = 200;
   uint64_t snapshot_records = 50'000;
+  // The journal a cycle adds is at most this share of the snapshot (0:
+  // off), so that the data dir (two snapshots and the journal since the
+  // older) swings by less than a tenth around its mean: see
+  // docs/architecture.md "The log". A snapshot is due when it is reached,
+  // and if the one before is still being written, the log thread waits for
+  // it. Never below snapshot_min_bytes, so a tiny state is not written
+  // again at every batch.
+  uint32_t snapshot_journal_pct = 15;
+  uint64_t snapshot_min_bytes = 1 << 20;
   int snapshot_seconds = 300;
   size_t keep_snapshots = 2;  // the newest, and one to fall back on
 };
@@ -33,7 +46,11 @@ struct LogStats {
   std::atomic<uint64_t> records{0}, bytes{0}, syncs{0};
   std::atomic<uint64_t> snapshots{0}, snapshot_failures{0}, last_snapshot_seq{0}, last_snapshot_bytes{0};
   std::atomic<uint64_t> last_snapshot_ms{0};  // how long writing it took
+  std::atomic<uint64_t> last_snapshot_copied{0};  // its state lines copied from the one before
   std::atomic<uint64_t> files_deleted{0};
+  // Times the log thread waited for a snapshot being written because the
+  // journal had reached its share (LogOptions::snapshot_journal_pct).
+  std::atomic<uint64_t> compaction_waits{0}, compaction_wait_ms{0};
   std::atomic<uint64_t> write_errors{0};
   // Log positions: the last record written to the segment, the last one
   // fdatasync'd (the metrics' journal lag against the sealed position).
@@ -67,6 +84,7 @@ class LogWriter : public LogStage {
   void sync();
   void compactor();
   void prune();
+  uint64_t journal_limit() const;
 
   std::string dir_;
   LogOptions opts_;
@@ -76,11 +94,13 @@ class LogWriter : public LogStage {
   std::string buf_;
   bool dirty_ = false;
   std::chrono::steady_clock::time_point last_sync_, last_snapshot_;
-  uint64_t since_snapshot_ = 0;
+  uint64_t since_snapshot_ = 0, since_snapshot_bytes_ = 0;
+  std::atomic<uint64_t> snapshot_bytes_{0};  // of the newest snapshot: the journal-share trigger's base
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, idle_;  // the compactor's work; its being done with it
   SnapshotPtr pending_;  // for the compactor; null when it has nothing to do
+  SnapshotLayout layout_;  // compactor only: the last file it wrote
   bool busy_ = false, stopping_ = false;
   std::thread thread_;
 };

@@ -402,9 +402,53 @@ bool read_header(rapidjson::Document& d, SnapshotInfo& info, Engine::Position& p
 
 }  // namespace
 
-uint64_t encode_snapshot(const Snapshot& s, const std::function<void(std::string&)>& flush) {
+namespace {
+
+// Reads ranges of the previous snapshot file, in ascending order, through
+// one buffer of about 1 MiB.
+class PreviousFile {
+ public:
+  explicit PreviousFile(const std::string& path) : fd_(path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  ~PreviousFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  PreviousFile(const PreviousFile&) = delete;
+  PreviousFile& operator=(const PreviousFile&) = delete;
+  bool ok() const { return fd_ >= 0; }
+
+  // The line at [offset, offset + length) if it is whole and passes its
+  // checksum; empty otherwise.
+  std::string_view line(uint64_t offset, uint32_t length) {
+    if (fd_ < 0 || length < 2) return {};
+    if (offset < at_ || offset + length > at_ + buf_.size()) {
+      buf_.resize(std::max<size_t>(length, 1 << 20));
+      ssize_t n = ::pread(fd_, buf_.data(), buf_.size(), static_cast<off_t>(offset));
+      at_ = offset;
+      buf_.resize(n > 0 ? static_cast<size_t>(n) : 0);
+      if (buf_.size() < length) return {};
+    }
+    std::string_view l(buf_.data() + (offset - at_), length);
+    if (l.back() != '\n' || feed::verify_checksum(l.substr(0, length - 1)) != feed::ChecksumState::Valid) return {};
+    return l;
+  }
+
+ private:
+  int fd_;
+  std::string buf_;
+  uint64_t at_ = 0;
+};
+
+// encode_snapshot, and with `reuse` the copying writer: `prev` describes
+// the file `from` reads, `next` receives the new file's layout.
+uint64_t encode(const Snapshot& s, const std::function<void(std::string&)>& flush, const SnapshotLayout* prev,
+                PreviousFile* from, SnapshotLayout* next, uint64_t& copied) {
   std::string out, scratch;
   out.reserve(1 << 20);
+  uint64_t flushed = 0;  // bytes handed to flush so far: the file offset of out[0]
+  auto emit = [&] {
+    flushed += out.size();
+    flush(out);
+  };
   write_header(s, out);
   uint64_t events = 0;
   // Sorted by number: the same state always gives the same file.
@@ -412,10 +456,34 @@ uint64_t encode_snapshot(const Snapshot& s, const std::function<void(std::string
   entries.reserve(s.events.size());
   s.events.for_each([&](const EventEntry& e) { entries.push_back(&e); });
   std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->number < b->number; });
+  if (next) {
+    next->lines.clear();
+    next->lines.reserve(entries.size());
+  }
+  size_t p = 0;  // walks prev->lines along with the entries (both by number)
   for (const EventEntry* e : entries) {
-    write_entry(*e, out, scratch);
+    const size_t start = out.size();
+    bool done = false;
+    if (prev && from) {
+      while (p < prev->lines.size() && prev->lines[p].number < e->number) ++p;
+      if (p < prev->lines.size()) {
+        const SnapshotLayout::Line& l = prev->lines[p];
+        if (l.number == e->number && l.edit == e->edit && l.updated_at == e->updated_at) {
+          std::string_view bytes = from->line(l.offset, l.length);
+          if (!bytes.empty()) {
+            out.append(bytes);
+            ++copied;
+            done = true;
+          }
+        }
+      }
+    }
+    if (!done) write_entry(*e, out, scratch);
+    if (next)
+      next->lines.push_back({e->number, e->edit, e->updated_at, flushed + start,
+                             static_cast<uint32_t>(out.size() - start)});
     ++events;
-    if (out.size() >= (1 << 20)) flush(out);
+    if (out.size() >= (1 << 20)) emit();
   }
   const size_t start = out.size();
   {
@@ -432,21 +500,40 @@ uint64_t encode_snapshot(const Snapshot& s, const std::function<void(std::string
   }
   feed::append_checksum(out, start);
   out += '\n';
-  flush(out);
+  emit();
   return events;
 }
 
-bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInfo& info, std::string& err) {
+}  // namespace
+
+uint64_t encode_snapshot(const Snapshot& s, const std::function<void(std::string&)>& flush) {
+  uint64_t copied = 0;
+  return encode(s, flush, nullptr, nullptr, nullptr, copied);
+}
+
+bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInfo& info, std::string& err,
+                         SnapshotLayout* layout, const std::function<void()>& renamed) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return err = "cannot create " + tmp + ": " + std::strerror(errno), false;
-  uint64_t bytes = 0;
+  if (fd < 0) {
+    if (layout) *layout = {};
+    return err = "cannot create " + tmp + ": " + std::strerror(errno), false;
+  }
+  uint64_t bytes = 0, copied = 0;
   bool ok = true;
-  const uint64_t events = encode_snapshot(s, [&](std::string& out) {
-    if (ok && !write_fully(fd, out, err)) ok = false;
-    bytes += out.size();
-    out.clear();
-  });
+  SnapshotLayout next;
+  uint64_t events;
+  {
+    PreviousFile from(layout ? layout->path : std::string());
+    events = encode(
+        s,
+        [&](std::string& out) {
+          if (ok && !write_fully(fd, out, err)) ok = false;
+          bytes += out.size();
+          out.clear();
+        },
+        layout && from.ok() ? layout : nullptr, &from, layout ? &next : nullptr, copied);
+  }
   if (ok && ::fsync(fd) != 0) {
     err = "fsync " + tmp + ": " + std::strerror(errno);
     ok = false;
@@ -458,13 +545,20 @@ bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInf
   }
   if (!ok) {
     ::unlink(tmp.c_str());
+    if (layout) *layout = {};
     return false;
   }
+  if (layout) {
+    next.path = path;
+    *layout = std::move(next);
+  }
+  if (renamed) renamed();
   sync_dir_of(path);
   info.epoch = s.epoch;
   info.seq = s.seq;
   info.events = events;
   info.bytes = bytes;
+  info.copied = copied;
   return true;
 }
 

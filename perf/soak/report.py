@@ -88,8 +88,24 @@ print(f"RSS: last third mean {rss_mean:.1f} MB, max deviation {rss_dev:.1f}% ove
 print(f"data dir, committed (snapshots + journal): last third mean {com_mean:.1f} MB, max deviation {com_dev:.1f}% "
       f"({'flat' if com_dev <= 10 else 'NOT flat'})")
 print(f"data dir, with the snapshot being written: last third mean {dir_mean:.1f} MB, max deviation {dir_dev:.1f}% "
-      f"(the compaction sawtooth: one snapshot and one cadence of journal); peak after the first horizon "
+      f"(besides the committed files, the snapshot being written: 0 to one snapshot); peak after the first horizon "
       f"{peak_dir:.1f} MB; {a.dir_bytes / 1e6:.1f} MB at the end")
+# Compaction in the last third: cycles, the time a snapshot took, the
+# share of its lines copied from the one before (engine/storage).
+last = [r for r in rows if r["feed_day"] >= 2 * end["feed_day"] / 3 and not r["done"]]
+if last and "snapshot_ms" in last[0]:
+    cycles = {}
+    for r in last:
+        cycles.setdefault(r["snapshots"], r)
+    snaps = list(cycles.values())[1:]
+    if snaps:
+        ms = sum(r["snapshot_ms"] for r in snaps) / len(snaps)
+        mb = sum(r["snapshot_mb"] for r in snaps) / len(snaps)
+        copied = sum(r["snapshot_copied"] / max(r["held"], 1) for r in snaps) / len(snaps) * 100
+        secs = last[-1]["wall_s"] - last[0]["wall_s"]
+        print(f"compaction in the last third: {len(snaps)} snapshots in {secs:.0f} s, {mb:.1f} MB each, written in "
+              f"{ms:.0f} ms on average, {copied:.0f}% of their lines copied from the one before; "
+              f"{len(last) / len(snaps):.1f} samples a cycle")
 print("trend after the first horizon:")
 show_trend("RSS", "rss_mb")
 show_trend("data dir, committed", "committed_mb")

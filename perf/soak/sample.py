@@ -1,4 +1,4 @@
-"""perf/soak sampler: every few seconds, the server's RSS (/proc), what its
+"""perf/soak sampler: every tenth of a second, the server's RSS (/proc), what its
 state holds (/v1/status) and its data dir's size, into a CSV; returns once
 the replay is applied (the feed is done and seq stops moving). Stdlib only."""
 import argparse
@@ -58,7 +58,7 @@ def dir_mb():
 
 
 cols = ["wall_s", "feed_day", "seq", "rss_mb", "data_dir_mb", "held", "live", "prematch", "ended", "other",
-        "evicted", "state_mb", "snapshots", "done", "committed_mb"]
+        "evicted", "state_mb", "snapshots", "done", "committed_mb", "snapshot_mb", "snapshot_ms", "snapshot_copied"]
 t0 = time.time()
 deadline = t0 + 3600
 last_seq, stable = None, 0
@@ -75,9 +75,11 @@ with open(a.csv, "w") as out:
         ev = st["events"]
         day = (st["feed_clock"] - a.start_ms) / 86400000 if st["feed_clock"] else 0
         total, committed = dir_mb()
+        log = st.get("log") or {}
         row = [time.time() - t0, day, st["seq"], rss_mb(), total, ev["held"], ev["live"], ev["prematch"], ev["ended"],
-               ev["other"], ev["evicted"], st["state_bytes"] / 1e6, (st.get("log") or {}).get("snapshots", 0),
-               int(st["feed"]["done"]), committed]
+               ev["other"], ev["evicted"], st["state_bytes"] / 1e6, log.get("snapshots", 0),
+               int(st["feed"]["done"]), committed, log.get("last_snapshot_bytes", 0) / 1e6,
+               log.get("last_snapshot_ms", 0), log.get("last_snapshot_copied", 0)]
         out.write(",".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + "\n")
         out.flush()
         if st["feed"]["done"]:

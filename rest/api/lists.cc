@@ -1,4 +1,5 @@
-// GET /v1/live and GET /v1/prematch: the listed events, by sport.
+// GET /v1/live and GET /v1/prematch: the listed events, by sport. Answers
+// are cached per parameters and engine state (rest/list_cache.h).
 #include "rest/api/handlers.h"
 #include "rest/errors.h"
 #include "rest/json_views.h"
@@ -7,6 +8,36 @@
 namespace oddsrelay::rest::api {
 
 namespace {
+
+std::string encode(const Snapshot& snap, bool live, std::optional<int32_t> sport, std::optional<uint32_t> limit) {
+  auto groups = list_events(snap, live, sport, limit);
+  std::string body;
+  json::StringSink sink(body);
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("success");
+  w.Bool(true);
+  if (live) {
+    w.Key("ts");
+    w.Int64(snap.last_live_at);
+  }
+  w.Key("sport");
+  if (sport) w.Int(*sport);
+  else w.Null();
+  w.Key("data");
+  if (sport) {
+    write_events(w, groups.empty() ? std::vector<const EventEntry*>{} : groups[0].events);
+  } else {
+    w.StartObject();
+    for (const auto& g : groups) {
+      json::key(w, std::to_string(g.sport));
+      write_events(w, g.events);
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  return body;
+}
 
 void list(Call& c, bool live) {
   std::optional<int32_t> sport;
@@ -19,28 +50,14 @@ void list(Call& c, bool live) {
       limit = static_cast<uint32_t>(*n);
     }
   }
-  auto groups = list_events(*c.snap, live, sport, limit);
-  c.begin_success();
-  if (live) {
-    c.w.Key("ts");
-    c.w.Int64(c.snap->last_live_at);
-  }
-  c.w.Key("sport");
-  if (sport) c.w.Int(*sport);
-  else c.w.Null();
-  c.w.Key("data");
-  if (sport) {
-    write_events(c.w, groups.empty() ? std::vector<const EventEntry*>{} : groups[0].events);
-  } else {
-    c.w.StartObject();
-    for (const auto& g : groups) {
-      json::key(c.w, std::to_string(g.sport));
-      write_events(c.w, g.events);
-    }
-    c.w.EndObject();
-  }
-  c.w.EndObject();
-  c.send(200);
+  // Every poller of this list between two batches gets the bytes built for
+  // the first, and the gzip form compressed for the first that asked.
+  ListCache& cache = c.cache.lists;
+  ListCache::Answer* a = cache.find(*c.snap, live, sport, limit);
+  if (!a) a = &cache.put(*c.snap, live, sport, limit, encode(*c.snap, live, sport, limit));
+  const std::string* gz = a->body.size() > Call::kGzipMin && c.accepts_gzip() ? cache.gzip(*a) : nullptr;
+  if (gz) c.send_json(200, *gz, "gzip");
+  else c.send_json(200, a->body, {});
 }
 
 }  // namespace

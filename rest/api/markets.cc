@@ -11,7 +11,7 @@ void send_view(Call& c, const CatalogViews::Encoded& e) { c.send_cached(e.body, 
 }  // namespace
 
 void markets(Call& c) {
-  CatalogViews& views = *c.st.catalog_views;
+  CatalogViews& views = *c.cache.catalog_views;
   std::optional<int32_t> sport;
   bool nested = false, groups = false, lang_given = false;
   if (!sport_param(c, sport) || !flag_param(c, "nested", nested) || !flag_param(c, "groups", groups)) return;
@@ -21,7 +21,7 @@ void markets(Call& c) {
 }
 
 void market_groups(Call& c) {
-  CatalogViews& views = *c.st.catalog_views;
+  CatalogViews& views = *c.cache.catalog_views;
   std::optional<int32_t> sport;
   bool lang_given = false;
   if (!sport_param(c, sport)) return;

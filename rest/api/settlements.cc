@@ -10,7 +10,7 @@
 namespace oddsrelay::rest::api {
 
 void settlements(Call& c) {
-  CatalogViews& views = *c.st.catalog_views;
+  CatalogViews& views = *c.cache.catalog_views;
   std::optional<std::string> ids;
   for (const char* name : {"ids", "event_id", "fixture_id"})
     if ((ids = c.param(name)) && !ids->empty()) break;
@@ -38,7 +38,7 @@ void settlements(Call& c) {
     b += '"';
     b += e->key;  // ids that parsed need no escaping
     b += "\":";
-    b += c.st.settlements.get(e, views.catalog(), lang, inplay);
+    b += c.cache.settlements.get(e, views.catalog(), lang, inplay);
   }
   b += "},\"not_found\":[";
   for (size_t i = 0; i < missing.size(); ++i) {

@@ -42,6 +42,14 @@ void write_retention_status(json::Writer& w, const Snapshot& s) {
 
 }  // namespace
 
+// A counter summed over every REST loop's caches.
+template <typename F>
+static uint64_t sum(const RestState& st, F f) {
+  uint64_t n = 0;
+  for (const auto& l : st.loops) n += f(*l);
+  return n;
+}
+
 void status(Call& c) {
   const Snapshot& snap = *c.snap;
   const RestContext& ctx = c.st.ctx;
@@ -78,16 +86,30 @@ void status(Call& c) {
   c.w.Key("el_events");
   c.w.Uint64(snap.listed_live);
   c.w.Key("odds_cached");
-  c.w.Uint64(c.st.odds_cache.size());
+  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.odds.size(); }));
+  // How often the hot answers were encoded (docs/api.md "Answer caches"):
+  // odds fragments and deflated fragments once per event version, lists
+  // once per state, gzip of a list once per state.
+  c.w.Key("rest_cache");
+  c.w.StartObject();
+  c.w.Key("odds_encoded");
+  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.odds.misses(); }));
+  c.w.Key("odds_deflated");
+  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.odds.deflates(); }));
+  c.w.Key("lists_built");
+  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.lists.misses(); }));
+  c.w.Key("lists_gzipped");
+  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.lists.gzips(); }));
+  c.w.EndObject();
   c.w.Key("feed");
   if (ctx.feed_status) ctx.feed_status(c.w);
   else c.w.Null();
   c.w.Key("settlements");
   c.w.StartObject();
   c.w.Key("computed");
-  c.w.Uint64(c.st.settlements.computed());
+  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.settlements.computed(); }));
   c.w.Key("served");
-  c.w.Uint64(c.st.settlements.served());
+  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.settlements.served(); }));
   c.w.EndObject();
   if (ctx.relay_status) {
     c.w.Key("relay");
@@ -112,6 +134,10 @@ void status(Call& c) {
     c.w.Uint64(ctx.server->requests());
     c.w.Key("internal_errors");  // requests answered 500: a handler threw
     c.w.Uint64(ctx.server->internal_errors());
+    c.w.Key("loop_requests");  // per REST loop (--http-threads): how the connections were dealt
+    c.w.StartArray();
+    for (uint64_t n : ctx.server->loop_requests()) c.w.Uint64(n);
+    c.w.EndArray();
     c.w.EndObject();
   }
   c.w.EndObject();

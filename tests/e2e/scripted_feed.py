@@ -74,8 +74,8 @@ def event_rec(key, live):
 def market_rec(key, market, price=185):
     """Market 1001 (1X2), 1004 (correct score) or 1007 (total) with `price` on its first outcome."""
     lines = {1001: {"s": {"s": 0, "o": {"2001": [price, 0], "2002": [340, 0], "2003": [420, 0]}}},
-             1004: {"s1:0": {"s": 0, "o": {"2201": [price, 0]}}},
-             1007: {"s2.5": {"s": 1, "o": {"2101": [price, 0], "2102": [195, 4]}}}}[market]
+             1004: {"s1:0": {"s": 0, "o": {"2004": [price, 0]}}},
+             1007: {"s2.5": {"s": 1, "o": {"2008": [price, 0], "2009": [195, 4]}}}}[market]
     return {"op": "market", "id": key, "market": market, "lines": lines}
 
 

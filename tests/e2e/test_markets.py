@@ -49,9 +49,12 @@ class Markets(unittest.TestCase):
         self.assertNotIn("sport", d)
         self.assertEqual(d["lang"], "en")
         self.assertNotIn("markets_full", d)
-        self.assertGreater(len(d["markets"]), 4000)
+        # The interface's size: 4,873 markets, 17,227 outcomes (each id one
+        # market's), about 720 coded.
+        self.assertEqual(len(d["markets"]), 4873)
+        self.assertEqual(len(d["outcomes"]), 17227)
         self.assertTrue(set(d["codes"]) < set(d["markets"]))
-        self.assertGreater(len(d["codes"]), 600)
+        self.assertTrue(690 < len(d["codes"]) < 750, len(d["codes"]))
         self.assertEqual(d["markets"]["1001"], "Match Winner (1X2)")
         self.assertEqual(d["markets"]["1054"], "1st Half - Asian Handicap")
         self.assertEqual(d["markets"]["1128"], "Total Corners")
@@ -139,7 +142,8 @@ class Markets(unittest.TestCase):
             for m in b["markets"]:
                 self.assertIn(str(m), names)
         every = self.get("/v1/market-groups")["data"]
-        self.assertEqual(len(every), 24)
+        self.assertEqual(len(every), 25)  # the 24 of the sport table and snooker (19)
+        self.assertEqual(every["19"]["prematch"][0]["key"], "main_markets")
         self.assertEqual(every["1"]["prematch"], d["prematch"])
         self.assertEqual(every["5"]["sport"], 5)
         self.assertEqual(self.get("/v1/market-groups?lang=it")["data"]["lang"], "it")

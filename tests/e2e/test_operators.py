@@ -82,7 +82,7 @@ class Operators(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         rc, out, err = h.run([h.binary("oddsrelay"), "--listen", f"127.0.0.1:{h.free_port()}", "--feed",
                               f"replay:{feed},speed=max", "--data-dir", data, "--exit-after-replay", "--progress", "0",
-                              "--snapshot-every", "1000000"],  # no snapshot: the restart replays it all
+                              "--snapshot-every", "1000000", "--snapshot-journal", "0"],  # no snapshot: the restart replays it all
                              timeout=600)
         self.assertEqual(rc, 0, err)
         with server(self, "--feed", f"replay:{self.empty}", "--data-dir", data, "--keys", self.keys,

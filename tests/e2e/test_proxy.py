@@ -2,7 +2,8 @@
 Debian's nginx runs scripts/nginx/oddsrelay.conf (ports, names and the
 certificate replaced) on a free loopback port, with a self-signed
 certificate made here by the openssl command, in front of the real binary
-started with --trust-proxy 127.0.0.1/32 and --public-url.
+started with --trust-proxy 127.0.0.1/32 and --public-url (and two REST
+loops, --http-threads 2: connections land on either).
 
 Addresses: nginx reaches the server from 127.0.0.1 (trusted); the test's
 "client" connects from 127.0.0.2, so a key allowing only 127.0.0.2 works
@@ -163,7 +164,7 @@ class BehindNginx(unittest.TestCase):
         with open(keys, "w") as f:
             json.dump(KEYS, f)
         cls.srv = h.Server("--feed", "sim:seed=5,events=80,rate=400", "--keys", keys, "--progress", "0",
-                           "--trust-proxy", "127.0.0.1/32", "--public-url", PUBLIC + "/")
+                           "--trust-proxy", "127.0.0.1/32", "--public-url", PUBLIC + "/", "--http-threads", "2")
         cls.srv.wait_for(r"serving http://")
         cls.nginx = None
         try:

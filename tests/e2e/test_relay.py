@@ -533,7 +533,7 @@ class WsSubscriptions(unittest.TestCase):
                 got = await self.until(ws, lambda m: m.get("market") == "1007")
                 got += await self.exchange(ws)  # whatever that batch sent is before the fence
                 self.assertEqual(self.without_ts(got), self.current(E_RESUB, 1007))
-                self.assertEqual(got[0]["outcomes"]["s2.5"]["2101"][0], 222)
+                self.assertEqual(got[0]["outcomes"]["s2.5"]["2008"][0], 222)
         run(go())
 
     def test_unsubscribe_stops_the_messages_of_that_event_only(self):

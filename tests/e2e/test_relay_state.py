@@ -210,7 +210,7 @@ class ConflationKeepsTheState(StreamState):
             book = odds[number_of(x)]
             self.assertEqual(sorted(book), ["1001", "1007"])
             self.assertEqual(book["1001"]["s"]["2001"][0], 111)
-            self.assertEqual(book["1007"]["s2.5"]["2101"][0], 223)
+            self.assertEqual(book["1007"]["s2.5"]["2008"][0], 223)
             self.assertEqual(len(events), n + 1)
             self.assert_rest_state(port, events, odds)
 

@@ -143,7 +143,7 @@ class ReplayJournal(unittest.TestCase):
     def test_replay_then_restart_from_journal(self):
         data = os.path.join(self.dir, "data1")
         before, digest, log = self.serve("--feed", f"replay:{self.feed},speed=max", "--data-dir", data,
-                                         applied=30000)
+                                         "--snapshot-journal", "0", applied=30000)
         self.assertIn("30000 records, 0 malformed", log)
         self.assertEqual(digest, self.want)
         self.assertEqual(before["feed"]["records_applied"], 30000)
@@ -151,7 +151,8 @@ class ReplayJournal(unittest.TestCase):
         # Restart on the same data dir with no new input: the journal alone
         # brings the state back.
         after, digest, log = self.serve("--feed", f"replay:{self.empty}", "--data-dir", data, applied=30000)
-        # No snapshot yet (one comes every 50,000 records): the journal alone.
+        # No snapshot yet (one comes every 50,000 records, the journal-share
+        # trigger is off): the journal alone.
         self.assertRegex(log, r"snapshot at seq 0 \(0 events\), 30000 journal records replayed, 0 bad; seq=30000 ")
         self.assert_same_answers(after, before)
         self.assertEqual(digest, self.want)
@@ -159,7 +160,7 @@ class ReplayJournal(unittest.TestCase):
 
     def test_torn_journal_tail_is_cut_and_never_half_applied(self):
         data = os.path.join(self.dir, "data2")
-        rc, _, err = relay("--feed", f"replay:{self.feed},speed=max", "--data-dir", data)
+        rc, _, err = relay("--feed", f"replay:{self.feed},speed=max", "--data-dir", data, "--snapshot-journal", "0")
         self.assertEqual(rc, 0, err)
         journal = os.path.join(data, "journal-%020d.jsonl" % 1)  # the one segment: no snapshot yet
         full = h.file_digest(journal)

@@ -149,10 +149,10 @@ class Rest(unittest.TestCase):
         self.assertEqual(line["2002"], [340, 0, None, 1767225600100])  # unchanged: ts kept
         self.assertEqual(line["s"], 0)
         self.assertEqual(line["ls"], 1767225600400)
-        self.assertEqual(ev["1007"]["s2.5"]["2102"], [195, 4, "2.5", 1767225600200])
+        self.assertEqual(ev["1007"]["s2.5"]["2009"], [195, 4, "2.5", 1767225600200])
         self.assertEqual(ev["1007"]["s2.5"]["s"], 1)
         self.assertEqual(ev["1007"]["s3.5"], {"ls": 1767225600200})  # empty rung
-        self.assertEqual(ev["1004"]["s1:0"]["2201"], [650, 0, "1:0", 1767225600300])
+        self.assertEqual(ev["1004"]["s1:0"]["2004"], [650, 0, "1:0", 1767225600300])
         self.assertEqual(self.get_json("/v1/odds", status=400), {"error": "Missing ids parameter"})
         self.assertEqual(self.get_json("/v1/odds?ids=,", status=400), {"error": "Missing ids parameter"})
         many = ",".join(str(i) for i in range(1, 102))
@@ -510,8 +510,8 @@ class OddsPost(unittest.TestCase):
         self.assertEqual(basketball, {"s7-201.8002": both["s7-201.8002"]})
         self.assertEqual(json.loads(self.post({"sport": 5, "market": 1001, "events": every})), {})
         self.assertEqual(json.loads(self.post({"sport": 2, "market": 1080, "events": every})),
-                         {"s7-201.8004": {"1080": {"s215.5": {"2101": [190, 0, "215.5", 190, 1767225700800],
-                                                              "2102": [190, 0, "215.5", 190, 1767225700800],
+                         {"s7-201.8004": {"1080": {"s215.5": {"2022": [190, 0, "215.5", 190, 1767225700800],
+                                                              "2023": [190, 0, "215.5", 190, 1767225700800],
                                                               "s": 0, "ls": 1767225700800}}}})
 
     def test_duplicate_ids_answer_each_event_once(self):

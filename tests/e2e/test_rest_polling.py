@@ -1,10 +1,15 @@
 """What a fast REST poller relies on, through the real binary on loopback:
 the rate-limit headers on every counted answer (and on none other), the
-CORS exposure of those headers and of ETag and Retry-After, and the weak
-ETag of GET /v1/odds with 304 exactly while none of the asked events
-changed. The feed is a FIFO the test writes (scripted_feed.py), so each
-change, and the absence of any other, is the test's own."""
+CORS exposure of those headers and of ETag and Retry-After, the weak ETag
+of GET /v1/odds with 304 exactly while none of the asked events changed,
+and the answer caches behind /v1/odds, /v1/live and /v1/prematch: an
+answer changes exactly when the state it shows does, is encoded (and
+gzip-compressed) once per version however often it is asked, and its gzip
+and plain forms hold the same JSON. The feed is a FIFO the test writes
+(scripted_feed.py), so each change, and the absence of any other, is the
+test's own."""
 import gzip
+import http.client
 import json
 import os
 import re
@@ -30,6 +35,8 @@ MORE = [key_of(6000 + i) for i in range(12)]  # with A and B: an answer over the
 
 
 class Polling(unittest.TestCase):
+    EXTRA = ()  # more server options (test_rest_threads.py runs all of this with --http-threads 2)
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-poll-")
@@ -38,7 +45,7 @@ class Polling(unittest.TestCase):
             json.dump(KEYS, f)
         cls.fifo = ScriptedFeed(os.path.join(cls.dir, "feed.fifo"))
         cls.srv = h.Server("--feed", f"replay:{cls.fifo.path},speed=max", "--keys", cls.keys,
-                           "--rate-window", str(WINDOW_S), "--progress", "0")
+                           "--rate-window", str(WINDOW_S), "--progress", "0", *cls.EXTRA)
         cls.srv.wait_for(r"serving http://")
         cls.fifo.open()
         cls.write(event_rec(A, True), event_rec(B, True), event_rec(C, False), *(event_rec(k, True) for k in MORE),
@@ -193,6 +200,88 @@ class Polling(unittest.TestCase):
             self.assertEqual(r.status, 200)
             self.assertIsNone(r.getheader("ETag"))
             self.assertEqual(list(json.loads(data)), [A])
+
+
+    # -- answer caches
+    def status_cache(self):
+        return json.loads(self.req("/v1/status")[1])["rest_cache"]
+
+    def test_lists_change_exactly_with_the_state_and_are_built_once_per_state(self):
+        # One connection: every request lands on the same REST loop, whose
+        # cache the counters then describe whatever --http-threads is.
+        conn = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
+        self.addCleanup(conn.close)
+
+        def get(path, gz=False):
+            hdrs = {"X-API-Key": FULL, **({"Accept-Encoding": "gzip"} if gz else {})}
+            conn.request("GET", path, headers=hdrs)
+            r = conn.getresponse()
+            data = r.read()
+            self.assertEqual(r.status, 200, data)
+            self.assertEqual(r.getheader("Content-Encoding"), "gzip" if gz else None, path)
+            return json.loads(gzip.decompress(data) if gz else data), data
+
+        self.write(market_rec(C, 1007, 302))  # a state no list was built for yet
+        before = self.status_cache()
+        live, raw = get("/v1/live")
+        self.assertGreater(len(raw), 1024)  # gzip applies
+        for _ in range(5):
+            self.assertEqual(get("/v1/live")[1], raw)  # the same bytes
+            self.assertEqual(get("/v1/live", gz=True)[0], live)  # gzip and plain: the same JSON
+        pre, _ = get("/v1/prematch?limit=5")
+        self.assertEqual(get("/v1/prematch?limit=5", gz=False)[0], pre)
+        after = self.status_cache()
+        self.assertEqual(after["lists_built"] - before["lists_built"], 2)  # /v1/live once, /v1/prematch once
+        self.assertEqual(after["lists_gzipped"] - before["lists_gzipped"], 1)
+        # A new state whose listing is the same (an odds change): the same answer.
+        self.write(market_rec(A, 1007, 301))
+        self.assertEqual(get("/v1/live")[0], live)
+        # A new live event: the answer shows it at once, plain and gzip alike.
+        d = key_of(5100)
+        self.write(event_rec(d, True))
+        live2, _ = get("/v1/live")
+        self.assertEqual(sorted(live2["data"]["1"]), sorted(list(live["data"]["1"]) + [d]))
+        self.assertEqual(get("/v1/live", gz=True)[0], live2)
+        self.assertEqual(get("/v1/live?sport=1", gz=True)[0]["data"], live2["data"]["1"])
+        end = self.status_cache()
+        # One build per state and parameter set asked: after the odds change,
+        # after the new event, and /v1/live?sport=1 once.
+        self.assertEqual(end["lists_built"] - after["lists_built"], 3)
+        self.assertEqual(end["lists_gzipped"] - after["lists_gzipped"], 2)
+
+    def test_odds_are_encoded_and_deflated_once_per_event_version(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
+        self.addCleanup(conn.close)
+        events = [key_of(7000 + i) for i in range(10)]
+        self.write(*(event_rec(k, True) for k in events), *(market_rec(k, m) for k in events for m in (1001, 1007)))
+        ids = ",".join(events)
+
+        def get(gz):
+            conn.request("GET", "/v1/odds?ids=" + ids,
+                         headers={"X-API-Key": FULL, **({"Accept-Encoding": "gzip"} if gz else {})})
+            r = conn.getresponse()
+            data = r.read()
+            self.assertEqual((r.status, r.getheader("Content-Encoding")), (200, "gzip" if gz else None))
+            return json.loads(gzip.decompress(data) if gz else data)
+
+        before = self.status_cache()
+        plain = get(False)
+        self.assertEqual(list(plain["data"]), events)
+        for _ in range(4):
+            self.assertEqual(get(True), plain)
+            self.assertEqual(get(False), plain)
+        mid = self.status_cache()
+        self.assertEqual(mid["odds_encoded"] - before["odds_encoded"], 10)
+        self.assertEqual(mid["odds_deflated"] - before["odds_deflated"], 10)
+        self.write(market_rec(events[3], 1001, 555))  # one event, one new version
+        changed = get(True)
+        self.assertEqual(changed["data"][events[3]]["1001"]["s"]["2001"][0], 555)
+        self.assertEqual({k: v for k, v in changed["data"].items() if k != events[3]},
+                         {k: v for k, v in plain["data"].items() if k != events[3]})
+        self.assertEqual(get(False), changed)
+        end = self.status_cache()
+        self.assertEqual(end["odds_encoded"] - mid["odds_encoded"], 1)
+        self.assertEqual(end["odds_deflated"] - mid["odds_deflated"], 1)
 
 
 if __name__ == "__main__":

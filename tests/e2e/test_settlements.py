@@ -42,25 +42,25 @@ def lines_full():
     return [
         (1001, {"s": {"s": 0, "o": {"2001": [200, 0], "2002": [320, 0], "2003": [380, 0]}}}),
         (DC["id"], {"s": {"s": 0, "o": {str(oid(DC, x)): [130, 0] for x in ("1X", "12", "X2")}}}),
-        (1009, {"s": {"s": 0, "o": {"2001": [150, 0], "2003": [260, 0]}}}),
-        (1007, {"s2.5": {"s": 0, "o": {"2101": [190, 0], "2102": [190, 0]}},
-                "s3": {"s": 0, "o": {"2101": [240, 0], "2102": [155, 0]}},
-                "s2.25": {"s": 0, "o": {"2101": [180, 0], "2102": [200, 0]}}}),
-        (1005, {"s-0.5": {"s": 0, "o": {"2021": [190, 0], "2022": [190, 0]}},
-                "s-1": {"s": 0, "o": {"2021": [260, 0], "2022": [150, 0]}},
-                "s-0.75": {"s": 0, "o": {"2021": [220, 0], "2022": [165, 0]}}}),
-        (EH["id"], {"s-1": {"s": 0, "o": {"2001": [300, 0], "2002": [350, 0], "2003": [200, 0]}}}),
-        (1004, {"s1:0": {"s": 0, "o": {"2201": [700, 0]}}, "s2:1": {"s": 0, "o": {"2201": [900, 0]}},
-                "s1:1": {"s": 0, "o": {"2201": [650, 0]}}, "s": {"s": 0, "o": {"2202": [400, 0]}}}),
-        (1019, {"s": {"s": 0, "o": {"2010": [180, 0], "2011": [200, 0]}}}),
+        (1009, {"s": {"s": 0, "o": {"2010": [150, 0], "2011": [260, 0]}}}),
+        (1007, {"s2.5": {"s": 0, "o": {"2008": [190, 0], "2009": [190, 0]}},
+                "s3": {"s": 0, "o": {"2008": [240, 0], "2009": [155, 0]}},
+                "s2.25": {"s": 0, "o": {"2008": [180, 0], "2009": [200, 0]}}}),
+        (1005, {"s-0.5": {"s": 0, "o": {"2006": [190, 0], "2007": [190, 0]}},
+                "s-1": {"s": 0, "o": {"2006": [260, 0], "2007": [150, 0]}},
+                "s-0.75": {"s": 0, "o": {"2006": [220, 0], "2007": [165, 0]}}}),
+        (EH["id"], {"s-1": {"s": 0, "o": {str(oid(EH, "Home")): [300, 0], str(oid(EH, "Draw")): [350, 0], str(oid(EH, "Away")): [200, 0]}}}),
+        (1004, {"s1:0": {"s": 0, "o": {"2004": [700, 0]}}, "s2:1": {"s": 0, "o": {"2004": [900, 0]}},
+                "s1:1": {"s": 0, "o": {"2004": [650, 0]}}, "s": {"s": 0, "o": {"2005": [400, 0]}}}),
+        (1019, {"s": {"s": 0, "o": {"2018": [180, 0], "2019": [200, 0]}}}),
         (OE["id"], {"s": {"s": 0, "o": {str(oid(OE, "Odd")): [190, 0], str(oid(OE, "Even")): [190, 0]}}}),
         (EXACT["id"], {"s": {"s": 0, "o": {str(oid(EXACT, x)): [500, 0] for x in ("0", "1", "2", "3", "6+")}}}),
         (BANDS["id"], {"s": {"s": 0, "o": {str(oid(BANDS, x)): [300, 0] for x in ("0-1", "2-3", "6+")}}}),
-        (TT_HOME["id"], {"s1.5": {"s": 0, "o": {"2101": [220, 0], "2102": [160, 0]}}}),
+        (TT_HOME["id"], {"s1.5": {"s": 0, "o": {str(oid(TT_HOME, "Over")): [220, 0], str(oid(TT_HOME, "Under")): [160, 0]}}}),
         (C_BTTS["id"], {"s": {"s": 0, "o": {str(oid(C_BTTS, x)): [500, 0] for x in ("Home & Yes", "Draw & No")}}}),
         (C_TOT["id"], {"s": {"s": 0, "o": {str(oid(C_TOT, x)): [500, 0] for x in ("Home & Over & 2.5", "Draw & Under & 2.5")}}}),
-        (1128, {"s9.5": {"s": 0, "o": {"2101": [190, 0], "2102": [190, 0]}}}),
-        (1054, {"s-0.5": {"s": 0, "o": {"2021": [190, 0], "2022": [190, 0]}}}),
+        (1128, {"s9.5": {"s": 0, "o": {"2024": [190, 0], "2025": [190, 0]}}}),
+        (1054, {"s-0.5": {"s": 0, "o": {"2020": [190, 0], "2021": [190, 0]}}}),
         (999999, {"s": {"s": 0, "o": {"2001": [190, 0]}}}),
     ]
 
@@ -151,8 +151,8 @@ def build_feed(path):
         elif what == "suspended":
             # The last read before full time: the 2.5 line suspended, Under 3 flagged.
             f.rec(op="market", id=f"s7-1.{n}", market=1007,
-                  lines={"s2.5": {"s": 1, "o": {"2101": [190, 0], "2102": [190, 0]}},
-                         "s3": {"s": 0, "o": {"2101": [240, 0], "2102": [155, 8]}}})
+                  lines={"s2.5": {"s": 1, "o": {"2008": [190, 0], "2009": [190, 0]}},
+                         "s3": {"s": 0, "o": {"2008": [240, 0], "2009": [155, 8]}}})
             f.score(n, "ended", 2, 1)
         elif what == "ended 2-2 flagged draw":
             f.rec(op="market", id=f"s7-1.{n}", market=1001,
@@ -186,28 +186,28 @@ def expected_regular(hs, as_):
     wl = lambda b: ("win" if b else "lose", None)
     e = {
         (1001, "s", 2001): wl(hs > as_), (1001, "s", 2002): wl(hs == as_), (1001, "s", 2003): wl(as_ > hs),
-        (1007, "s2.5", 2101): wl(t > 2.5), (1007, "s2.5", 2102): wl(t < 2.5),
-        (1007, "s2.25", 2101): ("void", "quarter line: void in V1"),
-        (1005, "s-0.75", 2022): ("void", "quarter line: void in V1"),
-        (1005, "s-0.5", 2021): wl(hs - 0.5 > as_), (1019, "s", 2010): wl(hs > 0 and as_ > 0),
-        (1004, "s2:1", 2201): wl((hs, as_) == (2, 1)),
-        (1004, "s", 2202): wl((hs, as_) not in ((1, 0), (2, 1), (1, 1))),
-        (1128, "s9.5", 2101): ("pending", "match stats are not yet published"),
-        (1054, "s-0.5", 2021): ("pending", "half-time score not captured in V1"),
+        (1007, "s2.5", 2008): wl(t > 2.5), (1007, "s2.5", 2009): wl(t < 2.5),
+        (1007, "s2.25", 2008): ("void", "quarter line: void in V1"),
+        (1005, "s-0.75", 2007): ("void", "quarter line: void in V1"),
+        (1005, "s-0.5", 2006): wl(hs - 0.5 > as_), (1019, "s", 2018): wl(hs > 0 and as_ > 0),
+        (1004, "s2:1", 2004): wl((hs, as_) == (2, 1)),
+        (1004, "s", 2005): wl((hs, as_) not in ((1, 0), (2, 1), (1, 1))),
+        (1128, "s9.5", 2024): ("pending", "match stats are not yet published"),
+        (1054, "s-0.5", 2020): ("pending", "half-time score not captured in V1"),
         (999999, "s", 2001): ("pending", "market not in the catalog"),
         (DC["id"], "s", oid(DC, "12")): wl(hs != as_),
         (OE["id"], "s", oid(OE, "Odd")): wl(t % 2 == 1),
         (EXACT["id"], "s", oid(EXACT, "6+")): wl(t >= 6),
         (BANDS["id"], "s", oid(BANDS, "2-3")): wl(2 <= t <= 3),
-        (TT_HOME["id"], "s1.5", 2101): wl(hs > 1.5),
+        (TT_HOME["id"], "s1.5", oid(TT_HOME, "Over")): wl(hs > 1.5),
         (C_BTTS["id"], "s", oid(C_BTTS, "Home & Yes")): wl(hs > as_ and hs > 0 and as_ > 0),
         (C_TOT["id"], "s", oid(C_TOT, "Draw & Under & 2.5")): wl(hs == as_ and t < 2.5),
     }
-    e[(1007, "s3", 2101)] = ("void", "push") if t == 3 else wl(t > 3)
-    e[(1005, "s-1", 2021)] = ("void", "push") if hs - 1 == as_ else wl(hs - 1 > as_)
-    e[(1009, "s", 2001)] = ("void", "push") if hs == as_ else wl(hs > as_)
-    e[(EH["id"], "s-1", 2002)] = wl(hs - 1 == as_)
-    e[(EH["id"], "s-1", 2001)] = ("void", "push") if hs - 1 == as_ else wl(hs - 1 > as_)
+    e[(1007, "s3", 2008)] = ("void", "push") if t == 3 else wl(t > 3)
+    e[(1005, "s-1", 2006)] = ("void", "push") if hs - 1 == as_ else wl(hs - 1 > as_)
+    e[(1009, "s", 2010)] = ("void", "push") if hs == as_ else wl(hs > as_)
+    e[(EH["id"], "s-1", oid(EH, "Draw"))] = wl(hs - 1 == as_)
+    e[(EH["id"], "s-1", oid(EH, "Home"))] = ("void", "push") if hs - 1 == as_ else wl(hs - 1 > as_)
     return e
 
 
@@ -290,7 +290,7 @@ class Settlements(unittest.TestCase):
         self.assertEqual(m["name"], "Total Goals")
         self.assertEqual(m["lines"]["s2.5"]["line"], "2.5")
         self.assertEqual(rec["markets"]["1001"]["lines"]["s"]["line"], None)
-        self.assertEqual(m["lines"]["s2.5"]["outcomes"]["2101"], {"name": "Over", "result": "win"})
+        self.assertEqual(m["lines"]["s2.5"]["outcomes"]["2008"], {"name": "Over", "result": "win"})
         self.assertEqual(rec["markets"]["999999"]["name"], "Market 999999")
         doc = self.get("/docs/settlement", key="", raw=True).decode()
         self.assertIn("Settlement", doc)
@@ -309,7 +309,7 @@ class Settlements(unittest.TestCase):
         rec = lambda n: d[f"s7-1.{n}"]
         for n, why in ((100, "event abandoned"), (101, "event cancelled"), (102, "event expunged")):
             self.assertEqual(self.outcome(rec(n), 1001, "s", 2001), ("void", why))
-            self.assertEqual(self.outcome(rec(n), 1128, "s9.5", 2101)[0], "pending")  # not settlable stays pending
+            self.assertEqual(self.outcome(rec(n), 1128, "s9.5", 2024)[0], "pending")  # not settlable stays pending
         for n in (103, 108, 119, 107):
             self.assertTrue(all(o["result"] == "pending" and o["reason"] == "event has not ended"
                                 for o in self.all_outcomes(rec(n))), n)
@@ -324,16 +324,16 @@ class Settlements(unittest.TestCase):
         self.assertEqual(rec(105)["score"], {"home": 1, "away": 1})  # rule 9: the correction rules
         self.assertEqual(self.outcome(rec(105), 1001, "s", 2002), ("win", None))
         self.assertEqual(rec(112)["score"], {"home": 3, "away": 1})
-        self.assertEqual(self.outcome(rec(106), 1007, "s2.5", 2101), ("void", "suspended at last read"))
-        self.assertEqual(self.outcome(rec(106), 1007, "s3", 2102), ("void", "suspended at last read"))
-        self.assertEqual(self.outcome(rec(106), 1007, "s3", 2101), ("void", "push"))
+        self.assertEqual(self.outcome(rec(106), 1007, "s2.5", 2008), ("void", "suspended at last read"))
+        self.assertEqual(self.outcome(rec(106), 1007, "s3", 2009), ("void", "suspended at last read"))
+        self.assertEqual(self.outcome(rec(106), 1007, "s3", 2008), ("void", "push"))
         self.assertEqual(self.outcome(rec(118), 1001, "s", 2002), ("void", "suspended at last read"))
         self.assertEqual(self.outcome(rec(118), 1001, "s", 2001), ("lose", None))
         self.assertEqual(rec(109)["score"], {"home": 1, "away": 0})
         self.assertEqual(rec(110)["status"], "ended")  # removed from the lists, still settled
         self.assertEqual(self.outcome(rec(110), 1001, "s", 2003), ("win", None))
         self.assertEqual(self.outcome(rec(117), EXACT["id"], "s", oid(EXACT, "6+")), ("win", None))
-        self.assertEqual(self.outcome(rec(117), 1004, "s", 2202), ("win", None))
+        self.assertEqual(self.outcome(rec(117), 1004, "s", 2005), ("win", None))
 
     def test_settled_at_is_the_record_that_set_the_final(self):
         numbers = list(range(1, len(SCORES) + 1)) + list(SPECIAL)
@@ -361,17 +361,17 @@ class Settlements(unittest.TestCase):
         live = self.settle([107, 113, 114], "&include_inplay=1")["data"]
         r = live["s7-1.107"]  # 2-1 in play
         self.assertEqual(r["mode"], "inplay")
-        self.assertEqual(self.outcome(r, 1007, "s2.5", 2101), ("win", None))
-        self.assertEqual(self.outcome(r, 1007, "s2.5", 2102), ("lose", None))
-        self.assertEqual(self.outcome(r, 1019, "s", 2010), ("win", None))
-        self.assertEqual(self.outcome(r, 1004, "s1:0", 2201), ("lose", None))
-        self.assertEqual(self.outcome(r, 1004, "s2:1", 2201), ("pending", "event has not ended"))
+        self.assertEqual(self.outcome(r, 1007, "s2.5", 2008), ("win", None))
+        self.assertEqual(self.outcome(r, 1007, "s2.5", 2009), ("lose", None))
+        self.assertEqual(self.outcome(r, 1019, "s", 2018), ("win", None))
+        self.assertEqual(self.outcome(r, 1004, "s1:0", 2004), ("lose", None))
+        self.assertEqual(self.outcome(r, 1004, "s2:1", 2004), ("pending", "event has not ended"))
         self.assertEqual(self.outcome(r, 1001, "s", 2001), ("pending", "event has not ended"))
-        self.assertEqual(self.outcome(r, 1005, "s-0.5", 2021), ("pending", "event has not ended"))
+        self.assertEqual(self.outcome(r, 1005, "s-0.5", 2006), ("pending", "event has not ended"))
         r0 = live["s7-1.113"]  # 0-0: nothing decided yet
         self.assertTrue(all(o["result"] != "win" and o["result"] != "lose" for o in self.all_outcomes(r0)))
         r3 = live["s7-1.114"]  # 3-2: every listed scoreline passed, "other" has won
-        self.assertEqual(self.outcome(r3, 1004, "s", 2202), ("win", None))
+        self.assertEqual(self.outcome(r3, 1004, "s", 2005), ("win", None))
         self.assertEqual(self.outcome(r3, EXACT["id"], "s", oid(EXACT, "3")), ("lose", None))
         ended = self.settle([5], "&include_inplay=1")["data"]["s7-1.5"]
         self.assertEqual(ended["mode"], "final")

@@ -1,12 +1,22 @@
-// The built-in market catalog: the spec's ids with their meanings and
-// outcomes, size and shape per sport, tabs that name real markets, names
-// composed per language with English fallback, and clear load errors.
+// The built-in market catalog: the interface's ids with their meanings and
+// outcomes, its exact size (markets, per-market outcome ids, sports), tabs
+// that name real markets, names composed per language with English
+// fallback; the loader's checks (a bad file is refused with one line, never
+// a crash); and CatalogSource's reloads (unchanged, replaced, bad file kept).
 #include "engine/catalog.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
 #include <set>
 #include <stdexcept>
+
+#include "engine/catalog_source.h"
+#include "tools/sources/sim_catalog.h"
+#include "tools/sources/sim_pricing.h"
 
 namespace oddsrelay {
 namespace {
@@ -20,12 +30,12 @@ TEST(Catalog, HasEverySpecMarketWithItsMeaning) {
     std::set<uint32_t> outcomes;
   };
   const Want wants[] = {
-      {1001, "1x2", {2001, 2002, 2003}},         {1004, "correct_score", {2201, 2202}},
-      {1005, "handicap_asian", {2021, 2022}},    {1007, "total", {2101, 2102}},
-      {1009, "dnb", {2001, 2003}},               {1011, "handicap_asian", {2021, 2022}},
-      {1012, "correct_score", {2201, 2202}},     {1018, "total", {2101, 2102}},
-      {1019, "btts", {2010, 2011}},              {1054, "handicap_asian", {2021, 2022}},
-      {1080, "total", {2101, 2102}},             {1128, "corners_total", {2101, 2102}},
+      {1001, "1x2", {2001, 2002, 2003}},         {1004, "correct_score", {2004, 2005}},
+      {1005, "handicap_asian", {2006, 2007}},    {1007, "total", {2008, 2009}},
+      {1009, "dnb", {2010, 2011}},               {1011, "handicap_asian", {2012, 2013}},
+      {1012, "correct_score", {2014, 2015}},     {1018, "total", {2016, 2017}},
+      {1019, "btts", {2018, 2019}},              {1054, "handicap_asian", {2020, 2021}},
+      {1080, "total", {2022, 2023}},             {1128, "corners_total", {2024, 2025}},
   };
   for (const Want& w : wants) {
     const CatalogMarket* m = cat().market(w.id);
@@ -41,9 +51,83 @@ TEST(Catalog, HasEverySpecMarketWithItsMeaning) {
   EXPECT_EQ(cat().outcome_name(2003, 0), "Away");
 }
 
+// The interface: 4,873 markets and 17,227 outcomes across 25 sports, about
+// 720 with a raw code, about 550 for soccer.
+TEST(Catalog, SizeOfTheInterfacesCatalog) {
+  const auto& ms = cat().markets();
+  EXPECT_EQ(ms.size(), 4873u);
+  EXPECT_EQ(cat().outcome_ids(), 17227u);
+  EXPECT_EQ(cat().sports().size(), 25u);
+  std::set<int32_t> in_markets;
+  for (const auto& m : ms) in_markets.insert(m.sports.begin(), m.sports.end());
+  EXPECT_EQ(in_markets, std::set<int32_t>(cat().sports().begin(), cat().sports().end()));
+  EXPECT_TRUE(in_markets.count(19));  // snooker, the 25th
+}
+
+// Outcome ids are per market: each id belongs to one market, numbered from
+// 2001 in market id order (so 1001 has 2001/2002/2003), none left over.
+TEST(Catalog, OutcomeIdsArePerMarket) {
+  std::map<uint32_t, uint32_t> owner;
+  uint32_t next = 2001;
+  for (const auto& m : cat().markets())
+    for (uint32_t o : m.outcomes) {
+      EXPECT_TRUE(owner.emplace(o, m.id).second) << "outcome " << o << " in " << owner[o] << " and " << m.id;
+      EXPECT_EQ(o, next) << "market " << m.id;
+      next = o + 1;
+      EXPECT_NE(cat().outcome_parts(o), nullptr) << o;
+    }
+  EXPECT_EQ(owner.size(), cat().outcome_ids());
+  EXPECT_EQ(next, 2001u + 17227u);
+}
+
+// The simulator prices the interface's markets with the catalog's ids and
+// meanings (tools/sources/sim_catalog.cc).
+TEST(Catalog, SimulatorOutcomeIdsAreTheCatalogs) {
+  const std::map<uint32_t, std::vector<std::string>> names = {
+      {1001, {"Home", "Draw", "Away"}}, {1004, {"Score", "Other"}}, {1005, {"Home", "Away"}},
+      {1007, {"Over", "Under"}},        {1009, {"Home", "Away"}},   {1011, {"Home", "Away"}},
+      {1012, {"Score", "Other"}},       {1018, {"Over", "Under"}},  {1019, {"Yes", "No"}},
+      {1054, {"Home", "Away"}},         {1080, {"Over", "Under"}},  {1128, {"Over", "Under"}}};
+  for (const auto& [id, want] : names) {
+    const CatalogMarket* m = cat().market(id);
+    ASSERT_NE(m, nullptr) << id;
+    ASSERT_EQ(m->outcomes.size(), want.size()) << id;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(m->outcomes[i], sim::first_outcome(id) + i) << id;
+      EXPECT_EQ(cat().outcome_name(m->outcomes[i], 0), want[i]) << id;
+    }
+  }
+  EXPECT_EQ(sim::first_outcome(4242), 0u);
+}
+
+// Every market the simulator prices, for every sport it draws, live and
+// prematch, is a catalog market of that sport, and every outcome id it
+// prices is one of that market's.
+TEST(Catalog, SimulatorPricesOnlyCatalogOutcomesOfTheMarket) {
+  size_t priced = 0;
+  for (const sim::SportDef& s : sim::sports()) {
+    sim::MatchState m;
+    m.sport = &s;
+    m.home = 1;
+    m.remaining = 0.5;
+    sim::Pricer p(m);
+    for (bool live : {false, true})
+      for (uint32_t id : sim::markets_for(s, live, true)) {
+        const CatalogMarket* cm = cat().market(id);
+        ASSERT_NE(cm, nullptr) << id;
+        EXPECT_TRUE(cm->in_sport(s.id)) << id << " in sport " << s.id;
+        for (const auto& o : sim::price_market(id, m, p, false).outcomes) {
+          EXPECT_NE(std::find(cm->outcomes.begin(), cm->outcomes.end(), o.id), cm->outcomes.end())
+              << "sport " << s.id << " market " << id << " outcome " << o.id;
+          ++priced;
+        }
+      }
+  }
+  EXPECT_GT(priced, 500u);
+}
+
 TEST(Catalog, SizeAndShapeLikeTheRealService) {
   const auto& ms = cat().markets();
-  EXPECT_GT(ms.size(), 4000u);
   size_t pairs = 0, coded = 0, soccer = 0;
   for (const auto& m : ms) {
     pairs += m.outcomes.size();
@@ -52,11 +136,11 @@ TEST(Catalog, SizeAndShapeLikeTheRealService) {
     EXPECT_FALSE(m.name.en.empty());
     EXPECT_FALSE(m.sports.empty());
   }
-  EXPECT_GT(pairs, 10000u);
-  EXPECT_GT(coded, 600u);
-  EXPECT_GT(soccer, 450u);
-  EXPECT_LT(soccer, 650u);
-  EXPECT_EQ(cat().sports().size(), 24u);  // every sport of docs/api.md "Sports"
+  EXPECT_EQ(pairs, 17227u);
+  EXPECT_GT(coded, 690u);  // about 720
+  EXPECT_LT(coded, 750u);
+  EXPECT_GT(soccer, 520u);  // about 550
+  EXPECT_LT(soccer, 580u);
   EXPECT_EQ(cat().languages().size(), 24u);
 }
 
@@ -73,7 +157,11 @@ TEST(Catalog, EveryTabNamesExistingMarketsOfItsSport) {
           EXPECT_TRUE(m->in_sport(sport)) << id << " in " << tab.key << " of " << sport;
         }
   }
-  EXPECT_EQ(cat().tabs(1)->prematch.size(), 13u);  // docs/api.md: soccer has 13 prematch tabs
+  EXPECT_EQ(cat().tabs(1)->prematch.size(), 13u);  // the interface: soccer has 13 prematch tabs
+  std::set<std::string> keys;
+  for (const CatalogTab& tab : cat().tabs(1)->prematch) keys.insert(tab.key);
+  for (const char* k : {"main_markets", "goal_markets", "period_markets", "team_markets", "interval_markets"})
+    EXPECT_TRUE(keys.count(k)) << k;
 }
 
 TEST(Catalog, NamesComposeFromTranslatedParts) {
@@ -83,7 +171,7 @@ TEST(Catalog, NamesComposeFromTranslatedParts) {
   EXPECT_EQ(cat().market_name(*cat().market(1054), de), "1. Halbzeit - Asiatisches Handicap");
   EXPECT_EQ(cat().market_name(*cat().market(1128), de), "Ecken - Gesamt");
   EXPECT_EQ(cat().outcome_name(2001, de), "Heim");
-  EXPECT_EQ(cat().outcome_name(2101, zh), "大");
+  EXPECT_EQ(cat().outcome_name(2008, zh), "大");  // 1007's Over
   // A combination outcome translates each part.
   bool found = false;
   for (const auto& m : cat().markets())
@@ -127,12 +215,112 @@ TEST(Catalog, BadFilesAreRefusedWithAReason) {
   EXPECT_NE(reason(base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X"},"outcomes":[2]}],"tabs":{}})")
                 .find("unknown outcome"),
             std::string::npos);
-  EXPECT_NE(reason(base + R"("markets":[],"tabs":{"1":{"prematch":[{"key":"k","name":"K","markets":[9]}],"live":[]}}})")
+  const std::string one = R"("markets":[{"id":5,"sports":[1],"name":{"en":"X"},"outcomes":[1]}],)";
+  EXPECT_NE(reason(base + one + R"("tabs":{"1":{"prematch":[{"key":"k","name":"K","markets":[9]}],"live":[]}}})")
                 .find("unknown market"),
             std::string::npos);
+  // Wrong shapes are refused with a reason, never read as something else.
+  const std::pair<std::string, const char*> shapes[] = {
+      {base + R"("markets":[],"tabs":{}})", "markets is empty"},
+      {base + R"("markets":{},"tabs":{}})", "'markets' is not an array"},
+      {base + R"("markets":[7],"tabs":{}})", "a market is not an object"},
+      {base + R"("markets":[{"id":5,"sports":1,"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})", "'sports' is not an array"},
+      {base + R"("markets":[{"id":5,"sports":["1"],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})", "sport that is not"},
+      {base + R"("markets":[{"id":5,"sports":[],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})", "has no sport"},
+      {base + R"("markets":[{"id":5,"sports":[1],"name":"X","outcomes":[1]}],"tabs":{}})", "'name' is not an object"},
+      {base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X"},"outcomes":["1"]}],"tabs":{}})", "outcome is not a positive"},
+      {base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X"},"outcomes":[]}],"tabs":{}})", "has no outcomes"},
+      {base + R"("markets":[{"id":-5,"sports":[1],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})", "market id is not"},
+      {base + one.substr(0, one.size() - 2) + R"(,{"id":5,"sports":[2],"name":{"en":"Y"},"outcomes":[1]}],"tabs":{}})",
+       "market id 5 twice"},
+      {base + one + R"("tabs":[]})", "'tabs' is not an object"},
+      {base + one + R"("tabs":{"soccer":{"prematch":[],"live":[]}}})", "tab sport 'soccer' is not an id"},
+      {base + one + R"("tabs":{"1":{"prematch":{},"live":[]}}})", "'prematch' is not an array"},
+      {base + one + R"("tabs":{"1":{"prematch":[{"name":"K","markets":[5]}],"live":[]}}})", "a tab has no key"},
+      {base + one + R"("tabs":{"1":{"prematch":[{"key":"k","markets":[true]}],"live":[]}}})", "a market of tab k"},
+      {R"({"version":"t","languages":["en"],"vocabulary":[],"outcomes":{},"markets":[],"tabs":{}})",
+       "'vocabulary' is not an object"},
+      {R"({"version":"t","languages":["en"],"vocabulary":{},"outcomes":{"x1":["A"]},"markets":[],"tabs":{}})",
+       "outcome id 'x1' is not an id"},
+      {R"({"version":"t","languages":["en"],"vocabulary":{},"outcomes":{"1":[2]},"markets":[],"tabs":{}})",
+       "not a string"},
+  };
+  for (const auto& [json, why] : shapes) {
+    const std::string got = reason(json);
+    EXPECT_NE(got.find(why), std::string::npos) << json << " -> " << got;
+    EXPECT_EQ(got.find('\n'), std::string::npos) << got;  // one line
+  }
   auto ok = Catalog::parse(base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X","family":"X"},"outcomes":[1]}],"tabs":{}})");
   EXPECT_EQ(ok->markets().size(), 1u);
   EXPECT_EQ(ok->version(), "t");
+}
+
+// The digest names the bytes: the same text twice, the same digest; one
+// byte more, another.
+TEST(Catalog, DigestFollowsTheBytes) {
+  const std::string a = R"({"version":"t","languages":["en"],"vocabulary":{},"outcomes":{"1":["Yes"]},)"
+                        R"("markets":[{"id":5,"sports":[1],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})";
+  EXPECT_EQ(Catalog::parse(a)->digest(), Catalog::parse(a)->digest());
+  EXPECT_NE(Catalog::parse(a)->digest(), Catalog::parse(a + " ")->digest());
+  EXPECT_NE(Catalog::parse(a)->digest(), 0u);
+}
+
+class CatalogSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { path_ = ::testing::TempDir() + "catalog_source_test.json"; }
+  void TearDown() override { std::remove(path_.c_str()); }
+  void write(const std::string& version, uint32_t market) {
+    std::ofstream(path_, std::ios::trunc)
+        << R"({"version":")" << version << R"(","languages":["en"],"vocabulary":{},"outcomes":{"1":["Yes"]},)"
+        << R"("markets":[{"id":)" << market << R"(,"sports":[1],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})";
+  }
+  std::string path_;
+};
+
+TEST_F(CatalogSourceTest, ReloadReplacesOnlyAChangedGoodFile) {
+  write("a", 5);
+  CatalogSource src(path_);
+  CatalogPtr first = src.current();
+  ASSERT_NE(first->market(5), nullptr);
+  std::string note;
+  // The same bytes: nothing published.
+  EXPECT_EQ(src.reload(note), CatalogSource::Reload::Unchanged);
+  EXPECT_EQ(src.current(), first);
+  EXPECT_NE(note.find("unchanged"), std::string::npos) << note;
+  // New content: published.
+  write("b", 6);
+  EXPECT_EQ(src.reload(note), CatalogSource::Reload::Replaced);
+  CatalogPtr second = src.current();
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second->version(), "b");
+  EXPECT_NE(second->market(6), nullptr);
+  EXPECT_NE(note.find("a -> b"), std::string::npos) << note;
+  // A bad file: the catalog stays, the note says why in one line.
+  std::ofstream(path_, std::ios::trunc) << R"({"version":"c","languages":["en"])";
+  EXPECT_EQ(src.reload(note), CatalogSource::Reload::Failed);
+  EXPECT_EQ(src.current(), second);
+  EXPECT_NE(note.find("keeping b"), std::string::npos) << note;
+  EXPECT_NE(note.find("not valid JSON"), std::string::npos) << note;
+  EXPECT_EQ(note.find('\n'), std::string::npos);
+  // A missing file too.
+  std::remove(path_.c_str());
+  EXPECT_EQ(src.reload(note), CatalogSource::Reload::Failed);
+  EXPECT_NE(note.find("cannot read"), std::string::npos) << note;
+  EXPECT_EQ(src.current(), second);
+  // Back to the first content: replaced again (content, not version, decides).
+  write("a", 5);
+  EXPECT_EQ(src.reload(note), CatalogSource::Reload::Replaced);
+  EXPECT_EQ(src.current()->digest(), first->digest());
+}
+
+TEST_F(CatalogSourceTest, BadFileAtStartThrowsAndBuiltinNeverReloads) {
+  std::ofstream(path_, std::ios::trunc) << "{";
+  EXPECT_THROW(CatalogSource bad(path_), std::runtime_error);
+  CatalogSource builtin("");
+  EXPECT_EQ(builtin.current(), Catalog::builtin());
+  std::string note;
+  EXPECT_EQ(builtin.reload(note), CatalogSource::Reload::Builtin);
+  EXPECT_EQ(builtin.current(), Catalog::builtin());
 }
 
 }  // namespace

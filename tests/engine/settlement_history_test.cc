@@ -78,15 +78,15 @@ class Book {
 TEST(SettlementHistory, MarketRemovedAtKickOffSettlesFromTheFinalScore) {
   Book b;
   b.market(10, 1001, {{"s", 0, {{2001, 200, 0}, {2002, 300, 0}, {2003, 400, 0}}}})
-      .market(11, 1007, {{"s2.5", 0, {{2101, 190, 0}, {2102, 190, 0}}}})
+      .market(11, 1007, {{"s2.5", 0, {{2008, 190, 0}, {2009, 190, 0}}}})
       .remove_market(20, 1001)
       .remove_market(20, 1007)
       .score(30, "live", 0, 0)
       .score(40, "ended", 2, 1);
   EXPECT_SETTLED(b.get(1001, "s", 2001), R::Win, "", true);
   EXPECT_SETTLED(b.get(1001, "s", 2002), R::Lose, "", true);
-  EXPECT_SETTLED(b.get(1007, "s2.5", 2101), R::Win, "", true);
-  EXPECT_SETTLED(b.get(1007, "s2.5", 2102), R::Lose, "", true);
+  EXPECT_SETTLED(b.get(1007, "s2.5", 2008), R::Win, "", true);
+  EXPECT_SETTLED(b.get(1007, "s2.5", 2009), R::Lose, "", true);
   Settlement s = b.settle();
   EXPECT_EQ(s.covered, 5u);
   ASSERT_EQ(s.markets.size(), 2u);
@@ -95,57 +95,57 @@ TEST(SettlementHistory, MarketRemovedAtKickOffSettlesFromTheFinalScore) {
 
 TEST(SettlementHistory, RungWithdrawnOpenSettlesWithPushesAndQuarterLines) {
   Book b;
-  b.market(10, 1007, {{"s3", 0, {{2101, 240, 0}, {2102, 155, 0}}}, {"s2.25", 0, {{2101, 180, 0}, {2102, 200, 0}}},
-                      {"s1.5", 0, {{2101, 130, 0}, {2102, 320, 0}}}})
-      .market(20, 1007, {{"s1.5", 0, {{2101, 120, 0}, {2102, 350, 0}}}})
+  b.market(10, 1007, {{"s3", 0, {{2008, 240, 0}, {2009, 155, 0}}}, {"s2.25", 0, {{2008, 180, 0}, {2009, 200, 0}}},
+                      {"s1.5", 0, {{2008, 130, 0}, {2009, 320, 0}}}})
+      .market(20, 1007, {{"s1.5", 0, {{2008, 120, 0}, {2009, 350, 0}}}})
       .score(30, "ended", 2, 1);
-  EXPECT_SETTLED(b.get(1007, "s1.5", 2101), R::Win, "", false);
-  EXPECT_SETTLED(b.get(1007, "s3", 2101), R::Void, reason::kPush, true);         // rule 4
-  EXPECT_SETTLED(b.get(1007, "s2.25", 2102), R::Void, reason::kQuarterLine, true);  // rule 6
+  EXPECT_SETTLED(b.get(1007, "s1.5", 2008), R::Win, "", false);
+  EXPECT_SETTLED(b.get(1007, "s3", 2008), R::Void, reason::kPush, true);         // rule 4
+  EXPECT_SETTLED(b.get(1007, "s2.25", 2009), R::Void, reason::kQuarterLine, true);  // rule 6
 }
 
 TEST(SettlementHistory, RungWithdrawnSuspendedIsVoid) {
   Book b;
-  b.market(10, 1007, {{"s0.5", 0, {{2101, 110, 0}, {2102, 600, 0}}}, {"s1.5", 0, {{2101, 140, 0}, {2102, 280, 0}}}})
+  b.market(10, 1007, {{"s0.5", 0, {{2008, 110, 0}, {2009, 600, 0}}}, {"s1.5", 0, {{2008, 140, 0}, {2009, 280, 0}}}})
       .score(15, "live", 1, 0)
       // The goal suspends the ladder, then 0.5 is taken off while suspended.
-      .market(16, 1007, {{"s0.5", 1, {{2101, 110, 0}, {2102, 600, 0}}}, {"s1.5", 1, {{2101, 140, 0}, {2102, 280, 0}}}})
-      .market(20, 1007, {{"s1.5", 0, {{2101, 130, 0}, {2102, 300, 0}}}})
+      .market(16, 1007, {{"s0.5", 1, {{2008, 110, 0}, {2009, 600, 0}}}, {"s1.5", 1, {{2008, 140, 0}, {2009, 280, 0}}}})
+      .market(20, 1007, {{"s1.5", 0, {{2008, 130, 0}, {2009, 300, 0}}}})
       .score(30, "ended", 1, 0);
-  EXPECT_SETTLED(b.get(1007, "s0.5", 2101), R::Void, reason::kSuspended, true);  // rule 7 on its own read
-  EXPECT_SETTLED(b.get(1007, "s0.5", 2102), R::Void, reason::kSuspended, true);
-  EXPECT_SETTLED(b.get(1007, "s1.5", 2102), R::Win, "", false);  // reopened: settles normally
+  EXPECT_SETTLED(b.get(1007, "s0.5", 2008), R::Void, reason::kSuspended, true);  // rule 7 on its own read
+  EXPECT_SETTLED(b.get(1007, "s0.5", 2009), R::Void, reason::kSuspended, true);
+  EXPECT_SETTLED(b.get(1007, "s1.5", 2009), R::Win, "", false);  // reopened: settles normally
 }
 
 TEST(SettlementHistory, OutcomeFlaggedAtItsLastReadIsVoidTheOtherSettles) {
   Book b;
-  b.market(10, 1005, {{"s-0.5", 0, {{2021, 190, 4}, {2022, 190, 0}}}, {"s-1.5", 0, {{2021, 300, 0}, {2022, 130, 0}}}})
-      .market(20, 1005, {{"s-1.5", 0, {{2021, 300, 0}, {2022, 130, 0}}}})
+  b.market(10, 1005, {{"s-0.5", 0, {{2006, 190, 4}, {2007, 190, 0}}}, {"s-1.5", 0, {{2006, 300, 0}, {2007, 130, 0}}}})
+      .market(20, 1005, {{"s-1.5", 0, {{2006, 300, 0}, {2007, 130, 0}}}})
       .score(30, "ended", 2, 1);
-  EXPECT_SETTLED(b.get(1005, "s-0.5", 2021), R::Void, reason::kSuspended, true);
-  EXPECT_SETTLED(b.get(1005, "s-0.5", 2022), R::Lose, "", true);
+  EXPECT_SETTLED(b.get(1005, "s-0.5", 2006), R::Void, reason::kSuspended, true);
+  EXPECT_SETTLED(b.get(1005, "s-0.5", 2007), R::Lose, "", true);
 }
 
 TEST(SettlementHistory, EveryLineOnceWithdrawnAfterCurrent) {
   Book b;
-  b.market(10, 1007, {{"s1.5", 0, {{2101, 130, 0}}}, {"s2.5", 0, {{2101, 190, 0}}}})
-      .market(12, 1019, {{"s", 0, {{2010, 180, 0}, {2011, 200, 0}}}})
-      .market(20, 1007, {{"s2.5", 0, {{2101, 185, 0}}}, {"s3.5", 0, {{2101, 300, 0}}}})
-      .market(21, 1007, {{"s3.5", 0, {{2101, 280, 0}}}, {"s1.5", 0, {{2101, 135, 0}}}})  // 1.5 back, 2.5 gone
+  b.market(10, 1007, {{"s1.5", 0, {{2008, 130, 0}}}, {"s2.5", 0, {{2008, 190, 0}}}})
+      .market(12, 1019, {{"s", 0, {{2018, 180, 0}, {2019, 200, 0}}}})
+      .market(20, 1007, {{"s2.5", 0, {{2008, 185, 0}}}, {"s3.5", 0, {{2008, 300, 0}}}})
+      .market(21, 1007, {{"s3.5", 0, {{2008, 280, 0}}}, {"s1.5", 0, {{2008, 135, 0}}}})  // 1.5 back, 2.5 gone
       .remove_market(22, 1019)
       .score(30, "ended", 0, 0);
   EXPECT_EQ(b.lines(), (std::vector<std::string>{"1007/s3.5", "1007/s1.5", "1007/s2.5 w", "1019/s w"}));
-  EXPECT_SETTLED(b.get(1019, "s", 2011), R::Win, "", true);
+  EXPECT_SETTLED(b.get(1019, "s", 2019), R::Win, "", true);
 }
 
 TEST(SettlementHistory, CorrectScoreOtherCountsWithdrawnScorelines) {
   Book b;
-  b.market(10, 1004, {{"s0:0", 0, {{2201, 900, 0}}}, {"s1:0", 0, {{2201, 700, 0}}}, {"s", 0, {{2202, 400, 0}}}})
+  b.market(10, 1004, {{"s0:0", 0, {{2004, 900, 0}}}, {"s1:0", 0, {{2004, 700, 0}}}, {"s", 0, {{2005, 400, 0}}}})
       .score(15, "live", 1, 0)
-      .market(16, 1004, {{"s1:0", 0, {{2201, 300, 0}}}, {"s", 0, {{2202, 300, 0}}}})  // 0:0 is gone
+      .market(16, 1004, {{"s1:0", 0, {{2004, 300, 0}}}, {"s", 0, {{2005, 300, 0}}}})  // 0:0 is gone
       .score(30, "ended", 0, 0);  // VAR took the goal back
-  EXPECT_SETTLED(b.get(1004, "s0:0", 2201), R::Win, "", true);
-  EXPECT_SETTLED(b.get(1004, "s", 2202), R::Lose, "", false);  // 0:0 was listed: Other loses
+  EXPECT_SETTLED(b.get(1004, "s0:0", 2004), R::Win, "", true);
+  EXPECT_SETTLED(b.get(1004, "s", 2005), R::Lose, "", false);  // 0:0 was listed: Other loses
 }
 
 TEST(SettlementHistory, AbandonedAndNoScoreApplyToWithdrawnLines) {
@@ -160,18 +160,18 @@ TEST(SettlementHistory, AbandonedAndNoScoreApplyToWithdrawnLines) {
 
 TEST(SettlementHistory, V1PendingMarketsStayPendingWhenWithdrawn) {
   Book b;
-  b.market(10, 1054, {{"s-0.5", 0, {{2021, 190, 0}}}}).remove_market(20, 1054).score(30, "ended", 1, 0);
-  EXPECT_SETTLED(b.get(1054, "s-0.5", 2021), R::Pending, reason::kHalfTime, true);
+  b.market(10, 1054, {{"s-0.5", 0, {{2020, 190, 0}}}}).remove_market(20, 1054).score(30, "ended", 1, 0);
+  EXPECT_SETTLED(b.get(1054, "s-0.5", 2020), R::Pending, reason::kHalfTime, true);
 }
 
 TEST(SettlementHistory, WithdrawnLinesArePendingUntilFullTimeAndSettleInPlayWhenDecided) {
   Book b;
-  b.market(10, 1007, {{"s0.5", 0, {{2101, 110, 0}, {2102, 600, 0}}}, {"s2.5", 0, {{2101, 190, 0}, {2102, 190, 0}}}})
-      .market(20, 1007, {{"s2.5", 0, {{2101, 150, 0}, {2102, 240, 0}}}})
+  b.market(10, 1007, {{"s0.5", 0, {{2008, 110, 0}, {2009, 600, 0}}}, {"s2.5", 0, {{2008, 190, 0}, {2009, 190, 0}}}})
+      .market(20, 1007, {{"s2.5", 0, {{2008, 150, 0}, {2009, 240, 0}}}})
       .score(30, "live", 1, 0);
-  EXPECT_SETTLED(b.get(1007, "s0.5", 2101), R::Pending, reason::kNotEnded, true);
-  EXPECT_SETTLED(b.get(1007, "s0.5", 2101, true), R::Win, "", true);
-  EXPECT_SETTLED(b.get(1007, "s0.5", 2102, true), R::Lose, "", true);
+  EXPECT_SETTLED(b.get(1007, "s0.5", 2008), R::Pending, reason::kNotEnded, true);
+  EXPECT_SETTLED(b.get(1007, "s0.5", 2008, true), R::Win, "", true);
+  EXPECT_SETTLED(b.get(1007, "s0.5", 2009, true), R::Lose, "", true);
 }
 
 TEST(SettlementHistory, CorrectionReRunsWithdrawnLinesAndCountsRevisions) {
@@ -189,7 +189,7 @@ TEST(SettlementHistory, CorrectionReRunsWithdrawnLinesAndCountsRevisions) {
 
 TEST(SettlementHistory, LinesPricedOnlyAfterFullTimeAreNotSettled) {
   Book b;
-  b.market(10, 1001, {{"s", 0, {{2001, 200, 0}}}}).score(20, "ended", 1, 0).market(30, 1019, {{"s", 0, {{2010, 180, 0}}}});
+  b.market(10, 1001, {{"s", 0, {{2001, 200, 0}}}}).score(20, "ended", 1, 0).market(30, 1019, {{"s", 0, {{2018, 180, 0}}}});
   EXPECT_EQ(b.lines(), (std::vector<std::string>{"1001/s"}));
 }
 

@@ -99,85 +99,85 @@ TEST(Settlement, DoubleChance) {
 }
 
 TEST(Settlement, DrawNoBetDrawVoidsBothSides) {
-  Scenario d(1009, {{"s", 0, {{2001, 150, 0}, {2003, 250, 0}}}});
+  Scenario d(1009, {{"s", 0, {{2010, 150, 0}, {2011, 250, 0}}}});
   d.score("ended", 0, 0);
-  EXPECT_RESULT(d.get("s", 2001), R::Void, reason::kPush);
-  EXPECT_RESULT(d.get("s", 2003), R::Void, reason::kPush);
-  Scenario w(1009, {{"s", 0, {{2001, 150, 0}, {2003, 250, 0}}}});
+  EXPECT_RESULT(d.get("s", 2010), R::Void, reason::kPush);
+  EXPECT_RESULT(d.get("s", 2011), R::Void, reason::kPush);
+  Scenario w(1009, {{"s", 0, {{2010, 150, 0}, {2011, 250, 0}}}});
   w.score("ended", 0, 1);
-  EXPECT_RESULT(w.get("s", 2001), R::Lose, "");
-  EXPECT_RESULT(w.get("s", 2003), R::Win, "");
+  EXPECT_RESULT(w.get("s", 2010), R::Lose, "");
+  EXPECT_RESULT(w.get("s", 2011), R::Win, "");
 }
 
 TEST(Settlement, TotalsHalfWholeAndQuarterLines) {
-  Scenario s(1007, {{"s2.5", 0, {{2101, 190, 0}, {2102, 190, 0}}},
-                    {"s3", 0, {{2101, 220, 0}, {2102, 160, 0}}},
-                    {"s2", 0, {{2101, 150, 0}, {2102, 250, 0}}},
-                    {"s2.25", 0, {{2101, 170, 0}, {2102, 210, 0}}}});
+  Scenario s(1007, {{"s2.5", 0, {{2008, 190, 0}, {2009, 190, 0}}},
+                    {"s3", 0, {{2008, 220, 0}, {2009, 160, 0}}},
+                    {"s2", 0, {{2008, 150, 0}, {2009, 250, 0}}},
+                    {"s2.25", 0, {{2008, 170, 0}, {2009, 210, 0}}}});
   s.score("ended", 2, 1);
-  EXPECT_RESULT(s.get("s2.5", 2101), R::Win, "");
-  EXPECT_RESULT(s.get("s2.5", 2102), R::Lose, "");
-  EXPECT_RESULT(s.get("s3", 2101), R::Void, reason::kPush);  // rule 4: on the line
-  EXPECT_RESULT(s.get("s3", 2102), R::Void, reason::kPush);
-  EXPECT_RESULT(s.get("s2", 2101), R::Win, "");
-  EXPECT_RESULT(s.get("s2", 2102), R::Lose, "");
-  EXPECT_RESULT(s.get("s2.25", 2101), R::Void, reason::kQuarterLine);
+  EXPECT_RESULT(s.get("s2.5", 2008), R::Win, "");
+  EXPECT_RESULT(s.get("s2.5", 2009), R::Lose, "");
+  EXPECT_RESULT(s.get("s3", 2008), R::Void, reason::kPush);  // rule 4: on the line
+  EXPECT_RESULT(s.get("s3", 2009), R::Void, reason::kPush);
+  EXPECT_RESULT(s.get("s2", 2008), R::Win, "");
+  EXPECT_RESULT(s.get("s2", 2009), R::Lose, "");
+  EXPECT_RESULT(s.get("s2.25", 2008), R::Void, reason::kQuarterLine);
 }
 
 TEST(Settlement, ZeroZero) {
-  Scenario s(1007, {{"s0.5", 0, {{2101, 110, 0}, {2102, 600, 0}}}});
+  Scenario s(1007, {{"s0.5", 0, {{2008, 110, 0}, {2009, 600, 0}}}});
   s.score("ended", 0, 0);
-  EXPECT_RESULT(s.get("s0.5", 2101), R::Lose, "");
-  EXPECT_RESULT(s.get("s0.5", 2102), R::Win, "");
+  EXPECT_RESULT(s.get("s0.5", 2008), R::Lose, "");
+  EXPECT_RESULT(s.get("s0.5", 2009), R::Win, "");
 }
 
 TEST(Settlement, AsianHandicapSignsWholeHalfQuarter) {
-  Scenario s(1005, {{"s-0.5", 0, {{2021, 190, 0}, {2022, 190, 0}}},
-                    {"s-1", 0, {{2021, 250, 0}, {2022, 150, 0}}},
-                    {"s+1.5", 0, {{2021, 120, 0}, {2022, 400, 0}}},
-                    {"s0", 0, {{2021, 180, 0}, {2022, 200, 0}}},
-                    {"s-0.75", 0, {{2021, 210, 0}, {2022, 170, 0}}}});
+  Scenario s(1005, {{"s-0.5", 0, {{2006, 190, 0}, {2007, 190, 0}}},
+                    {"s-1", 0, {{2006, 250, 0}, {2007, 150, 0}}},
+                    {"s+1.5", 0, {{2006, 120, 0}, {2007, 400, 0}}},
+                    {"s0", 0, {{2006, 180, 0}, {2007, 200, 0}}},
+                    {"s-0.75", 0, {{2006, 210, 0}, {2007, 170, 0}}}});
   s.score("ended", 2, 1);
-  EXPECT_RESULT(s.get("s-0.5", 2021), R::Win, "");
-  EXPECT_RESULT(s.get("s-0.5", 2022), R::Lose, "");
-  EXPECT_RESULT(s.get("s-1", 2021), R::Void, reason::kPush);  // whole line, adjusted tie
-  EXPECT_RESULT(s.get("s-1", 2022), R::Void, reason::kPush);
-  EXPECT_RESULT(s.get("s+1.5", 2021), R::Win, "");
-  EXPECT_RESULT(s.get("s0", 2022), R::Lose, "");
-  EXPECT_RESULT(s.get("s-0.75", 2021), R::Void, reason::kQuarterLine);  // rule 6
-  EXPECT_RESULT(s.get("s-0.75", 2022), R::Void, reason::kQuarterLine);
+  EXPECT_RESULT(s.get("s-0.5", 2006), R::Win, "");
+  EXPECT_RESULT(s.get("s-0.5", 2007), R::Lose, "");
+  EXPECT_RESULT(s.get("s-1", 2006), R::Void, reason::kPush);  // whole line, adjusted tie
+  EXPECT_RESULT(s.get("s-1", 2007), R::Void, reason::kPush);
+  EXPECT_RESULT(s.get("s+1.5", 2006), R::Win, "");
+  EXPECT_RESULT(s.get("s0", 2007), R::Lose, "");
+  EXPECT_RESULT(s.get("s-0.75", 2006), R::Void, reason::kQuarterLine);  // rule 6
+  EXPECT_RESULT(s.get("s-0.75", 2007), R::Void, reason::kQuarterLine);
 }
 
 TEST(Settlement, EuropeanHandicapTieVoidsSidesDrawWins) {
   uint32_t m = market_of("handicap_european");
-  Scenario s(m, {{"s-1", 0, {{2001, 300, 0}, {2002, 350, 0}, {2003, 200, 0}}},
-                 {"s1", 0, {{2001, 130, 0}, {2002, 500, 0}, {2003, 700, 0}}}});
+  Scenario s(m, {{"s-1", 0, {{(int)outcome_of(m, "Home"), 300, 0}, {(int)outcome_of(m, "Draw"), 350, 0}, {(int)outcome_of(m, "Away"), 200, 0}}},
+                 {"s1", 0, {{(int)outcome_of(m, "Home"), 130, 0}, {(int)outcome_of(m, "Draw"), 500, 0}, {(int)outcome_of(m, "Away"), 700, 0}}}});
   s.score("ended", 2, 1);
-  EXPECT_RESULT(s.get("s-1", 2001), R::Void, reason::kPush);  // rule 5
-  EXPECT_RESULT(s.get("s-1", 2003), R::Void, reason::kPush);
-  EXPECT_RESULT(s.get("s-1", 2002), R::Win, "");
-  EXPECT_RESULT(s.get("s1", 2001), R::Win, "");
-  EXPECT_RESULT(s.get("s1", 2002), R::Lose, "");
+  EXPECT_RESULT(s.get("s-1", outcome_of(m, "Home")), R::Void, reason::kPush);  // rule 5
+  EXPECT_RESULT(s.get("s-1", outcome_of(m, "Away")), R::Void, reason::kPush);
+  EXPECT_RESULT(s.get("s-1", outcome_of(m, "Draw")), R::Win, "");
+  EXPECT_RESULT(s.get("s1", outcome_of(m, "Home")), R::Win, "");
+  EXPECT_RESULT(s.get("s1", outcome_of(m, "Draw")), R::Lose, "");
 }
 
 TEST(Settlement, CorrectScoreAndOther) {
-  std::vector<L> lines = {{"s1:0", 0, {{2201, 700, 0}}}, {"s2:1", 0, {{2201, 900, 0}}}, {"s", 0, {{2202, 400, 0}}}};
+  std::vector<L> lines = {{"s1:0", 0, {{2004, 700, 0}}}, {"s2:1", 0, {{2004, 900, 0}}}, {"s", 0, {{2005, 400, 0}}}};
   Scenario hit(1004, lines);
   hit.score("ended", 2, 1);
-  EXPECT_RESULT(hit.get("s2:1", 2201), R::Win, "");
-  EXPECT_RESULT(hit.get("s1:0", 2201), R::Lose, "");
-  EXPECT_RESULT(hit.get("s", 2202), R::Lose, "");
+  EXPECT_RESULT(hit.get("s2:1", 2004), R::Win, "");
+  EXPECT_RESULT(hit.get("s1:0", 2004), R::Lose, "");
+  EXPECT_RESULT(hit.get("s", 2005), R::Lose, "");
   Scenario beyond(1004, lines);  // a scoreline beyond the grid: "other" wins
   beyond.score("ended", 5, 4);
-  EXPECT_RESULT(beyond.get("s", 2202), R::Win, "");
-  EXPECT_RESULT(beyond.get("s2:1", 2201), R::Lose, "");
+  EXPECT_RESULT(beyond.get("s", 2005), R::Win, "");
+  EXPECT_RESULT(beyond.get("s2:1", 2004), R::Lose, "");
 }
 
 TEST(Settlement, BttsOddEvenExactBands) {
-  Scenario b(1019, {{"s", 0, {{2010, 180, 0}, {2011, 200, 0}}}});
+  Scenario b(1019, {{"s", 0, {{2018, 180, 0}, {2019, 200, 0}}}});
   b.score("ended", 1, 0);
-  EXPECT_RESULT(b.get("s", 2010), R::Lose, "");
-  EXPECT_RESULT(b.get("s", 2011), R::Win, "");
+  EXPECT_RESULT(b.get("s", 2018), R::Lose, "");
+  EXPECT_RESULT(b.get("s", 2019), R::Win, "");
   uint32_t oe = market_of("odd_even");
   Scenario o(oe, {{"s", 0, {{(int)outcome_of(oe, "Odd"), 190, 0}, {(int)outcome_of(oe, "Even"), 190, 0}}}});
   o.score("ended", 2, 1);
@@ -196,9 +196,9 @@ TEST(Settlement, BttsOddEvenExactBands) {
 
 TEST(Settlement, TeamTotalsExactAndOddEven) {
   uint32_t tt = market_of("team_total", "away");
-  Scenario t(tt, {{"s1.5", 0, {{2101, 300, 0}, {2102, 140, 0}}}});
+  Scenario t(tt, {{"s1.5", 0, {{(int)outcome_of(tt, "Over"), 300, 0}, {(int)outcome_of(tt, "Under"), 140, 0}}}});
   t.score("ended", 3, 2);
-  EXPECT_RESULT(t.get("s1.5", 2101), R::Win, "");  // the away team's 2, not the total 5
+  EXPECT_RESULT(t.get("s1.5", outcome_of(tt, "Over")), R::Win, "");  // the away team's 2, not the total 5
   uint32_t te = market_of("team_exact", "home");
   Scenario e(te, {{"s", 0, {{(int)outcome_of(te, "3+"), 500, 0}, {(int)outcome_of(te, "0"), 300, 0}}}});
   e.score("ended", 3, 2);
@@ -261,45 +261,45 @@ TEST(Settlement, NoScoreAbandonedPostponedNotEnded) {
 }
 
 TEST(Settlement, SuspendedOrFlaggedAtLastReadIsVoid) {
-  Scenario s(1007, {{"s2.5", 1, {{2101, 190, 0}, {2102, 190, 0}}}, {"s1.5", 0, {{2101, 130, 4}, {2102, 300, 0}}}});
+  Scenario s(1007, {{"s2.5", 1, {{2008, 190, 0}, {2009, 190, 0}}}, {"s1.5", 0, {{2008, 130, 4}, {2009, 300, 0}}}});
   s.score("ended", 3, 0);
-  EXPECT_RESULT(s.get("s2.5", 2101), R::Void, reason::kSuspended);  // line s = 1
-  EXPECT_RESULT(s.get("s1.5", 2101), R::Void, reason::kSuspended);  // outcome flagged
-  EXPECT_RESULT(s.get("s1.5", 2102), R::Lose, "");
+  EXPECT_RESULT(s.get("s2.5", 2008), R::Void, reason::kSuspended);  // line s = 1
+  EXPECT_RESULT(s.get("s1.5", 2008), R::Void, reason::kSuspended);  // outcome flagged
+  EXPECT_RESULT(s.get("s1.5", 2009), R::Lose, "");
 }
 
 TEST(Settlement, V1PendingMarketsSayWhy) {
-  Scenario c(1128, {{"s9.5", 0, {{2101, 190, 0}}}});
+  Scenario c(1128, {{"s9.5", 0, {{2024, 190, 0}}}});
   c.score("ended", 1, 0);
-  EXPECT_RESULT(c.get("s9.5", 2101), R::Pending, reason::kStats);
-  Scenario h(1054, {{"s-0.5", 0, {{2021, 190, 0}}}});
+  EXPECT_RESULT(c.get("s9.5", 2024), R::Pending, reason::kStats);
+  Scenario h(1054, {{"s-0.5", 0, {{2020, 190, 0}}}});
   h.score("ended", 1, 0);
-  EXPECT_RESULT(h.get("s-0.5", 2021), R::Pending, reason::kHalfTime);
+  EXPECT_RESULT(h.get("s-0.5", 2020), R::Pending, reason::kHalfTime);
   uint32_t last = market_of("last_team_to_score");
-  Scenario l(last, {{"s", 0, {{2001, 190, 0}}}});
+  Scenario l(last, {{"s", 0, {{(int)outcome_of(last, "Home"), 190, 0}}}});
   l.score("ended", 1, 0);
-  EXPECT_RESULT(l.get("s", 2001), R::Pending, reason::kSequence);
+  EXPECT_RESULT(l.get("s", outcome_of(last, "Home")), R::Pending, reason::kSequence);
   Scenario u(999999, {{"s", 0, {{2001, 190, 0}}}});
   u.score("ended", 1, 0);
   EXPECT_RESULT(u.get("s", 2001), R::Pending, reason::kUnknownMarket);
 }
 
 TEST(Settlement, InPlayOnlyDecidedOutcomes) {
-  Scenario t(1007, {{"s2.5", 0, {{2101, 190, 0}, {2102, 190, 0}}}, {"s4.5", 0, {{2101, 400, 0}, {2102, 120, 0}}}});
+  Scenario t(1007, {{"s2.5", 0, {{2008, 190, 0}, {2009, 190, 0}}}, {"s4.5", 0, {{2008, 400, 0}, {2009, 120, 0}}}});
   t.score("live", 2, 1);
   EXPECT_TRUE(t.settle(true).inplay);
-  EXPECT_RESULT(t.get("s2.5", 2101, true), R::Win, "");
-  EXPECT_RESULT(t.get("s2.5", 2102, true), R::Lose, "");
-  EXPECT_RESULT(t.get("s4.5", 2101, true), R::Pending, reason::kNotEnded);
-  Scenario b(1019, {{"s", 0, {{2010, 180, 0}, {2011, 200, 0}}}});
+  EXPECT_RESULT(t.get("s2.5", 2008, true), R::Win, "");
+  EXPECT_RESULT(t.get("s2.5", 2009, true), R::Lose, "");
+  EXPECT_RESULT(t.get("s4.5", 2008, true), R::Pending, reason::kNotEnded);
+  Scenario b(1019, {{"s", 0, {{2018, 180, 0}, {2019, 200, 0}}}});
   b.score("live", 1, 1);
-  EXPECT_RESULT(b.get("s", 2010, true), R::Win, "");
-  EXPECT_RESULT(b.get("s", 2011, true), R::Lose, "");
-  Scenario cs(1004, {{"s1:0", 0, {{2201, 700, 0}}}, {"s2:2", 0, {{2201, 900, 0}}}, {"s", 0, {{2202, 400, 0}}}});
+  EXPECT_RESULT(b.get("s", 2018, true), R::Win, "");
+  EXPECT_RESULT(b.get("s", 2019, true), R::Lose, "");
+  Scenario cs(1004, {{"s1:0", 0, {{2004, 700, 0}}}, {"s2:2", 0, {{2004, 900, 0}}}, {"s", 0, {{2005, 400, 0}}}});
   cs.score("live", 2, 0);
-  EXPECT_RESULT(cs.get("s1:0", 2201, true), R::Lose, "");  // passed in the home dimension
-  EXPECT_RESULT(cs.get("s2:2", 2201, true), R::Pending, reason::kNotEnded);
-  EXPECT_RESULT(cs.get("s", 2202, true), R::Pending, reason::kNotEnded);
+  EXPECT_RESULT(cs.get("s1:0", 2004, true), R::Lose, "");  // passed in the home dimension
+  EXPECT_RESULT(cs.get("s2:2", 2004, true), R::Pending, reason::kNotEnded);
+  EXPECT_RESULT(cs.get("s", 2005, true), R::Pending, reason::kNotEnded);
   Scenario w(1001, {{"s", 0, {{2001, 110, 0}}}});
   w.score("live", 5, 0);
   EXPECT_RESULT(w.get("s", 2001, true), R::Pending, reason::kNotEnded);  // flippable until full time

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <string>
 #include <vector>
 
@@ -36,6 +38,7 @@ struct IntFlag {
 const IntFlag kIntFlags[] = {
     {"--header-timeout", 1, 3'600'000, &Options::header_timeout_ms},
     {"--idle-timeout", 1, 3'600'000, &Options::idle_timeout_ms},
+    {"--http-threads", 1, 64, &Options::http_threads},
     {"--rate-window", 1, 3600, &Options::rate_window_s},
     {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
@@ -66,6 +69,7 @@ TEST(Cli, Defaults) {
   EXPECT_FALSE(o.help);
   EXPECT_EQ(o.header_timeout_ms, 10'000);
   EXPECT_EQ(o.idle_timeout_ms, 60'000);
+  EXPECT_EQ(o.http_threads, default_http_threads(std::thread::hardware_concurrency()));
   EXPECT_EQ(o.rate_window_s, 60);
   EXPECT_EQ(o.ws_update_ms, 1000);
   EXPECT_EQ(o.ws_ping_ms, 30'000);
@@ -257,6 +261,21 @@ TEST(Cli, BadInputGivesOneLineReasons) {
   expect_refused({"--help=x"}, "--help takes no value");
 }
 
+// --catalog-reload: hourly unless told; a duration, or 0 for SIGHUP only.
+TEST(Cli, CatalogReload) {
+  Options o;
+  std::string err;
+  EXPECT_EQ(o.catalog_reload_ms, 3'600'000);
+  ASSERT_TRUE(parse({"--catalog", "c.json", "--catalog-reload", "10m"}, o, err)) << err;
+  EXPECT_EQ(o.catalog_reload_ms, 600'000);
+  ASSERT_TRUE(parse({"--catalog-reload=0"}, o, err)) << err;
+  EXPECT_EQ(o.catalog_reload_ms, 0);
+  ASSERT_TRUE(parse({"--catalog-reload", "1s"}, o, err)) << err;
+  EXPECT_EQ(o.catalog_reload_ms, 1000);
+  for (const char* bad : {"0s", "10", "1w", "-1h", ""}) expect_refused({"--catalog-reload", bad}, "bad --catalog-reload");
+  expect_refused({"--catalog-reload"}, "--catalog-reload");
+}
+
 TEST(Cli, UsageNamesEveryFlag) {
   const std::string usage = kUsage;
   for (const char* flag : {"--listen", "--feed", "--capture", "--data-dir", "--keys", "--catalog", "--progress",
@@ -333,6 +352,19 @@ TEST(Cli, MetricsListen) {
   expect_refused({"--listen", "127.0.0.1:9000", "--metrics-listen", "127.0.0.1:9000"},
                  "--metrics-listen must differ from --listen");
   EXPECT_NE(std::string(kUsage).find("--metrics-listen HOST:PORT"), std::string::npos);
+}
+
+TEST(Cli, HttpThreadsDefaultIsHalfTheCoresFromOneToFour) {
+  EXPECT_EQ(default_http_threads(0), 1);  // unknown
+  EXPECT_EQ(default_http_threads(1), 1);
+  EXPECT_EQ(default_http_threads(2), 1);
+  EXPECT_EQ(default_http_threads(5), 2);
+  EXPECT_EQ(default_http_threads(8), 4);
+  EXPECT_EQ(default_http_threads(64), 4);
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({"--http-threads", "3"}, o, err)) << err;
+  EXPECT_EQ(o.http_threads, 3);
 }
 
 }  // namespace oddsrelay

@@ -4,6 +4,8 @@ markets composed from families x periods x teams per sport, as bookmaker
 catalogs are; outcome names; each sport's prematch and live tabs; and the
 vocabulary with its translations (tools/catalog/vocabulary.py). Names are
 stored as parts so the server composes every language from the same parts.
+Sized to the interface's catalog: exactly TARGET_MARKETS markets and
+TARGET_OUTCOMES outcomes, each outcome id one market's (docs/catalog.md).
 Deterministic: the same script writes the same file.
     python3 tools/catalog/gen_catalog.py [-o data/catalog.json]"""
 import argparse
@@ -14,7 +16,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vocabulary  # noqa: E402
 
-VERSION = "2026.11.22-1"
+VERSION = "2026.11.23-1"
 ORD = {1: "1st", 2: "2nd", 3: "3rd"}
 
 
@@ -33,7 +35,7 @@ class Catalog:
         self.next_outcome = 3000
         self.tabs = {}
         self.extra_vocab = {}   # composed phrases (periods) -> {lang: text}
-        # The spec's generic outcome ids.
+        # Generic outcomes, by name: number_outcomes() gives every market its own ids.
         for oid, parts in [(2001, ["Home"]), (2002, ["Draw"]), (2003, ["Away"]), (2010, ["Yes"]), (2011, ["No"]),
                            (2021, ["Home"]), (2022, ["Away"]), (2101, ["Over"]), (2102, ["Under"]),
                            (2201, ["Score"]), (2202, ["Other"])]:
@@ -65,7 +67,7 @@ class Catalog:
 
     def add(self, sport, kind, family, outcomes, period=None, period_key="ft", team=None, stat=None, line=None,
             suffix=None, market_id=None, code=None, tabs=(), live=True, prematch=True, en_name=None):
-        # Markets are per sport, apart from the spec's ids, which every sport
+        # Markets are per sport, apart from the interface's ids, which every sport
         # of the simulator shares: the first definition names them.
         if market_id in self.by_id:
             m = self.by_id[market_id]
@@ -120,7 +122,7 @@ class Catalog:
 
 
 # Sports the simulator prices with its goals model: their totals use the
-# spec's goal ids (1007 prematch, 1018 live) rather than 1080.
+# interface's goal ids (1007 prematch, 1018 live) rather than 1080.
 SIM_GOALS_MODEL = {3, 4, 6, 26, 29, 39}
 INTERVAL_SCALE = 2  # interval markets per sport relative to SPORTS' count
 
@@ -318,7 +320,7 @@ def soccer(c):
         c.add(s, "interval_1x2", "Match Winner", [HOME, DRAW, AWAY], iv, f"i{a}", stat="Goals",
               tabs=["interval_markets"])
         c.add(s, "interval_to_score", "To Score", YN, iv, f"i{a}", tabs=["interval_markets"])
-    # The live-only copies of the spec's ladders.
+    # The live-only copies of the interface's ladders.
     c.add(s, "total", "Total", OU, stat="Goals", line="total", market_id=1018, code="FT_OU_LIVE",
           tabs=["main_markets", "goal_markets"], prematch=False, en_name="Total Goals (live)")
     c.add(s, "handicap_asian", "Asian Handicap", HC, line="handicap", market_id=1011, code="FT_AH_LIVE",
@@ -411,7 +413,7 @@ def team_sport(c, s, kind, stat, unit, nper, draw, n_iv, iv_len):
                   tabs=["team_markets"])
     if draw:
         c.add(s, "dnb", "Draw No Bet", [HOME, AWAY], market_id=1009, tabs=["main_markets"])
-    # The simulator's live ladders share the spec's ids with soccer.
+    # The simulator's live ladders share the interface's ids with soccer.
     c.add(s, "handicap_asian", "Asian Handicap", HC, line="handicap", market_id=1011, tabs=["main_markets"],
           prematch=False)
     if s in SIM_GOALS_MODEL:
@@ -506,7 +508,68 @@ def matchup_sport(c, s, unit, nper):
               tabs=["special_markets"])
 
 
-def build():
+def snooker(c, s, frames_to_win):
+    """Snooker (the interface counts 25 sports; its table names 24, and
+    snooker is the one this catalog adds): a race to N frames, priced per
+    frame and on breaks."""
+    c_odd, c_even = c.outcome("Odd"), c.outcome("Even")
+    c.add(s, "winner", "Match Winner", [HOME, AWAY], market_id=1001, code="FT_ML", tabs=["main_markets"],
+          en_name="Match Winner")
+    c.add(s, "handicap", "Handicap", HC, stat="Frames", line="handicap", market_id=1005, code="FT_FH",
+          tabs=["main_markets", "handicap_markets"])
+    c.add(s, "total", "Total", OU, stat="Frames", line="total", market_id=1080, code="FT_TF", tabs=["main_markets"])
+    c.add(s, "handicap_asian", "Asian Handicap", HC, line="handicap", market_id=1011, tabs=["main_markets"],
+          prematch=False)
+    c.add(s, "correct_score", "Correct Score",
+          [c.outcome(f"{a}:{b}") for a, b in [(frames_to_win, k) for k in range(frames_to_win)] +
+           [(k, frames_to_win) for k in range(frames_to_win)]], code="FT_CSF", tabs=["score_markets"])
+    c.add(s, "odd_even", "Odd/Even", [c_odd, c_even], stat="Frames", code="FT_OEF", tabs=["main_markets"])
+    for team in ("Home Team", "Away Team"):
+        c.add(s, "team_total", "Total", OU, team=team, stat="Frames", line="total", tabs=["team_markets"])
+    for n in range(2, frames_to_win):
+        c.add(s, "race", "Race To", [HOME, AWAY], stat="Frames", suffix=n, tabs=["special_markets"])
+    c.add(s, "century_break", "Century Break", YN, tabs=["special_markets"])
+    c.add(s, "highest_break", "Total", OU, stat="Highest Break", line="total", tabs=["special_markets"])
+    for i in range(1, 2 * frames_to_win):
+        p, pk = c.period_phrase("Frame", i), f"f{i}"
+        c.add(s, "winner", "Match Winner", [HOME, AWAY], p, pk, code=f"F{i}_ML", tabs=["period_markets"])
+        c.add(s, "points_total", "Total", OU, p, pk, stat="Points", line="total", tabs=["period_markets"])
+        c.add(s, "points_handicap", "Handicap", HC, p, pk, stat="Points", line="handicap", tabs=["period_markets"])
+        c.add(s, "points_odd_even", "Odd/Even", [c_odd, c_even], p, pk, stat="Points", tabs=["period_markets"])
+        c.add(s, "century_break", "Century Break", YN, p, pk, tabs=["special_markets"])
+        c.add(s, "first_team_to_score", "First Team To Score", [HOME, AWAY], p, pk, tabs=["special_markets"])
+        for team in ("Home Team", "Away Team"):
+            c.add(s, "team_points_total", "Total", OU, p, pk, team=team, stat="Points", line="total",
+                  tabs=["team_markets"])
+
+
+# The interface's totals: the catalog is sized to them exactly.
+TARGET_MARKETS, TARGET_OUTCOMES = 4873, 17227
+FIRST_OUTCOME = 2001  # market 1001's outcomes are 2001/2002/2003
+
+
+def time_of_first_score(c, s, stat, periods, band):
+    """'Time of First Goal' in `band`-minute windows, one market per
+    (period, team): the family that carries the catalog's many-outcome
+    markets, as minute markets do in bookmaker dictionaries."""
+    made = []
+    for period, pk, start, length in periods:
+        for team in (None, "Home Team", "Away Team"):
+            outs = [c.outcome(f"{a:02d}:00-{a + band - 1:02d}:59") for a in range(start, start + length, band)]
+            outs.append(c.outcome("No Goal" if stat == "Goals" else "Neither"))
+            made.append(c.add(s, "time_first_score", "First Team To Score", outs, period, pk, team=team, stat=stat,
+                              suffix=f"(time, {band} min)", tabs=["interval_markets"], live=False,
+                              en_name=(f"{period} - " if period else "") + (f"{team} " if team else "") +
+                              f"Time of First {stat[:-1] if stat.endswith('s') else stat} ({band} min)"))
+    return made
+
+
+BANDS = (1, 2, 5, 10)  # minutes per window of the other sports' minute markets
+# Regulation minutes of the sports with minute markets (the simulator's too).
+REGULATION = {2: 48, 4: 60, 6: 60, 12: 80, 13: 80, 16: 60, 21: 90, 26: 32, 29: 40, 39: 60, 312: 80}
+
+
+def build_markets():
     c = Catalog()
     soccer(c)
     for s, kind, stat, unit, nper, draw, n_iv, iv_len in SPORTS:
@@ -516,6 +579,84 @@ def build():
             sets_sport(c, s, stat, unit, nper)
         else:
             matchup_sport(c, s, unit, nper)
+    snooker(c, 19, 6)
+    # Minute markets: the many-outcome family.
+    h1, h2 = c.period_phrase("Half", 1), c.period_phrase("Half", 2)
+    for band in (1, 5, 10, 15):
+        time_of_first_score(c, 1, "Goals", [(None, "ft", 0, 90)], band)
+    for band in (1, 5):
+        time_of_first_score(c, 1, "Goals", [(h1, "1h", 0, 45), (h2, "2h", 45, 45)], band)
+    for s, kind, stat, unit, nper, draw, n_iv, iv_len in SPORTS:
+        if kind in ("points", "goals", "runs") and n_iv:
+            length = REGULATION[s]
+            for band in BANDS:
+                time_of_first_score(c, s, stat, [(None, "ft", 0, length)], band)
+    return c
+
+
+def size_to_target(c):
+    """Adds 'Exact <stat>' count markets until the catalog holds exactly
+    TARGET_MARKETS markets and TARGET_OUTCOMES market outcomes. Which
+    (sport, period, team) gets one, and how many values each lists, follow
+    from the counts alone, so the result is the same on every run."""
+    markets = len(c.markets)
+    outcomes = sum(len(m["outcomes"]) for m in c.markets)
+    need_m, need_o = TARGET_MARKETS - markets, TARGET_OUTCOMES - outcomes
+    assert need_m > 0 and need_o >= 2 * need_m, (markets, outcomes)
+    # Candidates: every sport's periods with a counting stat, in a fixed order.
+    slots = []
+    for m in sorted(c.markets, key=lambda m: m["id"]):
+        if m["kind"] in ("total", "team_total", "games_total", "points_total", "team_points_total",
+                         "team_games_total") and m["name"]["stat"] and len(m["sports"]) == 1:
+            slots.append((m["sports"][0], m["name"]["period"], m["period"], m["name"]["team"], m["name"]["stat"]))
+    seen, uniq = set(), []
+    for sl in slots:
+        if sl not in seen:
+            seen.add(sl)
+            uniq.append(sl)
+    # Spread over sports: round robin by sport, in each sport's own order.
+    by_sport = {}
+    for sl in uniq:
+        by_sport.setdefault(sl[0], []).append(sl)
+    order = []
+    while len(order) < need_m:
+        before = len(order)
+        for sport in sorted(by_sport):
+            if by_sport[sport] and len(order) < need_m:
+                order.append(by_sport[sport].pop(0))
+        assert len(order) > before, "not enough places for exact-count markets"
+    q, r = divmod(need_o, need_m)
+    for i, (sport, period, pk, team, stat) in enumerate(order):
+        n = q + (1 if i < r else 0)
+        w = 10 if stat == "Points" else 1  # points come in bands of ten
+        outs = [c.outcome(str(k * w) if w == 1 else f"{k * w}-{k * w + w - 1}") for k in range(n - 1)]
+        outs.append(c.outcome(f"{(n - 1) * w}+"))
+        before = len(c.markets)
+        c.add(sport, "exact_count", "Exact", outs, period, pk, team=team, stat=stat, suffix="(count)",
+              tabs=["stat_markets"])
+        assert len(c.markets) == before + 1
+
+
+def number_outcomes(c):
+    """Outcome ids are per market, numbered from FIRST_OUTCOME in market id
+    order: the interface's ids come first (1001 -> 2001/2002/2003), and an
+    id names one outcome of one market."""
+    outcomes = {}
+    nxt = FIRST_OUTCOME
+    for m in sorted(c.markets, key=lambda m: m["id"]):
+        ids = []
+        for o in m["outcomes"]:
+            outcomes[nxt] = c.outcomes[o]
+            ids.append(nxt)
+            nxt += 1
+        m["outcomes"] = ids
+    return outcomes
+
+
+def build():
+    c = build_markets()
+    size_to_target(c)
+    outcomes = number_outcomes(c)
     vocab = vocabulary.table()
     vocab.update(c.extra_vocab)
     tabs = {}
@@ -527,11 +668,12 @@ def build():
     markets = sorted(c.markets, key=lambda m: m["id"])
     for m in markets:
         m["sports"].sort()
+    assert len(markets) == TARGET_MARKETS and len(outcomes) == TARGET_OUTCOMES, (len(markets), len(outcomes))
     return {
         "version": VERSION,
         "languages": vocabulary.LANGS,
         "vocabulary": dict(sorted(vocab.items())),
-        "outcomes": {str(k): v for k, v in sorted(c.outcomes.items())},
+        "outcomes": {str(k): v for k, v in sorted(outcomes.items())},
         "markets": markets,
         "tabs": tabs,
     }

@@ -1,8 +1,10 @@
 #include "tools/oddsrelay/cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
+#include <thread>
 
 #include "protocol/bus_contract.h"
 
@@ -46,6 +48,9 @@ Options:
                          the log and seq continues across restarts
   --snapshot-every N     compaction: write a snapshot and drop the journal it
                          covers after N records (default 50000)...
+  --snapshot-journal PCT ...or once the journal since the last snapshot is PCT%
+                         of that snapshot's size (at least 1 MiB; default 15,
+                         0: off): keeps the data dir within a tenth of its mean
   --snapshot-interval S  ...or after S seconds with any record (default 300)
   --publish nats://HOST:PORT/STREAM
                          ingest node: publish every applied record, in log
@@ -73,7 +78,13 @@ Options:
                          separated (default 128M,60s)
   --keys FILE            API keys (docs/api.md)
   --catalog FILE         market catalog (default: data/catalog.json as built
-                         into the binary; tools/catalog/gen_catalog.py)
+                         into the binary; tools/catalog/gen_catalog.py);
+                         read again on SIGHUP and every --catalog-reload:
+                         a changed file replaces the catalog (new ETag), a
+                         bad one is logged and the old catalog kept
+  --catalog-reload DURATION
+                         how often --catalog FILE is read again: N followed
+                         by d, h, m or s, or 0 = only on SIGHUP (default 1h)
   --progress SECONDS     interval of the progress line on stderr (default 5;
                          0 = off)
   --exit-after-replay    exit once a replay is applied (benchmarks, tests)
@@ -81,6 +92,9 @@ Options:
                          this long after its first byte (default 10000)
   --idle-timeout MS      close keep-alive connections idle this long
                          (default 60000)
+  --http-threads N       REST loops, each on its own thread (1..64; default
+                         half the cores, at least 1, at most 4); one
+                         listening socket, connections dealt in turn
   --rate-window SECONDS  rate-limit window (default 60, as docs/api.md says;
                          shorter only to test resets)
   --ws-update MS         /ws live_update at most this often (default 1000)
@@ -134,6 +148,7 @@ struct IntOption {
 constexpr IntOption kIntOptions[] = {
     {"--header-timeout", 1, 3'600'000, &Options::header_timeout_ms},
     {"--idle-timeout", 1, 3'600'000, &Options::idle_timeout_ms},
+    {"--http-threads", 1, 64, &Options::http_threads},
     {"--rate-window", 1, 3600, &Options::rate_window_s},
     {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
@@ -144,6 +159,7 @@ constexpr IntOption kIntOptions[] = {
     {"--webhook-retries", 1, 1000, &Options::webhook_retries},
     {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},
     {"--snapshot-every", 100, uint64_t{1} << 40, &Options::snapshot_every},
+    {"--snapshot-journal", 0, 1000, &Options::snapshot_journal_pct},
     {"--snapshot-interval", 1, 30 * 86400, &Options::snapshot_interval_s},
     {"--publish-max-age", 1, 365 * 86400, &Options::publish_max_age_s},
     {"--publish-max-bytes", 1 << 20, uint64_t{1} << 40, &Options::publish_max_bytes, true},
@@ -384,6 +400,15 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       }
     } else if (a == "--webhook-ca") {
       if (!need(out.webhook_ca)) return false;
+    } else if (a == "--catalog-reload") {
+      std::string v;
+      if (!need(v)) return false;
+      if (v == "0") {
+        out.catalog_reload_ms = 0;
+      } else if (!parse_duration(v, out.catalog_reload_ms)) {
+        err = "bad --catalog-reload '" + v + "' (a duration such as 1h, 10m or 30s, or 0 = only on SIGHUP)";
+        return false;
+      }
     } else if (a == "--progress") {
       std::string v;
       if (!need(v)) return false;
@@ -420,6 +445,7 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
     err = "--metrics-listen must differ from --listen (without it, /metrics is on the main address)";
     return false;
   }
+  if (out.http_threads == 0) out.http_threads = default_http_threads(std::thread::hardware_concurrency());
   if (out.feed.kind == FeedSpec::Kind::Bus && !out.data_dir.empty()) {
     err = "--feed nats:// takes its log from the bus: no --data-dir";
     return false;
@@ -430,5 +456,7 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
   }
   return true;
 }
+
+int64_t default_http_threads(unsigned cores) { return std::clamp<int64_t>(cores / 2, 1, 4); }
 
 }  // namespace oddsrelay

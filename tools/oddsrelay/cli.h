@@ -34,9 +34,11 @@ struct Options {
   std::string data_dir;
   std::string keys;
   std::string catalog;  // market catalog file; empty: the one built in
+  int64_t catalog_reload_ms = 3'600'000;  // --catalog FILE read again this often; 0: only on SIGHUP
   double progress_s = 5;
   int64_t header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
   int64_t idle_timeout_ms = 60'000;    // idle keep-alive connections are closed after this
+  int64_t http_threads = 0;            // REST loops; 0 until parsed: then the default, default_http_threads()
   int64_t rate_window_s = 60;          // rate-limit window (docs/api.md: 60 s; shorter only for tests)
   int64_t ws_update_ms = 1000;         // /ws live_update interval
   int64_t ws_ping_ms = 30'000;         // /ws heartbeat interval
@@ -48,6 +50,7 @@ struct Options {
   int64_t webhook_timeout_ms = 3000;   // one webhook POST
   std::string webhook_ca;              // extra CA certificates (PEM) trusted for https:// webhooks
   int64_t snapshot_every = 50'000;     // compaction: a snapshot after this many records...
+  int64_t snapshot_journal_pct = 15;   // ...or a journal this share of the snapshot
   int64_t snapshot_interval_s = 300;   // ...or this long, whichever comes first
   std::string publish;                 // nats://HOST:PORT/STREAM: publish the log there (ingest node)
   int64_t publish_max_age_s = 86'400;  // the log stream keeps messages this long...
@@ -68,6 +71,9 @@ struct Options {
 // False with `err` set (one line, no trailing newline) on a bad command line.
 // Only parses: files are checked by main().
 bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err);
+// --http-threads when not given: half the cores (the engine, the relay and
+// the OS need the rest), at least 1, at most 4.
+int64_t default_http_threads(unsigned cores);
 bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err);
 // --resume-window: "128M,60s", "64M" or "90s" into resume_window_bytes / _s.
 bool parse_resume_window(const std::string& spec, Options& out, std::string& err);

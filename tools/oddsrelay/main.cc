@@ -29,6 +29,7 @@
 #include "rest/rest_api.h"
 #include "engine/state_digest.h"
 #include "tools/oddsrelay/bus_node.h"
+#include "tools/oddsrelay/catalog_reload.h"
 #include "tools/oddsrelay/cli.h"
 #include "tools/oddsrelay/node_metrics.h"
 #include "engine/storage/data_dir.h"
@@ -65,9 +66,9 @@ int run(const Options& opt) {
     return 2;
   }
   Published<rest::KeyStore> key_store(keys);
-  CatalogPtr catalog;
+  std::unique_ptr<CatalogSource> catalog_source;
   try {
-    catalog = opt.catalog.empty() ? Catalog::builtin() : Catalog::load_file(opt.catalog);
+    catalog_source = std::make_unique<CatalogSource>(opt.catalog);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "oddsrelay: %s\n", e.what());
     return 2;
@@ -84,8 +85,10 @@ int run(const Options& opt) {
     std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
     return 2;
   }
+  CatalogPtr catalog = catalog_source->current();
   std::fprintf(stderr, "oddsrelay: catalog %s: %zu markets, %zu sports\n", catalog->version().c_str(),
                catalog->markets().size(), catalog->sports().size());
+  CatalogReload catalog_reload(*catalog_source, opt.catalog_reload_ms);
 
   // A peer that vanishes mid-write must cost an EPIPE on that socket, not
   // the process.
@@ -121,9 +124,11 @@ int run(const Options& opt) {
   ctx.snapshots = &engine.store();
   ctx.keys = &key_store;
   ctx.catalog = catalog;
+  ctx.catalog_updates = &catalog_source->published();
   ctx.stream.sports = opt.stream_sports;
   ctx.stream.ttl_s = opt.stream_ttl_s;
   ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
+  ctx.http_threads = static_cast<uint32_t>(opt.http_threads);
   ctx.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
   ctx.ready = &ready;
   ctx.trusted_proxies = opt.trust_proxy;
@@ -156,6 +161,12 @@ int run(const Options& opt) {
     w.Uint64(st.last_snapshot_bytes.load());
     w.Key("last_snapshot_ms");
     w.Uint64(st.last_snapshot_ms.load());
+    w.Key("last_snapshot_copied");
+    w.Uint64(st.last_snapshot_copied.load());
+    w.Key("compaction_waits");
+    w.Uint64(st.compaction_waits.load());
+    w.Key("compaction_wait_ms");
+    w.Uint64(st.compaction_wait_ms.load());
     w.Key("files_deleted");
     w.Uint64(st.files_deleted.load());
     w.Key("write_errors");
@@ -206,6 +217,7 @@ int run(const Options& opt) {
   http_opts.port = opt.port;
   http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
   http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
+  http_opts.threads = static_cast<uint32_t>(opt.http_threads);
   http_opts.trusted_proxies = &opt.trust_proxy;
   rest::HttpServer http(http_opts, api);
   api.set_server(&http);
@@ -282,6 +294,7 @@ int run(const Options& opt) {
                      r.snapshot_retain_ended_ms / 1000, opt.retain_ended_ms / 1000);
       LogOptions lo;
       lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
+      lo.snapshot_journal_pct = static_cast<uint32_t>(opt.snapshot_journal_pct);
       lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
       auto lw = std::make_unique<LogWriter>(opt.data_dir, lo);
       if (!lw->open(r, err)) throw std::runtime_error(err);
@@ -357,7 +370,8 @@ int run(const Options& opt) {
   const double tick_s = opt.exit_after_replay ? 0.05 : (opt.progress_s > 0 ? opt.progress_s : 3600);
   double since_progress = 0;
   for (;;) {
-    timespec ts{static_cast<time_t>(tick_s), static_cast<long>((tick_s - static_cast<time_t>(tick_s)) * 1e9)};
+    const double wait_s = catalog_reload.seconds_until_due(tick_s);
+    timespec ts{static_cast<time_t>(wait_s), static_cast<long>((wait_s - static_cast<time_t>(wait_s)) * 1e9)};
     int sig = sigtimedwait(&sigs, nullptr, &ts);
     if (sig == SIGINT || sig == SIGTERM) break;
     if (sig == SIGHUP) {
@@ -372,9 +386,11 @@ int run(const Options& opt) {
           std::fprintf(stderr, "oddsrelay: keys reload failed, keeping the old keys: %s\n", e.what());
         }
       }
+      if (!opt.catalog.empty()) catalog_reload.now("SIGHUP");
       continue;
     }
-    since_progress += tick_s;
+    catalog_reload.poll();
+    since_progress += wait_s;
     if (opt.progress_s > 0 && since_progress >= opt.progress_s) {
       print_progress(engine, *source, last_applied, since_progress);
       since_progress = 0;

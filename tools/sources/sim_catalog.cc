@@ -89,6 +89,25 @@ constexpr LeagueDef kLeagues[] = {
 
 std::span<const SportDef> sports() { return kSports; }
 
+uint32_t first_outcome(uint32_t market) {
+  // tests/engine/catalog_test.cc checks these against the built-in catalog.
+  switch (market) {
+    case kMatchWinner: return 2001;
+    case kCorrectScore: return 2004;
+    case kAsianHandicap: return 2006;
+    case kGoalsOverUnder: return 2008;
+    case kDrawNoBet: return 2010;
+    case kAsianHandicapLive: return 2012;
+    case kCorrectScoreLive: return 2014;
+    case kGoalsOverUnderLive: return 2016;
+    case kBothTeamsToScore: return 2018;
+    case kFirstHalfHandicap: return 2020;
+    case kTotalOverUnder: return 2022;
+    case kTotalCorners: return 2024;
+  }
+  return 0;
+}
+
 const SportDef* find_sport(int32_t id) {
   for (const auto& s : kSports)
     if (s.id == id) return &s;

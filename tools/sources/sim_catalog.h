@@ -1,7 +1,7 @@
-// What the simulator draws its fixtures and markets from: the spec's sport
+// What the simulator draws its fixtures and markets from: the sport
 // table with a scoring model per sport, participant and tournament names,
-// and the market and outcome ids it prices. The market catalog issue makes
-// the full dictionary; these ids are the common ones of docs/api.md "Odds".
+// and the market and outcome ids it prices: the catalog's (data/catalog.json)
+// markets that the interface names, with their own outcome ids.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 namespace oddsrelay::sim {
 
-// Market ids (docs/api.md "Odds").
+// Market ids (the ones the interface names; docs/catalog.md).
 enum MarketId : uint32_t {
   kMatchWinner = 1001,        // 1X2 (2-way where the sport has no draw)
   kCorrectScore = 1004,       // pre-match, lines s<h>:<a>
@@ -27,14 +27,12 @@ enum MarketId : uint32_t {
   kTotalCorners = 1128,
 };
 
-// Outcome ids.
-enum OutcomeId : uint32_t {
-  kHome = 2001, kDraw = 2002, kAway = 2003,
-  kYes = 2010, kNo = 2011,
-  kHcpHome = 2021, kHcpAway = 2022,
-  kOver = 2101, kUnder = 2102,
-  kScore = 2201, kOtherScore = 2202,
-};
+// Outcome ids are per market and consecutive in the catalog
+// (data/catalog.json numbers them from 2001 in market id order): a market's
+// outcome i is first_outcome(market) + i, in the catalog's order (1X2:
+// home, draw, away; two-way markets: home / over / yes first). 0 for a
+// market the simulator does not price.
+uint32_t first_outcome(uint32_t market);
 
 enum class ScoreModel : uint8_t {
   Goals,    // Poisson scoring per minute (soccer, hockey, handball, ...)

@@ -213,21 +213,24 @@ feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer&
   feed::MarketRec r;
   r.market = market;
   const SportDef& s = *m.sport;
+  // The market's own outcome ids: first (home / over / yes / a scoreline),
+  // second (away / under / no / other), and 1X2's three.
+  const uint32_t o1 = first_outcome(market), o2 = o1 + 1;
   switch (market) {
     case kMatchWinner:
       if (s.draw)
-        add_line(r, "s", suspended, {{kHome, price_of(p.p_home(), kMargin)}, {kDraw, price_of(p.p_draw(), kMargin)},
-                                     {kAway, price_of(p.p_away(), kMargin)}});
+        add_line(r, "s", suspended, {{o1, price_of(p.p_home(), kMargin)}, {o2, price_of(p.p_draw(), kMargin)},
+                                     {o1 + 2, price_of(p.p_away(), kMargin)}});
       else
-        add_line(r, "s", suspended, {{kHome, price_of(p.p_home(), kMargin)}, {kAway, price_of(p.p_away(), kMargin)}});
+        add_line(r, "s", suspended, {{o1, price_of(p.p_home(), kMargin)}, {o1 + 2, price_of(p.p_away(), kMargin)}});
       break;
     case kDrawNoBet:
-      add_two_way(r, "s", suspended, kHome, kAway, p.home_hcp(0));
+      add_two_way(r, "s", suspended, o1, o2, p.home_hcp(0));
       break;
     case kBothTeamsToScore: {
       double y = p.p_btts();
       bool decided = m.home > 0 && m.away > 0;
-      add_line(r, "s", suspended, {{kYes, decided ? 101 : price_of(y, kMargin)}, {kNo, decided ? 5000 : price_of(1 - y, kMargin)}},
+      add_line(r, "s", suspended, {{o1, decided ? 101 : price_of(y, kMargin)}, {o2, decided ? 5000 : price_of(1 - y, kMargin)}},
                decided ? 1 : 0);
       break;
     }
@@ -248,7 +251,7 @@ feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer&
       }
       std::sort(lines.begin(), lines.end());
       for (double l : lines)
-        if (l > m.home + m.away) add_two_way(r, fmt_line(l), suspended, kOver, kUnder, p.over(l));
+        if (l > m.home + m.away) add_two_way(r, fmt_line(l), suspended, o1, o2, p.over(l));
       break;
     }
     case kAsianHandicap:
@@ -266,14 +269,14 @@ feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer&
           } else {
             w = p.home_hcp(l);
           }
-          add_two_way(r, fmt_line(l == 0 ? 0 : l), suspended, kHcpHome, kHcpAway, w);
+          add_two_way(r, fmt_line(l == 0 ? 0 : l), suspended, o1, o2, w);
         }
       } else {
         double step = s.model == ScoreModel::Points ? std::max(1.0, std::round(s.sd_diff / 6)) : 1.0;
         double c = s.model == ScoreModel::Points ? round_half(-d) : 1.5;
         for (int k = s.model == ScoreModel::Points ? -2 : -1; k <= (s.model == ScoreModel::Points ? 2 : 0); ++k) {
           double l = s.model == ScoreModel::Points ? c + k * step : (k == -1 ? -1.5 : 1.5);
-          add_two_way(r, fmt_line(l), suspended, kHcpHome, kHcpAway, p.home_hcp(l));
+          add_two_way(r, fmt_line(l), suspended, o1, o2, p.home_hcp(l));
         }
       }
       break;
@@ -287,9 +290,9 @@ feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer&
           covered += v;
           char key[32];
           std::snprintf(key, sizeof key, "s%d:%d", h, a);
-          add_line(r, key, suspended, {{kScore, price_of(v, 0.15)}});
+          add_line(r, key, suspended, {{o1, price_of(v, 0.15)}});
         }
-      add_line(r, "s", suspended, {{kOtherScore, price_of(std::max(0.0, 1 - covered), 0.15)}});
+      add_line(r, "s", suspended, {{o2, price_of(std::max(0.0, 1 - covered), 0.15)}});
       break;
     }
     case kFirstHalfHandicap: {
@@ -299,7 +302,7 @@ feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer&
       h1.remaining = m.remaining_1h;
       Pricer p1(h1);
       double c = std::round(-p1.expected_diff()) + 0.5;
-      for (double l : {c - 1, c, c + 1}) add_two_way(r, fmt_line(l), suspended, kHcpHome, kHcpAway, p1.home_hcp(l));
+      for (double l : {c - 1, c, c + 1}) add_two_way(r, fmt_line(l), suspended, o1, o2, p1.home_hcp(l));
       break;
     }
     case kTotalCorners: {
@@ -313,7 +316,7 @@ feed::MarketRec price_market(uint32_t market, const MatchState& m, const Pricer&
         if (l < have) continue;
         WinPushLose w;
         for (int32_t k = 0; k < n; ++k) (have + k > l ? w.win : w.lose) += pc[static_cast<size_t>(k)];
-        add_two_way(r, fmt_line(l), suspended, kOver, kUnder, w);
+        add_two_way(r, fmt_line(l), suspended, o1, o2, w);
       }
       break;
     }
