@@ -197,6 +197,13 @@ ApplyResult Engine::apply_remove(feed::Record& rec) {
   if (old_live) work_.last_live_at = rec.at;
   count_listing(e, -1);
   work_.bytes -= info_bytes(e.info.get());
+  // A score shown with the event's kickoff (its records carried none) keeps
+  // it once the event object is gone: settlement reads scores after removal.
+  if (e.score && !e.score->last.kickoff && e.info) {
+    auto s = std::make_shared<ScoreState>(*e.score);
+    s->last.kickoff = e.info->ts;
+    e.score = std::move(s);
+  }
   e.info = nullptr;
   const size_t history_was = history_bytes(e.history.get());
   for (const auto& m : e.markets) {
@@ -260,7 +267,11 @@ void Engine::apply_score(feed::Record& rec) {
     if (s->timeline.size() >= ScoreState::kTimelineMax) s->timeline.erase(s->timeline.begin());
     s->timeline.push_back(ScorePoint{rec.at, *sr.home, *sr.away, sr.clock.value_or("")});
   }
+  const std::optional<int64_t> kickoff = s->last.kickoff;
   s->last = sr;
+  // Unlisted, a record without a kickoff keeps the one known before (the
+  // event's, kept at its removal).
+  if (!s->last.kickoff && !e.info) s->last.kickoff = kickoff;
   s->ts = rec.at;
   if (sr.status == feed::ScoreStatus::Ended) {
     std::optional<std::pair<int32_t, int32_t>> score;

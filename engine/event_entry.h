@@ -25,7 +25,10 @@ struct ScorePoint {
 };
 
 struct ScoreState {
-  feed::ScoreRec last;  // the latest score record as received
+  // The latest score record as received, except its kickoff: when the
+  // record has none and the event is not listed, the kickoff known before
+  // (the event's, kept when the event was removed).
+  feed::ScoreRec last;
   int64_t ts = 0;       // at of that record
   static constexpr size_t kTimelineMax = 64;
   std::vector<ScorePoint> timeline;  // scoreline changes, oldest first; the last kTimelineMax

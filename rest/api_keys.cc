@@ -87,6 +87,13 @@ bool ApiKey::allows_ip(const std::array<uint8_t, 16>& ip) const {
   return false;
 }
 
+bool ApiKey::allows_origin(const WebOrigin& o) const {
+  if (allow_origins.empty()) return true;
+  for (const auto& p : allow_origins)
+    if (p.matches(o)) return true;
+  return false;
+}
+
 namespace {
 
 std::string raw_json(const rapidjson::Value& v) {
@@ -216,6 +223,16 @@ std::shared_ptr<const KeyStore> KeyStore::parse(std::string_view json) {
         auto c = a.IsString() ? parse_cidr(a.GetString()) : std::nullopt;
         if (!c) throw std::runtime_error(where + ".allow_ips has an entry that is not an address or CIDR");
         key.allow_ips.push_back(*c);
+      }
+    }
+    if (k.HasMember("allow_origins")) {
+      if (!k["allow_origins"].IsArray()) throw std::runtime_error(where + ".allow_origins is not an array");
+      for (const auto& a : k["allow_origins"].GetArray()) {
+        auto p = a.IsString() ? parse_origin_pattern(a.GetString()) : std::nullopt;
+        if (!p)
+          throw std::runtime_error(where + ".allow_origins has an entry that is not an origin "
+                                   "(https://host[:port] or https://*.domain)");
+        key.allow_origins.push_back(std::move(*p));
       }
     }
     if (k.HasMember("ws_connections")) {

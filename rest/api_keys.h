@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rest/origins.h"
+
 namespace oddsrelay::rest {
 
 enum Permission : uint32_t {
@@ -60,10 +62,15 @@ struct ApiKey {
   std::optional<uint32_t> rate_limit;  // requests per 60 s window; none = unlimited
   uint32_t permissions = 0;
   std::vector<Cidr> allow_ips;         // empty = any address
+  // Web pages that may use the key from a browser (rest/origins.h); empty =
+  // any. Requests without Origin or Referer are not browser requests and
+  // are not held to it.
+  std::vector<OriginPattern> allow_origins;
   uint32_t ws_connections = 5;         // concurrent /ws + /pt-ws streams (docs/api.md "Limits")
   std::string widget_json = "{}";      // per-key widget settings, raw JSON
   std::optional<WebhookConfig> webhook;
   bool allows_ip(const std::array<uint8_t, 16>& ip) const;
+  bool allows_origin(const WebOrigin& o) const;
 };
 
 class KeyStore {

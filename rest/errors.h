@@ -22,6 +22,7 @@ inline constexpr const char* kBadLimit = "Invalid limit parameter: expected an i
 inline constexpr const char* kNotFound = "Not found";
 inline constexpr const char* kMethodNotAllowed = "Method not allowed";
 inline constexpr const char* kIpNotAllowed = "Source address not allowed for this API key";
+inline constexpr const char* kOriginNotAllowed = "Origin not allowed for this API key";  // 403, allow_origins
 inline constexpr const char* kBadOddsBody =
     "Invalid body: expected {\"sport\": <int>, \"market\": <int>, \"events\": [<event id>, ...]}";
 inline constexpr const char* kGroupsNeedSport = "groups=1 needs a sport parameter: groups are sport-scoped";
@@ -32,6 +33,10 @@ inline constexpr const char* kStreamExpired = "Stream URL expired";
 
 inline constexpr const char* kMissingEventId = "Missing event_id parameter";
 inline constexpr const char* kMissingEvent = "Missing event parameter";
+// The PROXY protocol line at the start of a connection (400, then closed)
+inline constexpr const char* kProxyLineUntrusted = "PROXY protocol header from a peer outside --trust-proxy";
+inline constexpr const char* kBadProxyLine = "Malformed PROXY protocol header";
+
 inline constexpr const char* kExplorerKeyOrigin = "This demo key only works from the explorer page of this server";
 
 // WebSocket handshakes and messages

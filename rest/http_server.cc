@@ -16,6 +16,7 @@
 
 #include "rest/errors.h"
 #include "rest/request_metrics.h"
+#include "rest/proxy_protocol.h"
 
 namespace oddsrelay::rest {
 
@@ -37,6 +38,7 @@ struct Conn {
   bool reading = true;
   bool close_after_write = false;
   bool closing = false;
+  bool proxy_checked = false;       // the connection's first bytes were looked at for a PROXY line
   Takeover takeover;                // set: hand the socket over once unsent == 0
 };
 
@@ -156,6 +158,23 @@ bool answer(HttpServer::Impl* srv, Conn* c, const http::Request& req, std::strin
   }
 }
 
+// A PROXY line before the first request (rest/proxy_protocol.h): taken
+// off from a trusted proxy, refused (400, then closed) from anyone else.
+// False while more bytes are needed.
+bool take_proxy_line(HttpServer::Impl* srv, Conn* c) {
+  const char* why = "";
+  ProxyStep step = take_proxy_line(c->in, c->peer.ip, srv->owner->options().trusted_proxies, why);
+  if (step == ProxyStep::NeedMore) return false;
+  c->proxy_checked = true;
+  if (step == ProxyStep::Refused) {
+    srv->owner->handler().refuse(400, why, srv->out);
+    count_refused(400);
+    c->close_after_write = true;
+    c->in.clear();
+  }
+  return true;
+}
+
 void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   Conn* c = static_cast<Conn*>(s->data);
   if (nread < 0) {
@@ -168,6 +187,7 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   c->last_active = now;
   if (c->in.empty()) c->request_started = now;
   c->in.append(buf->base, static_cast<size_t>(nread));
+  if (!c->proxy_checked && !take_proxy_line(srv, c)) return;
 
   // Every complete request in the buffer is answered now (pipelining); the
   // answers go out in one write.

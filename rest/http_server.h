@@ -20,10 +20,14 @@
 
 namespace oddsrelay::rest {
 
+// Where a connection comes from: the TCP peer, or the client a trusted
+// proxy's PROXY line names (rest/proxy_protocol.h).
 struct Peer {
   std::array<uint8_t, 16> ip{};  // v4 as v4-mapped v6
   uint32_t loop = 0;             // the REST loop serving the connection (0..threads-1)
 };
+
+class TrustedProxies;  // rest/client_address.h
 
 // A request that switches protocols (the WebSocket upgrade). Once every
 // earlier response on the connection is written, the server stops reading,
@@ -54,6 +58,7 @@ struct HttpServerOptions {
   int idle_timeout_ms = 60'000;    // keep-alive connections idle this long are closed
   size_t max_unsent = 4 << 20;     // pause reading a client past this many unsent bytes
   uint32_t threads = 1;            // REST loops, each on its own thread (at least 1)
+  const TrustedProxies* trusted_proxies = nullptr;  // peers whose PROXY line is taken; null: none
 };
 
 class HttpServer {

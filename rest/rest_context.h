@@ -13,6 +13,8 @@
 #include "engine/catalog.h"
 #include "engine/metrics/registry.h"
 #include "rest/api_keys.h"
+#include "rest/client_address.h"
+#include "rest/origins.h"
 #include "rest/stream_addon.h"
 #include "rest/stream_upgrade.h"
 
@@ -48,6 +50,11 @@ struct RestContext {
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
   std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
   const metrics::Registry* metrics = nullptr;  // GET /metrics here (any key); null: 404, --metrics-listen serves it
+  // Behind a reverse proxy (docs/deploy.md): whose X-Forwarded-For to
+  // believe (--trust-proxy), and the base of the URLs handed out
+  // (--public-url; unset: http:// and the request's Host).
+  TrustedProxies trusted_proxies;
+  PublicUrl public_url;
 };
 
 }  // namespace oddsrelay::rest

@@ -1,6 +1,6 @@
 // The REST router: the route table, then one pass per request through the
 // authentication order of docs/api.md (route, method, readiness, key,
-// source address, permission, rate limit) before the route's handler in
+// source address, origin, permission, rate limit) before the route's handler in
 // rest/api/ runs. Stream upgrades (/ws, /pt-ws) pass the same checks and
 // are then handed to the relay. A new route is one line in kRoutes.
 #include <cstring>
@@ -13,8 +13,10 @@
 #include "rest/access.h"
 #include "rest/api/handlers.h"
 #include "rest/call.h"
+#include "rest/client_address.h"
 #include "rest/clock.h"
 #include "rest/errors.h"
+#include "rest/origins.h"
 #include "rest/rest_api.h"
 
 namespace oddsrelay::rest {
@@ -92,17 +94,21 @@ bool allows_method(const Route& r, std::string_view method) {
   return false;
 }
 
-// True when the request's Origin (or, without one, its Referer) names the
-// host it was sent to: the explorer page calling its own server.
-bool same_origin(const http::Request& req) {
-  std::string_view host = req.header("Host"), from = req.header("Origin");
-  if (from.empty()) from = req.header("Referer");
-  if (host.empty() || from.empty()) return false;
-  size_t scheme = from.find("://");
-  if (scheme == std::string_view::npos) return false;
-  from.remove_prefix(scheme + 3);
-  from = from.substr(0, from.find('/'));
-  return from == host;
+// True when the request's Origin (or, without one, its Referer) is one of
+// this server's pages: the explorer calling its own server, directly or
+// through the proxy at --public-url.
+bool same_origin(const http::Request& req, const PublicUrl& pub) {
+  auto from = browser_origin(req);
+  return from && own_origin(*from, req, pub);
+}
+
+// allow_origins, a browser guard: a request that names no origin (not from
+// a browser) and the server's own pages (the widget polling from its
+// iframe) pass; any other origin must be on the key's list.
+bool origin_allowed(const http::Request& req, const ApiKey& key, const PublicUrl& pub) {
+  if (key.allow_origins.empty()) return true;
+  auto from = browser_origin(req);
+  return !from || own_origin(*from, req, pub) || key.allows_origin(*from);
 }
 
 // The key the request presents (header, else the api_key parameter), or
@@ -117,7 +123,7 @@ const ApiKey* find_key(Call& c, const KeyStore& keys, bool& wrong_origin) {
       CRYPTO_memcmp(presented.data(), demo.data(), presented.size()) == 0) {
     // The explorer's demo key works only from a page of this server: its
     // Origin (or Referer) must name the host the request was sent to.
-    if (!same_origin(c.req)) {
+    if (!same_origin(c.req, c.st.ctx.public_url)) {
       wrong_origin = true;
       return nullptr;
     }
@@ -192,7 +198,8 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   const ApiKey* key = find_key(c, *keys, wrong_origin);
   if (wrong_origin) return c.error(403, err::kExplorerKeyOrigin);
   if (!key || !key->enabled) return c.error(401, err::kInvalidKey);
-  if (!key->allows_ip(peer.ip)) return c.error(403, err::kIpNotAllowed);
+  if (!key->allows_ip(client_address(peer.ip, req, st_.ctx.trusted_proxies))) return c.error(403, err::kIpNotAllowed);
+  if (!origin_allowed(req, *key, st_.ctx.public_url)) return c.error(403, err::kOriginNotAllowed);
   c.key = key;
   if (!stream) c.snap = st_.ctx.snapshots->load();  // one snapshot per response
   // Permissions, for every route and every /rdstn command, here and only

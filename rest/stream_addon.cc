@@ -9,6 +9,11 @@
 
 namespace oddsrelay::rest {
 
+std::string stream_base(const PublicUrl& pub, std::string_view host) {
+  if (pub.set()) return pub.base;
+  return host.empty() ? std::string() : "http://" + std::string(host);
+}
+
 StreamSigner::StreamSigner() {
   unsigned char raw[32];
   if (RAND_bytes(raw, sizeof raw) != 1) throw std::runtime_error("no randomness for the stream secret");

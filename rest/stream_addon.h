@@ -10,12 +10,19 @@
 #include <string_view>
 #include <vector>
 
+#include "rest/origins.h"
+
 namespace oddsrelay::rest {
 
 struct StreamOptions {
   std::vector<int32_t> sports = {1, 2, 5};  // live events of these sports have a stream
   int64_t ttl_s = 3600;                     // lifetime of a signed URL
 };
+
+// Where signed player URLs point: the --public-url base when set (so they
+// say https:// behind a TLS-terminating proxy), else http://<Host>; empty
+// without either (the URL is then relative).
+std::string stream_base(const PublicUrl& pub, std::string_view host);
 
 class StreamSigner {
  public:

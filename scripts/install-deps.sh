@@ -9,7 +9,7 @@ set -euo pipefail
 pkgs=(g++ cmake make pkg-config curl libuv1-dev rapidjson-dev libxxhash-dev
       libconcurrentqueue-dev libgtest-dev libbenchmark-dev libssl-dev zlib1g-dev
       python3 python3-websockets libjemalloc-dev clang libclang-rt-14-dev chromium
-      nats-server libnats-dev openssl prometheus)
+      nats-server libnats-dev openssl prometheus nginx-light)
 # Debian's nodejs and npm, unless a node and an npm are already installed.
 command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)
@@ -23,11 +23,12 @@ if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#pkgs[@]} packages present"
 else
   echo "install-deps: installing ${missing[*]}"
-  # Packages with a service (prometheus, nats-server) start it on install
-  # where the init system allows: the tests start their own on free
-  # loopback ports, so none may bind a port here. Docker-style images
-  # already deny starts with a policy-rc.d; elsewhere one is put in place
-  # for the install only (invoke-rc.d and deb-systemd-invoke honour it).
+  # Packages with a service (prometheus, nats-server, nginx) start it on
+  # install where the init system allows: the tests start their own on free
+  # loopback ports (and nginx on port 80 could break a CI machine), so none
+  # may bind a port here. Docker-style images already deny starts with a
+  # policy-rc.d; elsewhere one is put in place for the install only
+  # (invoke-rc.d and deb-systemd-invoke honour it).
   # The units stay installed and enabled, as the packages leave them.
   policy=/usr/sbin/policy-rc.d
   own_policy=""

@@ -23,9 +23,8 @@ void stream_url(Call& c) {
   for (int i = 0; i < 8; ++i) std::snprintf(key_id + 2 * i, 3, "%02x", c.key->digest[static_cast<size_t>(i)]);
   const int64_t exp = wall_ms() / 1000 + o.ttl_s;
   const std::string sig = c.st.stream_signer.sign(e->key, key_id, exp);
-  std::string host(c.req.header("Host"));
-  std::string url = (host.empty() ? std::string() : "http://" + host) + "/stream/play?event=" + e->key + "&key=" +
-                    key_id + "&exp=" + std::to_string(exp) + "&sig=" + sig;
+  std::string url = stream_base(c.st.ctx.public_url, c.req.header("Host")) + "/stream/play?event=" + e->key +
+                    "&key=" + key_id + "&exp=" + std::to_string(exp) + "&sig=" + sig;
   c.begin_success();
   c.w.Key("data");
   c.w.StartObject();

@@ -126,6 +126,32 @@ TEST(Engine, RemoveDropsListingAndOddsButKeepsScore) {
   EXPECT_EQ(b->changes.size(), 1u);
 }
 
+// /v1/scores shows a score's kickoff from its record, else from the event;
+// removal drops the event object, so the score keeps the event's kickoff.
+TEST(Engine, RemovedEventsScoreKeepsTheEventsKickoff) {
+  Engine e;
+  test::apply_all(e, {test::event(1, "7", 1, true),
+                      test::rec(R"({"at":3,"op":"score","id":"7","home":1,"away":0,"status":"live"})")});
+  EXPECT_FALSE(e.current()->events.find(7)->score->last.kickoff);  // listed: the event's ts is read live
+  test::apply_all(e, {test::rec(R"({"at":4,"op":"remove","id":"7"})")});
+  const EventEntry* ev = e.current()->events.find(7);
+  ASSERT_NE(ev, nullptr);
+  ASSERT_FALSE(ev->listed());
+  EXPECT_EQ(ev->score->last.kickoff, std::optional<int64_t>(1767225600));
+  EXPECT_EQ(ev->score->last.home, std::optional<int32_t>(1));
+  // A later record without a kickoff keeps it; one with its own replaces it.
+  test::apply_all(e, {test::rec(R"({"at":5,"op":"score","id":"7","home":2,"away":0,"status":"ended"})")});
+  EXPECT_EQ(e.current()->events.find(7)->score->last.kickoff, std::optional<int64_t>(1767225600));
+  EXPECT_EQ(e.current()->events.find(7)->score->last.home, std::optional<int32_t>(2));
+  test::apply_all(e, {test::rec(R"({"at":6,"op":"score","id":"7","home":2,"away":0,"status":"ended","kickoff":1767229200})")});
+  EXPECT_EQ(e.current()->events.find(7)->score->last.kickoff, std::optional<int64_t>(1767229200));
+  // A record's own kickoff is never replaced by the event's.
+  test::apply_all(e, {test::event(7, "8", 1, true),
+                      test::rec(R"({"at":8,"op":"score","id":"8","status":"live","kickoff":1767000000})"),
+                      test::rec(R"({"at":9,"op":"remove","id":"8"})")});
+  EXPECT_EQ(e.current()->events.find(8)->score->last.kickoff, std::optional<int64_t>(1767000000));
+}
+
 TEST(Engine, RemoveOfUnknownEventIsSkippedAndCounted) {
   Engine e;
   EXPECT_EQ(e.apply(test::rec(R"({"at":1,"op":"remove","id":"99"})")), ApplyResult::SkippedUnknownEvent);

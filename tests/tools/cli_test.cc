@@ -368,3 +368,33 @@ TEST(Cli, HttpThreadsDefaultIsHalfTheCoresFromOneToFour) {
 }
 
 }  // namespace oddsrelay
+
+namespace oddsrelay {
+namespace {
+
+TEST(Cli, TrustProxyAndPublicUrl) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({}, o, err));
+  EXPECT_TRUE(o.trust_proxy.empty());  // nothing trusted unless asked
+  EXPECT_FALSE(o.public_url.set());
+  ASSERT_TRUE(parse({"--trust-proxy", "127.0.0.1/32,10.0.0.0/8", "--public-url=https://odds.example.com/"}, o, err))
+      << err;
+  EXPECT_EQ(o.trust_proxy.size(), 2u);
+  EXPECT_TRUE(o.trust_proxy.contains(*rest::parse_ip("10.1.2.3")));
+  EXPECT_FALSE(o.trust_proxy.contains(*rest::parse_ip("127.0.0.2")));
+  EXPECT_EQ(o.public_url.base, "https://odds.example.com");
+  Options p;
+  EXPECT_FALSE(parse({"--trust-proxy", "10.0.0.0/8,proxy"}, p, err));
+  EXPECT_EQ(err, "bad --trust-proxy: 'proxy' is not an address or CIDR (CIDR[,CIDR], e.g. 127.0.0.1/32,10.0.0.0/8)");
+  EXPECT_FALSE(parse({"--public-url", "odds.example.com"}, p, err));
+  EXPECT_EQ(err, "bad --public-url: 'odds.example.com' is not an http:// or https:// URL (scheme://host[:port][/path])");
+  EXPECT_FALSE(parse({"--trust-proxy"}, p, err));
+  EXPECT_EQ(err, "--trust-proxy needs a value");
+  const std::string usage = kUsage;
+  EXPECT_NE(usage.find("--trust-proxy CIDR[,CIDR]"), std::string::npos);
+  EXPECT_NE(usage.find("--public-url URL"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oddsrelay

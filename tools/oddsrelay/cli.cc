@@ -120,6 +120,19 @@ Options:
   --webhook-ca FILE      PEM certificates trusted for https:// webhook
                          endpoints besides the system's CA store (a private
                          CA); certificates and host names are always checked
+  --trust-proxy CIDR[,CIDR]
+                         reverse proxies in front of the server: only from a
+                         peer in these networks are X-Forwarded-For (the
+                         right-most address not itself trusted is the
+                         client) and a PROXY protocol v1 line believed, for
+                         allow_ips; from any other peer both are ignored
+                         and a PROXY line is a bad request (default: none;
+                         docs/deploy.md)
+  --public-url URL       where clients reach the server, e.g.
+                         https://odds.example.com: the base of the URLs it
+                         hands out (stream add-on) and an own origin of the
+                         explorer's demo key (default: http:// and the
+                         request's Host)
   --help                 this text
 )";
 
@@ -371,6 +384,20 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       }
     } else if (a == "--catalog") {
       if (!need(out.catalog)) return false;
+    } else if (a == "--trust-proxy") {
+      std::string v;
+      if (!need(v)) return false;
+      if (!rest::TrustedProxies::parse(v, out.trust_proxy, err)) {
+        err = "bad --trust-proxy: " + err + " (CIDR[,CIDR], e.g. 127.0.0.1/32,10.0.0.0/8)";
+        return false;
+      }
+    } else if (a == "--public-url") {
+      std::string v;
+      if (!need(v)) return false;
+      if (!rest::parse_public_url(v, out.public_url, err)) {
+        err = "bad --public-url: " + err;
+        return false;
+      }
     } else if (a == "--webhook-ca") {
       if (!need(out.webhook_ca)) return false;
     } else if (a == "--catalog-reload") {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "engine/retention.h"
+#include "rest/client_address.h"
+#include "rest/origins.h"
 #include "tools/sources/simulator.h"
 
 namespace oddsrelay {
@@ -60,6 +62,8 @@ struct Options {
   int64_t resume_window_s = 60;               // ...and for at most this long
   int64_t retain_ended_ms = kDefaultRetainEndedMs;  // retention horizon in feed time (engine/retention.h)
   std::vector<int32_t> stream_sports = {1, 2, 5};  // live events of these sports have a stream
+  rest::TrustedProxies trust_proxy;  // proxies whose X-Forwarded-For / PROXY line is believed; empty: none
+  rest::PublicUrl public_url;        // base of the URLs handed out; unset: http://<Host>
   bool exit_after_replay = false;
   bool help = false;
 };

@@ -131,6 +131,8 @@ int run(const Options& opt) {
   ctx.http_threads = static_cast<uint32_t>(opt.http_threads);
   ctx.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
   ctx.ready = &ready;
+  ctx.trusted_proxies = opt.trust_proxy;
+  ctx.public_url = opt.public_url;
   ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
     relay->adopt(std::move(t), fd, std::move(pending));
   };
@@ -216,6 +218,7 @@ int run(const Options& opt) {
   http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
   http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
   http_opts.threads = static_cast<uint32_t>(opt.http_threads);
+  http_opts.trusted_proxies = &opt.trust_proxy;
   rest::HttpServer http(http_opts, api);
   api.set_server(&http);
   register_node_metrics(metrics_registry,
@@ -355,6 +358,9 @@ int run(const Options& opt) {
   ready.store(true, std::memory_order_release);
 
   std::fprintf(stderr, "oddsrelay: serving http://%s:%u/v1/status\n", shown_host, opt.port);
+  if (opt.public_url.set())
+    std::fprintf(stderr, "oddsrelay: public URL %s/v1/status (%zu trusted proxy networks)\n",
+                 opt.public_url.base.c_str(), opt.trust_proxy.size());
   if (!demo_key.empty())
     std::fprintf(stderr, "oddsrelay: demo API key (sandbox, all permissions): %s\n"
                          "  try: curl -H 'X-API-Key: %s' http://%s:%u/v1/live\n",
