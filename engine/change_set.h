@@ -40,6 +40,7 @@ struct Batch {
   std::vector<EventChange> changes;  // in order of first change within the batch
   std::vector<uint32_t> markets;     // replaced or removed market ids, per change, sorted, unique
   std::vector<feed::Record> records;
+  int64_t sealed_us = 0;  // wall clock (us since the epoch) when the engine had applied it all; the relay's INFO stamps
 
   std::span<const uint32_t> markets_of(const EventChange& c) const {
     return std::span<const uint32_t>(markets).subspan(c.markets_first, c.markets_count);
