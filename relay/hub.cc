@@ -42,6 +42,27 @@ Group local_group(const Turn& t) {
   return g;
 }
 
+Group local_group(std::span<const TurnPtr> turns) {
+  if (turns.size() == 1) return local_group(*turns.front());
+  Group g;
+  const Turn& last = *turns.back();
+  g.from = turns.front()->from;
+  g.seq = last.seq;
+  g.applied_us = last.stamps.applied_us;
+  g.encoded_us = last.stamps.encoded_us;
+  size_t n = 0;
+  for (const TurnPtr& t : turns) n += t->frames.size();
+  g.frames.reserve(n);
+  for (const TurnPtr& t : turns) {
+    g.at = std::max(g.at, t->at);
+    for (const HubFrame& f : t->frames)
+      g.frames.push_back(GroupFrame{FrameRef::local(f.frame), f.channel, f.sport, f.odds, f.markets, f.events});
+    g.live.insert(g.live.end(), t->live.begin(), t->live.end());
+  }
+  g.marker = pt_marker(g.seq, g.from, g.at, 0, Stamps{g.applied_us, g.encoded_us});
+  return g;
+}
+
 TurnPtr Hub::encode(const BatchPtr& batch) {
   const Batch& b = *batch;
   if (b.snapshot->seq <= snap_->seq) return nullptr;

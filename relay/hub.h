@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,10 @@ class Hub {
 // A turn as one loop holds it: each shared frame wrapped once for this
 // loop (FrameRef::local), ready for fan-out and the loop's resume window.
 Group local_group(const Turn& t);
+// Several turns a loop took at once (it was busy while they came) as one
+// group, as before there were loops: their frames in order and one INFO
+// for all, encoded by this loop; one turn: local_group.
+Group local_group(std::span<const TurnPtr> turns);
 
 // One evt:<sport> frame per run of equal sports in `events` (sorted by
 // sport), for streams that see `classes` of events.

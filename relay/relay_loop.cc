@@ -89,23 +89,31 @@ void RelayLoop::drain() {
   now();
   Adoption a;
   while (adoptions.try_dequeue(a)) adopt(a);
-  TurnPtr t;
-  while (turns.try_dequeue(t)) take_turn(*t);
+  take_turns();
   if (!parked_.empty()) unpark();
   ws_.schedule_live_update();
   finish_turn();  // one write per connection for everything this turn queued
 }
 
-// The hub's frames, wrapped once for this loop, to every stream; the group
-// then goes into this loop's resume window.
-void RelayLoop::take_turn(const Turn& t) {
-  if (t.seq <= ctx_.snap->seq) return;  // already part of the state the streams started from
-  Group g = local_group(t);
-  ctx_.snap = t.batch->snapshot;
-  ws_.on_turn(t);
+// The hub's frames, wrapped once for this loop, to every stream; turns that
+// queued up while the loop was busy go out as one group with one INFO. The
+// group then goes into this loop's resume window.
+void RelayLoop::take_turns() {
+  took_.clear();
+  TurnPtr t;
+  while (turns.try_dequeue(t)) {
+    if (t->seq <= ctx_.snap->seq) continue;  // already part of the state the streams started from
+    ctx_.snap = t->batch->snapshot;
+    ws_.on_turn(*t);
+    took_.push_back(std::move(t));
+  }
+  if (took_.empty()) return;
+  if (took_.size() > 1) stats_.frames_encoded.fetch_add(1, std::memory_order_relaxed);  // this loop's INFO
+  Group g = local_group(took_);
   pt_.fan_out(g);
   ctx_.window.add(std::move(g), ctx_.now);
   ctx_.publish_window_stats();
+  took_.clear();
 }
 
 void RelayLoop::adopt(Adoption& a) {

@@ -63,7 +63,7 @@ class RelayLoop {
   uint64_t now() { return ctx_.now = uv_now(&loop_); }
   void drain();  // the async callback: adoptions, turns, then one write per dirty connection
   void adopt(Adoption& a);
-  void take_turn(const Turn& t);
+  void take_turns();
   void accept_stream(StreamConn* c);
   void start_stream(StreamConn* c);
   void unpark();
@@ -91,6 +91,7 @@ class RelayLoop {
   WsStreams ws_{ctx_};
   std::vector<StreamConn*> all_;
   std::vector<StreamConn*> parked_;
+  std::vector<TurnPtr> took_;  // this drain's turns; capacity reused
   uint64_t next_ping_ = 0;
 };
 

@@ -23,8 +23,10 @@ echo "== TSan: concurrent snapshot readers; the relay (engine, REST and relay th
 cmake --preset tsan >/dev/null
 cmake --build build-tsan -j"$jobs" --target engine_tests oddsrelay oddsfeed
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/engine_tests --gtest_filter='SnapshotConcurrency.*'
-TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=$PWD/tests/tsan.supp /usr/bin/python3 tests/e2e/test_relay.py \
-  --build-dir build-tsan --fixtures tests/fixtures
+for threads in 1 2; do  # one relay loop, then two sharing every frame
+  TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=$PWD/tests/tsan.supp /usr/bin/python3 tests/e2e/test_relay.py \
+    --build-dir build-tsan --fixtures tests/fixtures --server-arg=--relay-threads=$threads
+done
 echo "== fuzz: HTTP requests, feed lines, WebSocket frames, 45 s each"
 bash tests/fuzz/run.sh 45
 echo "== all tests passed"

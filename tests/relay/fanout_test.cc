@@ -148,6 +148,27 @@ TEST_F(Fanout, AStreamPastItsBoundIsDoomedOnceAndGetsNothingMore) {
   EXPECT_FALSE(c->q.has_queued());
 }
 
+TEST_F(Fanout, TurnsTakenTogetherGoOutAsOneGroupWithOneInfo) {
+  std::vector<TurnPtr> turns;
+  for (int i = 0; i < 3; ++i) {
+    engine.apply(test::event(1000 + i, std::to_string(7 + i), 1, true));
+    turns.push_back(hub->encode(engine.commit()));
+    ASSERT_TRUE(turns.back());
+  }
+  Group g = local_group(turns);
+  EXPECT_EQ(g.from, turns[0]->from);
+  EXPECT_EQ(g.seq, turns[2]->seq);
+  EXPECT_EQ(g.at, 1002);
+  ASSERT_EQ(g.frames.size(), turns[0]->frames.size() + turns[1]->frames.size() + turns[2]->frames.size());
+  EXPECT_EQ(g.frames.back().frame->bytes().data(), turns[2]->frames.back().frame->bytes().data());  // shared, not copied
+  EXPECT_EQ(payload(g.marker->bytes()), "INFO\x1FPUB\x1F{\"seq\":" + std::to_string(g.seq) + ",\"from\":" +
+                                            std::to_string(g.from) + ",\"at\":1002,\"applied_us\":" +
+                                            std::to_string(turns[2]->stamps.applied_us) + ",\"encoded_us\":" +
+                                            std::to_string(turns[2]->stamps.encoded_us) + "}");
+  ASSERT_EQ(g.live.size(), 3u);
+  EXPECT_EQ(g.live[2].number, 9u);
+}
+
 TEST_F(Fanout, RemovedStreamsGetNothing) {
   StreamConn* a = stream(kAll);
   StreamConn* b = stream(kAll);
