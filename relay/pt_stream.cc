@@ -17,14 +17,32 @@ uint32_t channel_mask(const StreamFilter& f) { return (f.evt ? 1u : 0u) | (f.odd
 }  // namespace
 
 void PtStreams::add(StreamConn* c) {
-  list_add(list_, c, &StreamConn::fan_slot);
+  const StreamFilter f = c->filter();
+  size_t i = 0;
+  while (i < buckets_.size() && !(buckets_[i].classes == f.classes && buckets_[i].odds == f.odds &&
+                                  std::ranges::equal(buckets_[i].sports, f.sports)))
+    ++i;
+  if (i == buckets_.size()) {
+    // Reuse an empty bucket before growing: distinct filters come and go.
+    i = 0;
+    while (i < buckets_.size() && !buckets_[i].conns.empty()) ++i;
+    if (i == buckets_.size()) buckets_.emplace_back();
+    Bucket& b = buckets_[i];
+    b.sports.assign(f.sports.begin(), f.sports.end());
+    b.classes = f.classes;
+    b.odds = f.odds;
+  }
+  c->bucket = static_cast<uint32_t>(i);
+  list_add(buckets_[i].conns, c, &StreamConn::fan_slot);
+  ++size_;
   ctx_.stats.pt_connections.fetch_add(1, std::memory_order_relaxed);
 }
 
 void PtStreams::remove(StreamConn* c) {
   if (!c->listed()) return;
   ctx_.stats.pt_connections.fetch_sub(1, std::memory_order_relaxed);
-  list_remove(list_, c, &StreamConn::fan_slot);
+  list_remove(buckets_[c->bucket].conns, c, &StreamConn::fan_slot);
+  --size_;
 }
 
 // The frames of a group, then one INFO that closes them: {"seq": last
@@ -32,14 +50,17 @@ void PtStreams::remove(StreamConn* c) {
 // conflatable too, so a client that lags holds one, not one per group.
 void PtStreams::fan_out(const Group& g) {
   uint64_t delivered = 0;
-  for (StreamConn* c : list_) {
-    const StreamFilter f = c->filter();
-    for (const GroupFrame& o : g.frames) {
-      if (!f.admits(o)) continue;
-      send_group_frame(c, o);
-      ++delivered;
+  for (const Bucket& b : buckets_) {
+    if (b.conns.empty()) continue;
+    const StreamFilter f = b.filter();
+    admitted_.clear();
+    for (size_t i = 0; i < g.frames.size(); ++i)
+      if (f.admits(g.frames[i])) admitted_.push_back(static_cast<uint32_t>(i));
+    for (StreamConn* c : b.conns) {
+      for (uint32_t i : admitted_) send_group_frame(c, g.frames[i]);
+      send_marker(c, g, g.from, g.marker);
     }
-    send_marker(c, g, g.from, g.marker);
+    delivered += admitted_.size() * b.conns.size();
   }
   ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
 }

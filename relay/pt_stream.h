@@ -27,7 +27,12 @@ class PtStreams {
   void start(StreamConn* c, ResumeWindow::Verdict v, size_t first);
   // A group (already in ctx.snap's state) to every stream.
   void fan_out(const Group& g);
-  const std::vector<StreamConn*>& streams() const { return list_; }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Bucket& b : buckets_)
+      for (StreamConn* c : b.conns) f(c);
+  }
+  size_t size() const { return size_; }
 
  private:
   void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);
@@ -37,8 +42,20 @@ class PtStreams {
   void send_marker(StreamConn* c, const Group& g, uint64_t from, const FrameRef& shared);
   void refresh_connect_cache();
 
+  // Streams by filter (sports, classes of events, prices): what a group's
+  // filter admits is worked out once per bucket, not once per stream, so a
+  // frame a stream's filter drops costs that stream nothing.
+  struct Bucket {
+    std::vector<int32_t> sports;
+    uint8_t classes = 0;
+    bool odds = false;
+    std::vector<StreamConn*> conns;
+    StreamFilter filter() const { return StreamFilter{sports, classes != 0, odds, classes}; }
+  };
   StreamContext& ctx_;
-  std::vector<StreamConn*> list_;
+  std::vector<Bucket> buckets_;  // few: one per distinct filter
+  size_t size_ = 0;
+  std::vector<uint32_t> admitted_;  // fan_out's scratch
   // Connect snapshots, rebuilt when a stream arrives after the state moved.
   uint64_t cache_seq_ = UINT64_MAX;
   std::vector<GroupFrame> connect_evt_[4];  // per event classes, built when a stream of those connects

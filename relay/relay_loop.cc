@@ -427,11 +427,12 @@ void RelayLoop::heartbeat(uint64_t t) {
   FrameRef ping = control_frame(ws::kPing, "hb");
   const uint64_t limit = 2 * static_cast<uint64_t>(opts_.ping_interval_ms);
   std::vector<StreamConn*> silent;
-  for (const auto* list : {&ws_.streams(), &pt_.streams()})
-    for (StreamConn* c : *list) {
-      if (t - c->last_pong > limit) silent.push_back(c);
-      else ctx_.out.send(c, ping);
-    }
+  auto beat = [&](StreamConn* c) {
+    if (t - c->last_pong > limit) silent.push_back(c);
+    else ctx_.out.send(c, ping);
+  };
+  for (StreamConn* c : ws_.streams()) beat(c);
+  pt_.for_each(beat);
   const std::string reason = "no pong within " + std::to_string(limit / 1000) + " s";
   for (StreamConn* c : silent) {
     stats_.closed_heartbeat.fetch_add(1, std::memory_order_relaxed);

@@ -62,6 +62,7 @@ struct StreamConn {
   // module's list; listed in a module (or parked) = accepted, holding a key
   // slot.
   uint32_t all_slot = UINT32_MAX, fan_slot = UINT32_MAX;
+  uint32_t bucket = UINT32_MAX;  // /pt-ws: its filter's bucket in PtStreams
   ConnState state = ConnState::Open;
   bool dirty = false;          // in Outbox::dirty (bookkeeping of the turn, not of the connection)
   uint64_t close_deadline = 0; // loop ms: dropped then even if the close handshake is unfinished
