@@ -1,4 +1,4 @@
-// The market catalog (SPEC.md "Market dictionary"): what every market and
+// The market catalog (docs/api.md "Market catalog"): what every market and
 // outcome id means and is called, per sport, in 24 languages, and each
 // sport's prematch and live tab layout. Odds payloads carry only ids; this
 // is how clients render them and what settlement reads market semantics

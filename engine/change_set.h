@@ -41,6 +41,11 @@ struct Batch {
   std::vector<uint32_t> markets;     // replaced or removed market ids, per change, sorted, unique
   std::vector<feed::Record> records;
   int64_t sealed_us = 0;  // wall clock (us since the epoch) when the engine had applied it all; the relay's INFO stamps
+  // The state was replaced whole (an edge rejoining its log after a hole,
+  // Engine::replace_state): no records, no changes, and nothing before it
+  // leads to `snapshot`; outputs start over from it.
+  bool reset = false;
+  int64_t apply_start_ns = 0;  // steady clock when the engine began the batch (metrics/data_path.h); 0: unknown
 
   std::span<const uint32_t> markets_of(const EventChange& c) const {
     return std::span<const uint32_t>(markets).subspan(c.markets_first, c.markets_count);

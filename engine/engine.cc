@@ -270,7 +270,7 @@ void Engine::apply_score(feed::Record& rec) {
     auto result = sr.result == feed::MatchResult::None ? feed::MatchResult::Completed : sr.result;
     const bool first = !s->ended;
     // The first `ended` fixes the final; a later one that differs is a
-    // correction (SPEC.md settlement rules 1 and 9); an equal one is a no-op.
+    // correction (docs/settlement.md rules 1 and 9); an equal one is a no-op.
     if (first || score != s->final_score || result != s->final_result) {
       if (first) {
         s->ended = true;
@@ -416,10 +416,34 @@ void Engine::publish_restored() {
   store_.publish(std::make_shared<const Snapshot>(work_));
 }
 
-BatchPtr Engine::seal() {
+BatchPtr Engine::replace_state(Engine& other) {
+  const int64_t horizon = work_.retain_ended_ms;
+  work_ = std::move(other.work_);
+  work_.retain_ended_ms = horizon;
+  retiring_ = std::move(other.retiring_);
+  other.work_ = Snapshot{};
+  other.retiring_ = RetentionIndex{};
+  changes_.clear();
+  changed_markets_.clear();
+  gone_.clear();
+  records_.clear();
+  touched_ = nullptr;
+  // The new state's nodes carry `other`'s batch numbers: past both engines'
+  // numbers, every one of them counts as shared from here on.
+  edit_ = std::max(edit_, other.edit_) + 1;
+  auto batch = std::make_shared<Batch>();
+  batch->reset = true;
+  batch->first_seq = work_.seq + 1;
+  batch->snapshot = std::make_shared<const Snapshot>(work_);
+  ++edit_;
+  return batch;
+}
+
+BatchPtr Engine::seal(int64_t apply_start_ns) {
   if (records_.empty()) return nullptr;
   gone_.clear();
   auto batch = std::make_shared<Batch>();
+  batch->apply_start_ns = apply_start_ns;
   batch->first_seq = work_.seq - records_.size() + 1;
   // Group the changed market ids by change, sorted and unique within each.
   std::sort(changed_markets_.begin(), changed_markets_.end());

@@ -1,7 +1,7 @@
 // The single writer: applies feed records to the working state and publishes
-// it as an immutable Snapshot once per batch (DESIGN.md data path, step 2).
+// it as an immutable Snapshot once per batch (docs/architecture.md, step 2).
 // Owned by the engine thread (see pipeline.h); tests drive it directly.
-// Odds derivation (FEED-FORMAT.md `market`): line `ls` = at; an outcome's
+// Odds derivation (docs/feed-format.md `market`): line `ls` = at; an outcome's
 // `ts` = at when its price or flags changed, else the previous ts.
 // Retention (engine/retention.h) runs inside apply(), after each record: an
 // event due at the new feed clock leaves before the next record, so the
@@ -43,7 +43,8 @@ class Engine {
   // is immutable from here on) without making it current; publish() makes
   // it current. Between the two the journal appends the batch, so nothing
   // a reader can see is missing from the log (pipeline.h).
-  BatchPtr seal();
+  // `apply_start_ns` is kept in the batch for the delivery metrics.
+  BatchPtr seal(int64_t apply_start_ns = 0);
   void publish(const BatchPtr& batch) { store_.publish(batch->snapshot); }
 
   // The log this state belongs to; set before anything is applied.
@@ -68,6 +69,13 @@ class Engine {
   // without a change, so the positions after it stay where they were.
   // Call between commits.
   void skip_position() { ++work_.seq; }
+  // Takes `other`'s whole state (a fresh engine that loaded the newest
+  // snapshot of the log: an edge rejoining after a hole in the stream,
+  // tools/sources/bus_source.h) in place of this one's, keeping this
+  // engine's retention horizon, and seals it as a batch marked `reset`
+  // (publish() makes it current). `other` is left empty. Call between
+  // commits, on the thread that applies.
+  BatchPtr replace_state(Engine& other);
 
   SnapshotPtr current() const { return store_.load(); }
   const SnapshotStore& store() const { return store_; }

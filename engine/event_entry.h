@@ -1,7 +1,7 @@
 // Everything the engine knows about one event, keyed by its event number:
 // the event object, its odds, its scoreboard and its stats. Each part is an
 // immutable object shared between snapshot versions; an update copies only
-// the part it changes (DESIGN.md "copy-on-write").
+// the part it changes (docs/architecture.md, step 2).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ struct ScoreState {
   int64_t ts = 0;       // at of that record
   static constexpr size_t kTimelineMax = 64;
   std::vector<ScorePoint> timeline;  // scoreline changes, oldest first; the last kTimelineMax
-  // The settlement anchor (SPEC.md rule 1 and 9): fixed by the first `ended`
+  // The settlement anchor (docs/settlement.md rules 1 and 9): fixed by the first `ended`
   // record, replaced by a later `ended` record with another score or result.
   bool ended = false;
   std::optional<std::pair<int32_t, int32_t>> final_score;  // none: no score known

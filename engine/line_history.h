@@ -1,5 +1,5 @@
 // The lines an event priced and then withdrew before full time, each with
-// its last read (SPEC.md settlement rule 7). Books remove pre-match markets
+// its last read (docs/settlement.md rule 7). Books remove pre-match markets
 // at kick-off, period markets at half-time and ladder rungs as the score
 // moves; a bet taken on any of them must still be settled. Together with the
 // odds at full time (ScoreState::odds_at_end) this is every line the event

@@ -33,7 +33,7 @@ class LineKey {
     std::memcpy(buf_, k.data(), len_);
   }
   std::string_view view() const { return {buf_, len_}; }
-  // SPEC.md `special`: the text after `s`, empty (null) for the bare key.
+  // `special` of the odds: the text after `s`, empty (null) for the bare key.
   std::string_view special() const { return view().substr(1); }
   bool operator==(const LineKey& o) const { return view() == o.view(); }
 

@@ -1,4 +1,4 @@
-// The engine thread and its input queue (DESIGN.md data path, steps 1-2).
+// The engine thread and its input queue (docs/architecture.md, steps 1-2).
 // Sources on any thread push records into one moodycamel queue; the engine
 // thread drains up to `batch_max` at a time, applies them, publishes one
 // snapshot per batch, and hands the batch to every sink in order.
@@ -57,9 +57,22 @@ class Pipeline {
   // Any thread. Waits while the queue is past kHighWater.
   void push(feed::Record&& rec);
 
+  // Replaces the engine's state with `from`'s between two records (an edge
+  // rejoining its log after a hole, tools/sources/bus_source.h): once every
+  // record pushed before is applied and delivered, the engine thread takes
+  // the state (Engine::replace_state) and delivers it like a batch, marked
+  // `reset`, so each sink sees it in order with the batches around it.
+  // Returns once delivered. Call from the thread that pushes, with nothing
+  // pushed meanwhile; false with a log stage (a journal cannot hold a jump)
+  // or when the pipeline is not running.
+  bool replace_state(Engine& from);
+
   // True when every pushed record has been applied (or skipped).
   bool idle() const { return done_.load(std::memory_order_acquire) == pushed_.load(std::memory_order_acquire); }
   uint64_t batches() const { return batches_.load(std::memory_order_relaxed); }
+  // Log position of the last batch sealed (0: none this run); the journal
+  // and the outputs trail it (the metrics' journal and bus lag).
+  uint64_t sealed_seq() const { return sealed_seq_.load(std::memory_order_relaxed); }
 
  private:
   void run();
@@ -79,11 +92,12 @@ class Pipeline {
   std::vector<BatchSink*> sinks_;
   LogStage* log_ = nullptr;
   moodycamel::BlockingConcurrentQueue<Sealed> log_queue_;
-  std::atomic<bool> engine_done_{false};
+  std::atomic<bool> engine_done_{true};  // no engine thread running (before start, after stop)
   std::thread log_thread_;
   moodycamel::BlockingConcurrentQueue<feed::Record> queue_;
-  std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0};
+  std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0}, sealed_seq_{0};
   std::atomic<bool> stopping_{false};
+  std::atomic<Engine*> replace_from_{nullptr};  // a replace_state() waiting for the engine thread
   std::thread thread_;
 };
 

@@ -28,7 +28,7 @@ Verdict win_if(bool w) { return {w ? R::Win : R::Lose}; }
 Verdict pending(const char* why) { return {R::Pending, why}; }
 Verdict void_(const char* why) { return {R::Void, why}; }
 
-// Kinds V1 settles from the full-time score (SPEC.md "V1 covers").
+// Kinds V1 settles from the full-time score (docs/settlement.md).
 bool v1_kind(std::string_view k) {
   for (std::string_view v : {"1x2", "winner", "double_chance", "dnb", "total", "asian_total", "handicap_asian", "handicap",
                              "handicap_european", "correct_score", "btts", "odd_even", "exact_goals", "goal_bands",

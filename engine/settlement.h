@@ -1,4 +1,4 @@
-// Settlement V1 (SPEC.md "Settlement rules", docs/settlement.md): per
+// Settlement V1 (docs/settlement.md): per
 // outcome of every line an event ever priced (its odds at full time and the
 // lines withdrawn before, engine/line_history.h), win / lose / void /
 // pending with a reason, from the final score (or, in play, from the
@@ -48,7 +48,7 @@ struct OutcomeSettlement {
 
 struct LineSettlement {
   std::string key;   // line key, e.g. "s2.5"
-  std::string line;  // its value (SPEC.md `special`); empty = null
+  std::string line;  // its value (`special` of the odds); empty = null
   bool withdrawn = false;  // settled on its read when it was withdrawn, before full time
   int64_t last_read = 0;   // `ls` of that read
   std::vector<OutcomeSettlement> outcomes;

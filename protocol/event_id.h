@@ -1,4 +1,4 @@
-// Event ids as they appear on the wire (SPEC.md "Event-id format"). Every
+// Event ids as they appear on the wire (docs/api.md "Event ids"). Every
 // form resolves to the numeric <event_number>, the one identity the engine
 // keys state by:
 //   s<provider>-<channel>.<number>   full key

@@ -1,4 +1,4 @@
-// Canonical encoding of the compact-key event object (SPEC.md "Event
+// Canonical encoding of the compact-key event object (docs/api.md "Event
 // object"): the bytes every output (REST lists, /ws, /pt-ws evt: frames,
 // the journal) serves for an event. Made once per event upsert.
 #pragma once

@@ -1,4 +1,4 @@
-// Parses feed-format lines (FEED-FORMAT.md) into typed records. No I/O: the
+// Parses feed-format lines (docs/feed-format.md) into typed records. No I/O: the
 // replay source, the journal and the tests hand it one line at a time. Bad
 // input is a value (LineStatus plus a one-line reason), never an exception,
 // so a malformed line is reported, counted and skipped by the caller.

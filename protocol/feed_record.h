@@ -1,4 +1,4 @@
-// One upstream record of the feed format (FEED-FORMAT.md), parsed into typed
+// One upstream record of the feed format (docs/feed-format.md), parsed into typed
 // form. Sources produce these, the engine applies them, the journal and
 // capture re-encode them with feed_writer.h. Plain data, no behaviour.
 #pragma once
@@ -14,7 +14,7 @@
 
 namespace oddsrelay::feed {
 
-// The compact-key event object of SPEC.md. `json` is its canonical encoding,
+// The compact-key event object (docs/api.md). `json` is its canonical encoding,
 // made once where the record is parsed (a source thread) so that nothing
 // downstream encodes an event again.
 struct CountryTuple {

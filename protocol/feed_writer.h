@@ -1,4 +1,4 @@
-// Encodes typed records back into feed-format lines (FEED-FORMAT.md). Capture
+// Encodes typed records back into feed-format lines (docs/feed-format.md). Capture
 // files and the journal are written with it, so what was applied can be
 // replayed into a fresh engine with identical results.
 #pragma once

@@ -1,4 +1,4 @@
-// Line keys of the odds structure (SPEC.md "Line keys"): `s` (main line),
+// Line keys of the odds structure (docs/api.md "Odds"): `s` (main line),
 // `s<line>` (a signed decimal: handicap or total rung) and `s<home>:<away>`
 // (a scoreline). `special` served with every outcome is the text after `s`.
 #pragma once

@@ -1,4 +1,4 @@
-// The /pt-ws text frame (SPEC.md "Live push relay"): <type> 0x1F <channel>
+// The /pt-ws text frame (docs/api.md "/pt-ws"): <type> 0x1F <channel>
 // 0x1F <JSON body>, e.g. "P\x1F" "odds:1:10000001" "\x1F{...}". Channels:
 // `evt:<sportId>` and `odds:<sportId>:<eventNumber>`; the ready signal is
 // type INFO on channel PUB.

@@ -1,4 +1,4 @@
-// The sport id table of SPEC.md ("Sport ids"): the names /v1/sports serves
+// The sport id table (docs/api.md "Sports"): the names /v1/sports serves
 // and the ids the simulator draws from.
 #pragma once
 

@@ -32,6 +32,7 @@ enum CloseCode : uint16_t {
   kPolicyViolation = 1008,
   kMessageTooBig = 1009,
   kInternalError = 1011,
+  kServiceRestart = 1012,
   kNoStatus = 1005,  // reported when a close frame carries no code; never sent
 };
 

@@ -1,6 +1,6 @@
 // The bytes both streams send, each encoded once into a shared frame
-// (relay/shared_frame.h) and fanned out unchanged. Shapes are SPEC.md's
-// "Events" section plus the documented additions in docs/api.md:
+// (relay/shared_frame.h) and fanned out unchanged. Shapes are those of
+// docs/api.md "Streams":
 //
 //   /pt-ws  P    evt:<sport>           {<event id>: <event object> | null}
 //           P    odds:<sport>:<number> {<market id>: <market object> | null}

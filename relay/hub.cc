@@ -65,6 +65,14 @@ Group local_group(std::span<const TurnPtr> turns) {
 
 TurnPtr Hub::encode(const BatchPtr& batch) {
   const Batch& b = *batch;
+  if (b.reset) {
+    auto t = std::make_shared<Turn>();
+    t->reset = true;
+    t->batch = batch;
+    t->seq = b.snapshot->seq;
+    t->prev = std::exchange(snap_, b.snapshot);
+    return t;
+  }
   if (b.snapshot->seq <= snap_->seq) return nullptr;
   auto t = std::make_shared<Turn>();
   t->prev = std::move(snap_);

@@ -36,6 +36,9 @@ struct HubFrame {
 // itself with the state before it, for /ws market subscriptions, which
 // are per subscriber.
 struct Turn {
+  // The state was replaced whole (Batch::reset): no frames; every loop
+  // closes its streams (1012) and starts over from batch->snapshot.
+  bool reset = false;
   uint64_t from = 0, seq = 0;
   int64_t at = 0;  // newest record time (feed ms)
   Stamps stamps;

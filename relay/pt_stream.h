@@ -33,6 +33,7 @@ class PtStreams {
       for (StreamConn* c : b.conns) f(c);
   }
   size_t size() const { return size_; }
+  void restart() { cache_seq_ = UINT64_MAX; }  // the state was replaced: connect snapshots are rebuilt
 
  private:
   void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);

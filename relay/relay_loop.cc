@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "engine/metrics/data_path.h"
 #include "relay/frame_encoder.h"
 #include "rest/errors.h"
 
@@ -93,6 +94,7 @@ void RelayLoop::drain() {
   if (!parked_.empty()) unpark();
   ws_.schedule_live_update();
   finish_turn();  // one write per connection for everything this turn queued
+  metrics::turn_written(pt_.size() > 0);
 }
 
 // The hub's frames, wrapped once for this loop, to every stream; turns that
@@ -102,11 +104,21 @@ void RelayLoop::take_turns() {
   took_.clear();
   TurnPtr t;
   while (turns.try_dequeue(t)) {
+    if (t->reset) {
+      send_taken();
+      restart(*t);
+      continue;
+    }
     if (t->seq <= ctx_.snap->seq) continue;  // already part of the state the streams started from
+    metrics::turn_batch(t->batch->apply_start_ns);
     ctx_.snap = t->batch->snapshot;
     ws_.on_turn(*t);
     took_.push_back(std::move(t));
   }
+  send_taken();
+}
+
+void RelayLoop::send_taken() {
   if (took_.empty()) return;
   if (took_.size() > 1) stats_.frames_encoded.fetch_add(1, std::memory_order_relaxed);  // this loop's INFO
   Group g = local_group(took_);
@@ -114,6 +126,26 @@ void RelayLoop::take_turns() {
   ctx_.window.add(std::move(g), ctx_.now);
   ctx_.publish_window_stats();
   took_.clear();
+}
+
+// The engine's state was replaced whole (an edge rejoining its log after a
+// hole): nothing a stream was sent leads to the new state, and the window
+// holds changes of the old one. Every stream is closed with 1012 (service
+// restart): a client reconnects and gets the new snapshot, its resume
+// refused (too_old, or other_epoch when the log changed). The window starts
+// over at the new seq.
+void RelayLoop::restart(const Turn& t) {
+  for (size_t i = 0; i < all_.size(); ++i) {  // closing unlists, never drops: all_ keeps its order
+    StreamConn* c = all_[i];
+    if (c->closing() || c->closed()) continue;
+    close_with(c, ws::kServiceRestart, "state replaced: reconnect");
+    stats_.closed_restart.fetch_add(1, std::memory_order_relaxed);
+  }
+  ctx_.snap = t.batch->snapshot;
+  ctx_.window.clear();
+  pt_.restart();
+  ws_.restart();
+  ctx_.publish_window_stats();
 }
 
 void RelayLoop::adopt(Adoption& a) {
@@ -138,7 +170,7 @@ void RelayLoop::adopt(Adoption& a) {
   out.send_exempt(c, raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                "Sec-WebSocket-Accept: " + c->ticket.accept + "\r\n\r\n"));
   if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
-    // SPEC.md: the extra handshake completes, gets the error, and is closed.
+    // docs/api.md: the extra handshake completes, gets the error, and is closed.
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
     if (c->is_pt()) out.send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
     else out.send_exempt(c, ws_error(rest::err::kTooManyStreams, ctx_.snap->seq));

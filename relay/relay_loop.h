@@ -64,6 +64,8 @@ class RelayLoop {
   void drain();  // the async callback: adoptions, turns, then one write per dirty connection
   void adopt(Adoption& a);
   void take_turns();
+  void send_taken();
+  void restart(const Turn& t);
   void accept_stream(StreamConn* c);
   void start_stream(StreamConn* c);
   void unpark();

@@ -108,6 +108,7 @@ void RelayServer::write_status(json::Writer& w) const {
   field("closed_protocol", stats_.closed_protocol);
   field("closed_stalled", stats_.closed_stalled);
   field("closed_soft_limit", stats_.closed_soft_limit);
+  field("closed_restart", stats_.closed_restart);
   field("resumed", stats_.resumed);
   field("resume_refused", stats_.resume_refused);
   w.Key("threads");

@@ -1,5 +1,5 @@
 // The relay: N libuv loop threads that own the /ws and /pt-ws connections
-// (DESIGN.md step 4), and the hub that encodes each engine batch once for
+// (docs/architecture.md, step 4), and the hub that encodes each engine batch once for
 // all of them. on_batch (the engine's sink thread) runs the hub (hub.h) and
 // hands the same immutable Turn to every loop; adopt (the REST listener)
 // hands an upgraded socket to the least loaded loop. Both through
@@ -50,6 +50,7 @@ struct RelayStats {
   std::atomic<uint64_t> batches{0}, frames_encoded{0}, deliveries{0}, bytes_written{0};
   std::atomic<uint64_t> conflated{0}, closed_slow{0}, closed_heartbeat{0}, closed_protocol{0};
   std::atomic<uint64_t> closed_stalled{0}, closed_soft_limit{0};  // slow consumers, by reason
+  std::atomic<uint64_t> closed_restart{0};  // closed because the state was replaced (an edge rejoining its log)
   std::atomic<uint64_t> resumed{0}, resume_refused{0};
   // The resume window: groups and bytes held, and the oldest seq a client
   // may resume from.
@@ -78,7 +79,7 @@ class RelayServer : public BatchSink {
   void adopt(rest::StreamTicket ticket, int fd, std::string pending);
 
   const RelayStats& stats() const { return stats_; }
-  // Streams connected now (/ws and /pt-ws): SPEC.md's downstream_clients.
+  // Streams connected now (/ws and /pt-ws): /v1/status downstream_clients.
   uint64_t clients() const {
     return stats_.pt_connections.load(std::memory_order_relaxed) + stats_.ws_connections.load(std::memory_order_relaxed);
   }

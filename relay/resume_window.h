@@ -83,6 +83,11 @@ class ResumeWindow {
   // does not follow the last one (from != seq + 1) starts the window over:
   // nothing before a gap can be resumed across it.
   void add(Group g, uint64_t now_ms);
+  // Forgets every group (the state was replaced: none of them leads to it).
+  void clear() {
+    groups_.clear();
+    bytes_ = 0;
+  }
   // Drops groups older than the age bound (the loop's periodic tick).
   void evict(uint64_t now_ms);
 

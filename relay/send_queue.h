@@ -1,4 +1,4 @@
-// A subscriber's bounded send queue (DESIGN.md step 4). Frames wait here
+// A subscriber's bounded send queue (docs/architecture.md, step 4). Frames wait here
 // between fan-out and the connection's next write; everything queued in a
 // loop turn goes out in one write. While a write is in flight the client is
 // behind: an `odds:` frame then replaces the pending one of its channel

@@ -1,5 +1,5 @@
 // One server WebSocket frame, header included, encoded once and shared by
-// every connection that sends it (DESIGN.md step 3, "encode once"). A
+// every connection that sends it (docs/architecture.md, step 3). A
 // connection's send queue holds references; the bytes are freed when the
 // last write that carries them completes.
 //

@@ -44,8 +44,8 @@ void write_final(json::Writer& w, const EventEntry& e) {
 // One receiver: its queue, its thread, its retry clock.
 class Webhooks::Endpoint {
  public:
-  Endpoint(const rest::WebhookConfig& cfg, bool sandbox, const WebhookOptions& o, WebhookStats& stats)
-      : cfg_(cfg), sandbox_(sandbox), o_(o), stats_(stats), thread_([this] { run(); }) {}
+  Endpoint(const rest::WebhookConfig& cfg, bool sandbox, const WebhookOptions& o, WebhookStats& stats, SSL_CTX* tls)
+      : cfg_(cfg), sandbox_(sandbox), o_(o), stats_(stats), tls_(cfg.tls ? tls : nullptr), thread_([this] { run(); }) {}
   ~Endpoint() {
     retire();
     thread_.join();
@@ -152,7 +152,7 @@ class Webhooks::Endpoint {
         lk.unlock();
         const std::string body = body_of(n);
         std::string headers = "X-Webhook-Event: " + n.kind + "\r\nX-Signature: " + hmac_sha256_hex(cfg_.secret, body) + "\r\n";
-        PostResult r = http_post(cfg_.host, cfg_.port, cfg_.path, body, headers, o_.timeout_ms);
+        PostResult r = http_post(cfg_.host, cfg_.port, cfg_.path, body, headers, o_.timeout_ms, tls_);
         lk.lock();
         if (r.status >= 200 && r.status < 300) {
           stats_.delivered.fetch_add(1, std::memory_order_relaxed);
@@ -178,6 +178,7 @@ class Webhooks::Endpoint {
   bool sandbox_;
   const WebhookOptions& o_;
   WebhookStats& stats_;
+  SSL_CTX* tls_;  // null: plain http://
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
@@ -188,7 +189,11 @@ class Webhooks::Endpoint {
   std::thread thread_;  // last: started once everything above exists
 };
 
-Webhooks::Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys) : opts_(opts), keys_(keys) {}
+Webhooks::Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys) : opts_(opts), keys_(keys) {
+  std::string error;
+  tls_ = TlsClientContext::create(opts_.ca_file, error);
+  if (!tls_) throw std::runtime_error(error);
+}
 
 Webhooks::~Webhooks() { stop(); }
 
@@ -226,7 +231,7 @@ Webhooks::Endpoint& Webhooks::endpoint_for(const rest::ApiKey& key, std::set<std
   std::string id = endpoint_id(key);
   auto& slot = endpoints_[id];
   if (!slot) {
-    slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_);
+    slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_, tls_->get());
     stats_.endpoints.store(endpoints_.size(), std::memory_order_relaxed);
   }
   if (live) live->insert(std::move(id));

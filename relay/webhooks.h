@@ -1,4 +1,4 @@
-// Webhooks (SPEC.md "Webhook callbacks", docs/api.md "Webhooks"): engine
+// Webhooks (docs/api.md "Webhooks"): engine
 // batches become JSON callbacks POSTed to each key's endpoint, signed with
 // X-Signature = HMAC-SHA256(body, secret). The engine thread only enqueues
 // the batch; a dispatcher thread turns it into notifications; each
@@ -31,6 +31,7 @@
 #include "engine/published.h"
 #include "protocol/json_out.h"
 #include "rest/api_keys.h"
+#include "relay/tls_client.h"
 
 namespace oddsrelay::relay {
 
@@ -41,6 +42,7 @@ struct WebhookOptions {
   int backoff_first_ms = 250;    // doubled per failed attempt
   int backoff_max_ms = 30'000;
   size_t max_queue = 10'000;     // queued callbacks per endpoint, and coalesced odds events per endpoint
+  std::string ca_file;           // extra trusted CA certificates for https:// endpoints
 };
 
 struct WebhookStats {
@@ -49,6 +51,7 @@ struct WebhookStats {
 
 class Webhooks : public BatchSink {
  public:
+  // Throws std::runtime_error when opts.ca_file cannot be loaded.
   Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys);
   ~Webhooks() override;
   void start();
@@ -74,6 +77,7 @@ class Webhooks : public BatchSink {
   void retire_unused(const std::set<std::string>& live);
 
   WebhookOptions opts_;
+  std::unique_ptr<TlsClientContext> tls_;  // for https:// endpoints; shared by their threads
   const Published<rest::KeyStore>& keys_;
   WebhookStats stats_;
   moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;

@@ -33,6 +33,12 @@ class WsStreams {
   void schedule_live_update();
   void on_timer();
   const std::vector<StreamConn*>& streams() const { return list_; }
+  // The state was replaced: changes of the old one are not sent, snapshots
+  // are rebuilt.
+  void restart() {
+    pending_live_.clear();
+    cache_seq_ = UINT64_MAX;
+  }
 
   std::function<void(uint64_t delay_ms)> arm_timer;  // the loop's one-shot timer
   void error(StreamConn* c, std::string_view msg);

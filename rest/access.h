@@ -1,7 +1,7 @@
 // Which permission each piece of data needs: the one table (docs/api.md
 // "Permissions") that every REST route, every /rdstn command and every
 // stream frame is checked against. Routes and commands declare the data
-// their answer carries; the REST dispatcher (rest_api.cc) and the relay's
+// their answer carries; the REST router (rest/router.cc) and the relay's
 // fan-out (relay/fanout.cc) compare that with the key's permissions in one
 // place each, before anything is sent.
 #pragma once
@@ -29,7 +29,7 @@ constexpr uint32_t permission_for(Data d) {
     case Data::LiveEvent: return kPermLive;
     case Data::PrematchEvent: return kPermPrematch;
     case Data::Price: return kPermOdds;
-    case Data::Dictionary: return kPermOdds;  // SPEC.md "Odds/Markets"
+    case Data::Dictionary: return kPermOdds;  // the "Odds/Markets" permission
     case Data::Score: return kPermScores;
     case Data::Settlement: return kPermScores;
     case Data::Widget: return kPermWidget;

@@ -113,12 +113,19 @@ bool hex_digest(std::string_view hex, Digest& out) {
 
 WebhookConfig parse_webhook(const rapidjson::Value& v, const std::string& where) {
   if (!v.IsObject() || !v.HasMember("url") || !v["url"].IsString())
-    throw std::runtime_error(where + " needs {\"url\": \"http://host:port/path\"}");
+    throw std::runtime_error(where + " needs {\"url\": \"http[s]://host[:port]/path\"}");
   WebhookConfig w;
   w.url = v["url"].GetString();
   std::string_view u = w.url;
-  if (!u.starts_with("http://")) throw std::runtime_error(where + ".url must start with http://");
-  u.remove_prefix(7);
+  if (u.starts_with("https://")) {
+    w.tls = true;
+    w.port = 443;
+    u.remove_prefix(8);
+  } else if (u.starts_with("http://")) {
+    u.remove_prefix(7);
+  } else {
+    throw std::runtime_error(where + ".url must start with http:// or https://");
+  }
   size_t slash = u.find('/');
   std::string_view hostport = u.substr(0, slash);
   w.path = slash == std::string_view::npos ? "/" : std::string(u.substr(slash));

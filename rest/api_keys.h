@@ -45,8 +45,9 @@ enum WebhookEvent : uint32_t {
   kHookSettlement = 1 << 3,  // settlement_changed
 };
 struct WebhookConfig {
-  std::string url, host, path;  // http://host:port/path
+  std::string url, host, path;  // http[s]://host[:port]/path
   uint16_t port = 80;
+  bool tls = false;             // https://: TLS with certificate and host name checks
   std::string secret;           // HMAC-SHA256 key of X-Signature
   uint32_t events = kHookOdds | kHookScore | kHookEnded | kHookSettlement;
 };
@@ -59,7 +60,7 @@ struct ApiKey {
   std::optional<uint32_t> rate_limit;  // requests per 60 s window; none = unlimited
   uint32_t permissions = 0;
   std::vector<Cidr> allow_ips;         // empty = any address
-  uint32_t ws_connections = 5;         // concurrent /ws + /pt-ws streams (SPEC.md limit)
+  uint32_t ws_connections = 5;         // concurrent /ws + /pt-ws streams (docs/api.md "Limits")
   std::string widget_json = "{}";      // per-key widget settings, raw JSON
   std::optional<WebhookConfig> webhook;
   bool allows_ip(const std::array<uint8_t, 16>& ip) const;

@@ -79,7 +79,7 @@ const CatalogViews::Encoded& CatalogViews::finish(std::string key, std::string b
 }
 
 const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport, bool nested, bool groups, int lang) {
-  // With a sport, nested implies groups and groups implies nested (SPEC.md).
+  // With a sport, nested implies groups and groups implies nested (docs/api.md).
   const bool full = nested || groups, with_groups = sport && full;
   std::string key = "m|" + (sport ? std::to_string(*sport) : std::string("*")) + "|" + (full ? "1" : "0") +
                     (with_groups ? "1" : "0") + "|" + std::to_string(lang);

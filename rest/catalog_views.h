@@ -1,5 +1,5 @@
-// /v1/markets and /v1/market-groups (SPEC.md "Market dictionary", "Market-
-// group layout"): JSON encodings of the immutable catalog, built once per
+// /v1/markets and /v1/market-groups (docs/api.md "Market catalog", "Market-
+// groups"): JSON encodings of the immutable catalog, built once per
 // (sport, nested, groups, lang) and kept with their gzip form and weak
 // ETag, so a request costs a lookup and a copy. Owned by the REST thread.
 #pragma once

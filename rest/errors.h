@@ -1,13 +1,18 @@
-// Every error text a REST client can see, in one place: the SPEC.md ones
-// word for word, the others as documented in docs/api.md.
+// Every error text a REST client can see, in one place: the fixed ones
+// word for word, the others as documented in docs/api.md; and the two error
+// bodies built from them (errors.cc).
 #pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace oddsrelay::rest::err {
 
-inline constexpr const char* kInvalidKey = "Invalid or disabled API key";      // SPEC.md, 401
-inline constexpr const char* kEventNotFound = "Event not found";               // SPEC.md, 404
-inline constexpr const char* kMissingIds = "Missing ids parameter";            // SPEC.md, 400
-inline constexpr const char* kRateLimited = "Rate limit exceeded";             // SPEC.md, 429
+inline constexpr const char* kInvalidKey = "Invalid or disabled API key";      // docs/api.md "Errors", 401
+inline constexpr const char* kEventNotFound = "Event not found";               // docs/api.md "Errors", 404
+inline constexpr const char* kMissingIds = "Missing ids parameter";            // docs/api.md "Errors", 400
+inline constexpr const char* kRateLimited = "Rate limit exceeded";             // docs/api.md "Errors", 429
 inline constexpr const char* kInternal = "Internal server error";              // 500: a handler failed
 inline constexpr const char* kStarting = "Service starting: the journal is being replayed";  // 503
 inline constexpr const char* kTooManyIds = "Too many ids: at most 100 per request";
@@ -30,7 +35,7 @@ inline constexpr const char* kMissingEvent = "Missing event parameter";
 inline constexpr const char* kExplorerKeyOrigin = "This demo key only works from the explorer page of this server";
 
 // WebSocket handshakes and messages
-inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // SPEC.md
+inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // docs/api.md
 inline constexpr const char* kTooManyHandshakes = "Too many stream handshakes for this API key";    // 429
 inline constexpr const char* kUpgradeRequired = "WebSocket upgrade required: send Upgrade: websocket";
 inline constexpr const char* kBadWsVersion = "Unsupported WebSocket version: use 13";
@@ -38,5 +43,13 @@ inline constexpr const char* kBadWsKey = "Missing or invalid Sec-WebSocket-Key";
 inline constexpr const char* kBadWsConnection = "Connection header must include Upgrade";
 inline constexpr const char* kBadProtocol = "Unsupported protocol parameter: use protocol=v2";
 inline constexpr const char* kBadSports = "Invalid sports parameter: expected sport ids separated by commas";
+
+// "Invalid <name> parameter: expected 0 or 1"
+std::string bad_flag(std::string_view name);
+
+// {"error": msg}
+std::string body(std::string_view msg);
+// The 429 body: {"error", "limit", "window": "<n>s", "retry_after"}.
+std::string rate_limited(std::string_view msg, uint32_t limit, int window_s, int retry_after);
 
 }  // namespace oddsrelay::rest::err

@@ -10,6 +10,7 @@ RateLimiter::Verdict HandshakeLimiter::check(const ApiKey& key, int64_t now_ms) 
   if (key.sandbox || per_slot_ == 0) return v;
   const double size = static_cast<double>(per_slot_) * std::max<uint32_t>(1, key.ws_connections);
   v.limit = static_cast<uint32_t>(size);
+  std::lock_guard<std::mutex> lock(mu_);
   auto [it, fresh] = buckets_.try_emplace(std::string(reinterpret_cast<const char*>(key.digest.data()), key.digest.size()));
   Bucket& b = it->second;
   if (fresh) b = Bucket{size, now_ms};

@@ -3,11 +3,13 @@
 // each of the key's connection slots and refills at that many a minute.
 // It is apart from the REST rate limit on purpose: a desk at its REST quota
 // must still be able to reconnect its streams, and a client reconnecting in
-// a loop must not take the server's time. Owned by the REST loop thread;
+// a loop must not take the server's time. Shared by the REST loops (one
+// mutex: handshakes are rare next to requests);
 // keyed by key digest, so a keys reload keeps the buckets.
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -22,7 +24,7 @@ class HandshakeLimiter {
   explicit HandshakeLimiter(uint32_t per_slot) : per_slot_(per_slot) {}
 
   // Takes one handshake of `key` at `now_ms` (a monotonic clock). Sandbox
-  // keys are never bounded (SPEC.md: no rate limits). `limit` is the
+  // keys are never bounded (sandbox keys have no rate limits). `limit` is the
   // bucket's size, `retry_after` the seconds until one handshake is back.
   RateLimiter::Verdict check(const ApiKey& key, int64_t now_ms);
 
@@ -32,6 +34,7 @@ class HandshakeLimiter {
     int64_t at_ms = 0;  // when `tokens` was computed
   };
   uint32_t per_slot_;
+  std::mutex mu_;
   std::unordered_map<std::string, Bucket> buckets_;
 };
 

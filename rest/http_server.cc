@@ -1,6 +1,13 @@
 #include "rest/http_server.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <vector>
 
 #include <cstring>
 #include <list>
@@ -8,6 +15,7 @@
 #include <uv.h>
 
 #include "rest/errors.h"
+#include "rest/request_metrics.h"
 
 namespace oddsrelay::rest {
 
@@ -42,10 +50,18 @@ struct WriteReq {
 
 struct HttpServer::Impl {
   HttpServer* owner = nullptr;
+  uint32_t index = 0;
   uv_loop_t loop;
-  uv_tcp_t listener;
+  int listen_fd = -1;   // loop 0 only: the listening socket, polled for readability
+  uv_poll_t listener;   // loop 0 only
+  bool accepting = false;  // loop 0: polling the listener (off for a moment when out of descriptors)
+  uint32_t next = 0;       // loop 0: the loop the next connection goes to
+  std::atomic<uint64_t> requests{0};  // answered on this loop
   uv_async_t stop_async;
+  uv_async_t incoming_async;  // sockets dealt to this loop are waiting
   uv_timer_t sweep;
+  std::mutex incoming_mu;
+  std::vector<int> incoming;  // accepted by loop 0 for this loop
   std::list<Conn*> conns;
   char read_buf[64 * 1024];
   std::string out;  // responses of the current read, batched into one write
@@ -127,12 +143,14 @@ bool answer(HttpServer::Impl* srv, Conn* c, const http::Request& req, std::strin
   const size_t mark = out.size();
   try {
     srv->owner->handler().handle(req, c->peer, out, c->takeover);
+    count_response(req.path, std::string_view(out).substr(mark), c->takeover != nullptr);
     return true;
   } catch (...) {
     out.resize(mark);
     c->takeover = nullptr;
     srv->owner->count_internal_error();
     srv->owner->handler().refuse(500, err::kInternal, out);
+    count_response(req.path, std::string_view(out).substr(mark), false);
     c->close_after_write = true;
     return false;
   }
@@ -162,11 +180,13 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     c->parser.reset();
     if (r.status == http::ParseStatus::Error) {
       srv->owner->handler().refuse(r.error_status, r.error, out);
+      count_refused(r.error_status);
       c->close_after_write = true;
       used = c->in.size();
       break;
     }
     srv->owner->count_request();
+    srv->requests.fetch_add(1, std::memory_order_relaxed);
     if (!answer(srv, c, req, out)) {
       used = c->in.size();
       break;
@@ -201,9 +221,8 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   }
 }
 
-void on_connection(uv_stream_t* server, int status) {
-  auto* srv = static_cast<HttpServer::Impl*>(server->data);
-  if (status < 0) return;
+// A connection dealt to this loop: from here on it is this loop's alone.
+void adopt(HttpServer::Impl* srv, int fd) {
   auto* c = new Conn;
   c->server = srv;
   uv_tcp_init(&srv->loop, &c->tcp);
@@ -211,11 +230,13 @@ void on_connection(uv_stream_t* server, int status) {
   srv->conns.push_front(c);
   c->self = srv->conns.begin();
   srv->owner->connections_inc();
-  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) {
+  if (uv_tcp_open(&c->tcp, fd) != 0) {
+    ::close(fd);
     conn_close(c);
     return;
   }
   uv_tcp_nodelay(&c->tcp, 1);
+  c->peer.loop = srv->index;
   sockaddr_storage ss{};
   int len = sizeof ss;
   if (uv_tcp_getpeername(&c->tcp, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
@@ -235,12 +256,55 @@ void on_connection(uv_stream_t* server, int status) {
                 on_read);
 }
 
+void on_incoming(uv_async_t* a) {
+  auto* srv = static_cast<HttpServer::Impl*>(a->data);
+  std::vector<int> fds;
+  {
+    std::lock_guard<std::mutex> lock(srv->incoming_mu);
+    fds.swap(srv->incoming);
+  }
+  for (int fd : fds) adopt(srv, fd);
+}
+
+// Loop 0: the listening socket is readable. Accepts what is pending (at
+// most 64 a turn, so serving its own connections goes on) and deals each
+// connection to the loops in turn.
+void on_listener(uv_poll_t* p, int status, int) {
+  auto* srv = static_cast<HttpServer::Impl*>(p->data);
+  if (status < 0) return;
+  HttpServer& owner = *srv->owner;
+  for (int i = 0; i < 64; ++i) {
+    int fd = ::accept4(srv->listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        uv_poll_stop(&srv->listener);  // out of descriptors: the sweep resumes accepting
+        srv->accepting = false;
+      }
+      return;  // EAGAIN: nothing more pending; anything else: this connection is lost
+    }
+    HttpServer::Impl& to = owner.loop_impl(srv->next++ % owner.loop_count());
+    if (&to == srv) {
+      adopt(srv, fd);
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(to.incoming_mu);
+      to.incoming.push_back(fd);
+    }
+    uv_async_send(&to.incoming_async);
+  }
+}
+
 // Runs four times a second: closes connections whose request has been
 // arriving for longer than the header timeout (slow-loris), keep-alive
 // connections idle past the idle timeout, and clients that stopped reading.
 // O(connections) per run.
 void on_sweep(uv_timer_t* t) {
   auto* srv = static_cast<HttpServer::Impl*>(t->data);
+  if (srv->listen_fd >= 0 && !srv->accepting) {
+    srv->accepting = true;
+    uv_poll_start(&srv->listener, UV_READABLE, on_listener);
+  }
   const uint64_t now = uv_now(&srv->loop);
   const auto& o = srv->owner->options();
   for (Conn* c : srv->conns) {
@@ -264,55 +328,98 @@ HttpServer::HttpServer(HttpServerOptions opts, HttpHandler& handler) : opts_(std
 
 HttpServer::~HttpServer() { stop(); }
 
-bool HttpServer::start(std::string& err) {
-  impl_ = std::make_unique<Impl>();
-  Impl& s = *impl_;
-  s.owner = this;
-  uv_loop_init(&s.loop);
-  uv_tcp_init(&s.loop, &s.listener);
-  s.listener.data = &s;
+namespace {
+
+// The listening socket, bound and listening, non-blocking; -1 with `err`.
+int listen_socket(const HttpServerOptions& o, std::string& err) {
   sockaddr_storage addr{};
-  int rc = uv_ip4_addr(opts_.host.c_str(), opts_.port, reinterpret_cast<sockaddr_in*>(&addr));
-  if (rc != 0) rc = uv_ip6_addr(opts_.host.c_str(), opts_.port, reinterpret_cast<sockaddr_in6*>(&addr));
-  if (rc == 0) rc = uv_tcp_bind(&s.listener, reinterpret_cast<sockaddr*>(&addr), 0);
-  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&s.listener), 1024, on_connection);
-  if (rc != 0) {
-    err = "cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) + ": " + uv_strerror(rc);
-    uv_close(reinterpret_cast<uv_handle_t*>(&s.listener), nullptr);
-    uv_run(&s.loop, UV_RUN_DEFAULT);
-    uv_loop_close(&s.loop);
-    impl_.reset();
-    return false;
+  int rc = uv_ip4_addr(o.host.c_str(), o.port, reinterpret_cast<sockaddr_in*>(&addr));
+  if (rc != 0) rc = uv_ip6_addr(o.host.c_str(), o.port, reinterpret_cast<sockaddr_in6*>(&addr));
+  int fd = -1;
+  if (rc == 0) {
+    fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const int on = 1;
+    const socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    if (fd < 0 || ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd, 1024) != 0)
+      rc = uv_translate_sys_error(errno);
   }
+  if (rc != 0) {
+    err = "cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + uv_strerror(rc);
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+bool HttpServer::start(std::string& err) {
+  const int fd = listen_socket(opts_, err);
+  if (fd < 0) return false;
   sockaddr_storage bound{};
-  int len = sizeof bound;
+  socklen_t len = sizeof bound;
   port_ = opts_.port;
-  if (uv_tcp_getsockname(&s.listener, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
     port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  uv_async_init(&s.loop, &s.stop_async, [](uv_async_t* a) {
-    auto* s = static_cast<Impl*>(a->data);
-    uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&s->sweep), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&s->stop_async), nullptr);
-    for (Conn* c : s->conns) conn_close(c);
-  });
-  s.stop_async.data = &s;
-  uv_timer_init(&s.loop, &s.sweep);
-  s.sweep.data = &s;
-  uv_timer_start(&s.sweep, on_sweep, 250, 250);
-  thread_ = std::thread([this] {
-    uv_run(&impl_->loop, UV_RUN_DEFAULT);  // returns once every handle is closed
-  });
+  const uint32_t n = std::max<uint32_t>(1, opts_.threads);
+  for (uint32_t i = 0; i < n; ++i) {
+    loops_.push_back(std::make_unique<Impl>());
+    Impl& s = *loops_.back();
+    s.owner = this;
+    s.index = i;
+    uv_loop_init(&s.loop);
+    if (i == 0) {
+      s.listen_fd = fd;
+      uv_poll_init(&s.loop, &s.listener, fd);
+      s.listener.data = &s;
+      s.accepting = true;
+      uv_poll_start(&s.listener, UV_READABLE, on_listener);
+    }
+    uv_async_init(&s.loop, &s.incoming_async, on_incoming);
+    s.incoming_async.data = &s;
+    uv_async_init(&s.loop, &s.stop_async, [](uv_async_t* a) {
+      auto* s = static_cast<Impl*>(a->data);
+      if (s->listen_fd >= 0) uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
+      uv_close(reinterpret_cast<uv_handle_t*>(&s->sweep), nullptr);
+      uv_close(reinterpret_cast<uv_handle_t*>(&s->stop_async), nullptr);
+      uv_close(reinterpret_cast<uv_handle_t*>(&s->incoming_async), nullptr);
+      for (Conn* c : s->conns) conn_close(c);
+    });
+    s.stop_async.data = &s;
+    uv_timer_init(&s.loop, &s.sweep);
+    s.sweep.data = &s;
+    uv_timer_start(&s.sweep, on_sweep, 250, 250);
+  }
+  for (auto& l : loops_)
+    threads_.emplace_back([s = l.get()] {
+      uv_run(&s->loop, UV_RUN_DEFAULT);  // returns once every handle is closed
+    });
   return true;
 }
 
+std::vector<uint64_t> HttpServer::loop_requests() const {
+  std::vector<uint64_t> out;
+  for (const auto& l : loops_) out.push_back(l->requests.load(std::memory_order_relaxed));
+  return out;
+}
+
 void HttpServer::stop() {
-  if (!thread_.joinable()) return;
-  uv_async_send(&impl_->stop_async);
-  thread_.join();
-  uv_loop_close(&impl_->loop);
-  impl_.reset();
+  if (threads_.empty()) return;
+  // Loop 0 first: once it has stopped, nothing deals sockets to the others,
+  // whose wake-up handles then close.
+  uv_async_send(&loops_[0]->stop_async);
+  threads_[0].join();
+  for (size_t i = 1; i < loops_.size(); ++i) uv_async_send(&loops_[i]->stop_async);
+  for (size_t i = 1; i < threads_.size(); ++i) threads_[i].join();
+  threads_.clear();
+  for (auto& l : loops_) {
+    uv_loop_close(&l->loop);
+    for (int fd : l->incoming) ::close(fd);  // dealt after that loop stopped
+    if (l->listen_fd >= 0) ::close(l->listen_fd);
+  }
+  loops_.clear();
 }
 
 }  // namespace oddsrelay::rest

@@ -1,5 +1,7 @@
-// The HTTP/1.1 listener: one libuv loop on its own thread (DESIGN.md step 5),
-// keep-alive and pipelining, responses of one read batched into one write,
+// The HTTP/1.1 listener: N libuv loops, each on its own thread (--http-threads;
+// one listening socket, whose connections loop 0 accepts and deals out in
+// turn, so no other process can join the port and every loop gets its
+// share), keep-alive and pipelining, responses of one read batched into one write,
 // bounded input (protocol/http_request.h) and output (reading pauses while a
 // client has more than 4 MiB unsent), and timeouts that close slow-loris and
 // idle connections without ever holding up other clients.
@@ -12,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "protocol/http_request.h"
 
@@ -19,6 +22,7 @@ namespace oddsrelay::rest {
 
 struct Peer {
   std::array<uint8_t, 16> ip{};  // v4 as v4-mapped v6
+  uint32_t loop = 0;             // the REST loop serving the connection (0..threads-1)
 };
 
 // A request that switches protocols (the WebSocket upgrade). Once every
@@ -27,7 +31,9 @@ struct Peer {
 // (the callee owns it) and the bytes already received past the request.
 using Takeover = std::function<void(int fd, std::string pending)>;
 
-// Called on the loop thread for each complete request; appends the whole
+// Called on the connection's loop thread for each complete request (with
+// several loops, concurrently: the handler keeps per-loop state by
+// Peer::loop and shares the rest safely); appends the whole
 // response (status line to body) to `out`, or sets `takeover` and appends
 // nothing to hand the connection to another owner. A handler that throws
 // costs only its request: the server drops what it appended, answers
@@ -47,6 +53,7 @@ struct HttpServerOptions {
   int header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
   int idle_timeout_ms = 60'000;    // keep-alive connections idle this long are closed
   size_t max_unsent = 4 << 20;     // pause reading a client past this many unsent bytes
+  uint32_t threads = 1;            // REST loops, each on its own thread (at least 1)
 };
 
 class HttpServer {
@@ -57,7 +64,7 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds and listens on the calling thread (so errors are reported), then
-  // runs the loop on its own thread. False with `err` set on failure.
+  // runs each loop on its own thread. False with `err` set on failure.
   bool start(std::string& err);
   void stop();  // any thread; closes every connection and joins
 
@@ -65,8 +72,10 @@ class HttpServer {
   uint64_t connections() const { return connections_.load(std::memory_order_relaxed); }
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
   uint64_t internal_errors() const { return internal_errors_.load(std::memory_order_relaxed); }
+  // Requests each loop has answered, by loop index; any thread.
+  std::vector<uint64_t> loop_requests() const;
 
-  struct Impl;  // libuv state, loop thread only
+  struct Impl;  // one loop's libuv state, that loop's thread only
   // For the loop's callbacks.
   HttpHandler& handler() { return handler_; }
   const HttpServerOptions& options() const { return opts_; }
@@ -74,12 +83,14 @@ class HttpServer {
   void connections_dec() { connections_.fetch_sub(1, std::memory_order_relaxed); }
   void count_request() { requests_.fetch_add(1, std::memory_order_relaxed); }
   void count_internal_error() { internal_errors_.fetch_add(1, std::memory_order_relaxed); }
+  size_t loop_count() const { return loops_.size(); }
+  Impl& loop_impl(size_t i) { return *loops_[i]; }
 
  private:
   HttpServerOptions opts_;
   HttpHandler& handler_;
-  std::unique_ptr<Impl> impl_;
-  std::thread thread_;
+  std::vector<std::unique_ptr<Impl>> loops_;
+  std::vector<std::thread> threads_;
   uint16_t port_ = 0;
   std::atomic<uint64_t> connections_{0}, requests_{0}, internal_errors_{0};
 };

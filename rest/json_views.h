@@ -1,4 +1,4 @@
-// JSON encodings of engine state in the shapes of SPEC.md: event lists,
+// JSON encodings of engine state in the shapes of docs/api.md: event lists,
 // odds (GET 4-element and POST 5-element outcome tuples), score records.
 // Each reads one snapshot, so a response never mixes two versions.
 #pragma once
@@ -32,7 +32,7 @@ void write_market(json::Writer& w, const Market& m, OddsForm form);
 // empty rung holds only "ls". `only_market` restricts to one market.
 void write_odds(json::Writer& w, const EventEntry& e, OddsForm form, std::optional<uint32_t> only_market = {});
 
-// The score record of SPEC.md; false (nothing written) when e has no score.
+// The score record (docs/api.md "Score record"); false (nothing written) when e has no score.
 bool write_score(json::Writer& w, const EventEntry& e);
 
 }  // namespace oddsrelay::rest

@@ -4,24 +4,36 @@
 
 namespace oddsrelay::rest {
 
-const std::string& OddsCache::get(const std::shared_ptr<const EventEntry>& e) {
+OddsCache::Fragment& OddsCache::get(const std::shared_ptr<const EventEntry>& e) {
   auto it = slots_.find(e->number);
   if (it != slots_.end() && it->second.version == e) {
-    ++hits_;
-    return it->second.json;
+    hits_.add();
+    return it->second.fragment;
   }
-  ++misses_;
+  misses_.add();
   if (it == slots_.end()) {
-    if (slots_.size() >= kMaxEntries) slots_.clear();
     it = slots_.emplace(e->number, Slot{}).first;
+    size_.set(slots_.size());
   }
   Slot& s = it->second;
   s.version = e;
-  s.json.clear();
-  json::StringSink sink(s.json);
+  Fragment& f = s.fragment;
+  f.gz_ready = false;
+  // Event ids need no escaping: they parsed as ids (letters, digits, '-', '_', '.').
+  f.json.assign("\"").append(e->key).append("\":");
+  json::StringSink sink(f.json);
   json::Writer w(sink);
   write_odds(w, *e, OddsForm::Get);
-  return s.json;
+  return f;
+}
+
+const DeflatePiece* OddsCache::deflated(Fragment& f) {
+  if (!f.gz_ready) {
+    if (!deflate_piece(f.json, f.gz)) return nullptr;
+    f.gz_ready = true;
+    deflates_.add();
+  }
+  return &f.gz;
 }
 
 }  // namespace oddsrelay::rest

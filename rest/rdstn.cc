@@ -30,7 +30,7 @@ bool parse_int(std::string_view s, int64_t& v) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
-// {"<sportId>": "[id, name, count]"}: the value is a JSON string, as SPEC.md shows.
+// {"<sportId>": "[id, name, count]"}: the value is a JSON string (docs/api.md).
 void write_sports(json::Writer& w, const Snapshot& s, bool live) {
   w.StartObject();
   for (const SportCount& c : s.sports) {

@@ -1,7 +1,7 @@
-// POST /rdstn, the legacy batched command format (SPEC.md "POST /rdstn"):
+// POST /rdstn, the legacy batched command format (docs/api.md "Legacy POST /rdstn"):
 // a JSON array of [op, args] answered by a flat array with one object per
 // requested key, read from one snapshot. Kept for existing backends; the
-// op semantics SPEC.md leaves open are defined in docs/api.md.
+// op semantics are defined in docs/api.md.
 #pragma once
 
 #include <string>

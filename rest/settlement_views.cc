@@ -96,7 +96,7 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
 
 const std::string& SettlementCache::get(const std::shared_ptr<const EventEntry>& e, const Catalog& catalog, int lang,
                                         bool include_inplay) {
-  ++served_;
+  served_.add();
   const Key k{e->number, lang, include_inplay};
   const bool ended = e->score && e->score->ended;
   auto it = slots_.find(k);
@@ -111,7 +111,7 @@ const std::string& SettlementCache::get(const std::shared_ptr<const EventEntry>&
     if (slots_.size() >= kMaxEntries) slots_.clear();
     it = slots_.emplace(k, Slot{}).first;
   }
-  ++computed_;
+  computed_.add();
   Slot& s = it->second;
   s.ended = ended;
   s.final_version = ended ? e->score->final_version : 0;

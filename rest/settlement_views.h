@@ -1,8 +1,10 @@
-// /v1/settlements (SPEC.md "Settlement record"): each event's settlement
+// /v1/settlements (docs/settlement.md "Response"): each event's settlement
 // (engine/settlement.h) encoded as JSON once per final-score version (per
 // entry version while the event is not over) and language, then served
-// from the cache. Owned by the REST thread.
+// from the cache. Owned by one REST loop.
 #pragma once
+
+#include "rest/tally.h"
 
 #include <cstdint>
 #include <memory>
@@ -22,8 +24,8 @@ class SettlementCache {
   // The record of `e` ({"fixture_id": ..., "markets": ...}).
   const std::string& get(const std::shared_ptr<const EventEntry>& e, const Catalog& catalog, int lang,
                          bool include_inplay);
-  uint64_t computed() const { return computed_; }
-  uint64_t served() const { return served_; }
+  uint64_t computed() const { return computed_.get(); }  // any thread
+  uint64_t served() const { return served_.get(); }
 
  private:
   struct Slot {
@@ -44,7 +46,7 @@ class SettlementCache {
     size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.number * 64 + static_cast<uint64_t>(k.lang) * 2 + k.inplay); }
   };
   std::unordered_map<Key, Slot, KeyHash> slots_;
-  uint64_t computed_ = 0, served_ = 0;
+  Tally computed_, served_;
 };
 
 }  // namespace oddsrelay::rest

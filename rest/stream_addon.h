@@ -1,7 +1,7 @@
-// The live stream add-on (SPEC.md "GET /v1/stream"): for an event with
+// The live stream add-on (docs/api.md "Stream add-on"): for an event with
 // coverage, a player URL signed with HMAC-SHA256 over (event, key, expiry)
 // under a secret the server draws at start; /stream/play checks it. Only
-// the signing and checking live here; routes are in rest_api.cc.
+// the signing and checking live here; routes are in rest/api/stream.cc.
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// JSON behind the widget (SPEC.md "Widget endpoints"): the live events a
+// JSON behind the widget (docs/api.md "Widget"): the live events a
 // tracker can show, and one match's tracker data (score, clock, period,
 // match length, scoreline timeline, stats, and the key's widget settings).
 #pragma once

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what oddsrelay builds and tests with: Debian's packages (Chromium
-# for the page tests among them), plus
+# for the page tests among them, Prometheus and promtool for the /metrics
+# test), plus
 # Node's ws from the npm registry for the second independent WebSocket
 # client of the e2e tests. Idempotent: what is present is skipped;
 # apt-get update runs first only when something is missing.
@@ -8,7 +9,7 @@ set -euo pipefail
 pkgs=(g++ cmake make pkg-config curl libuv1-dev rapidjson-dev libxxhash-dev
       libconcurrentqueue-dev libgtest-dev libbenchmark-dev libssl-dev zlib1g-dev
       python3 python3-websockets libjemalloc-dev clang libclang-rt-14-dev chromium
-      nats-server libnats-dev)
+      nats-server libnats-dev openssl prometheus)
 # Debian's nodejs and npm, unless a node and an npm are already installed.
 command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)
@@ -22,10 +23,31 @@ if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#pkgs[@]} packages present"
 else
   echo "install-deps: installing ${missing[*]}"
+  # Packages with a service (prometheus, nats-server) start it on install
+  # where the init system allows: the tests start their own on free
+  # loopback ports, so none may bind a port here. Docker-style images
+  # already deny starts with a policy-rc.d; elsewhere one is put in place
+  # for the install only (invoke-rc.d and deb-systemd-invoke honour it).
+  # The units stay installed and enabled, as the packages leave them.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    own_policy=1
+    trap '$SUDO rm -f "$policy"' EXIT
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ -n "$own_policy" ]; then
+    $SUDO rm -f "$policy"
+    trap - EXIT
+  fi
   echo "install-deps: done"
 fi
+for tool in /usr/bin/prometheus /usr/bin/promtool; do
+  [ -x "$tool" ] || { echo "install-deps: $tool missing after installing prometheus" >&2; exit 1; }
+done
 # Node's ws, pinned by tests/e2e/node/package-lock.json.
 node_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/e2e/node"
 if [ ! -d "$node_dir/node_modules/ws" ]; then

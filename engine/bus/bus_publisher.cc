@@ -348,7 +348,7 @@ bool BusPublisher::sync(std::string& err) {
       stats_.gaps.fetch_add(1, std::memory_order_relaxed);
       std::fprintf(stderr,
                    "oddsrelay: bus: the stream ends at seq %llu, this node's log continues at %llu: publishing the "
-                   "state at %llu; edges that were following must restart to rejoin\n",
+                   "state at %llu; edges that were following rejoin from it\n",
                    static_cast<unsigned long long>(bus_last), static_cast<unsigned long long>(first),
                    static_cast<unsigned long long>(first - 1));
     }

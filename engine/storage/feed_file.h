@@ -1,4 +1,4 @@
-// Reading and writing feed-format files (FEED-FORMAT.md) on disk: the one
+// Reading and writing feed-format files (docs/feed-format.md) on disk: the one
 // place that does file I/O for the replay source, capture, the journal and
 // the oddsfeed tool. Reading accepts plain and gzip files alike.
 #pragma once

@@ -17,6 +17,8 @@ using Clock = std::chrono::steady_clock;
 
 bool LogWriter::open(const DataDirRecovery& r, std::string& err) {
   seq_ = r.seq;
+  stats_.written_seq.store(seq_);
+  stats_.synced_seq.store(seq_);
   last_sync_ = last_snapshot_ = Clock::now();
   // Appends continue the last segment; with none (a new dir, or a snapshot
   // that covers everything) a new one starts after the current position.
@@ -62,6 +64,7 @@ void LogWriter::append(const Batch& b) {
     if (stats_.write_errors.fetch_add(1) == 0) std::fprintf(stderr, "oddsrelay: journal %s\n", err.c_str());
   }
   seq_ = b.snapshot->seq;
+  stats_.written_seq.store(seq_, std::memory_order_relaxed);
   dirty_ = true;
   stats_.records.fetch_add(b.records.size(), std::memory_order_relaxed);
   stats_.bytes.fetch_add(buf_.size(), std::memory_order_relaxed);
@@ -93,6 +96,7 @@ void LogWriter::sync() {
     ::fdatasync(fd_);
     stats_.syncs.fetch_add(1, std::memory_order_relaxed);
   }
+  stats_.synced_seq.store(seq_, std::memory_order_relaxed);
   dirty_ = false;
   last_sync_ = Clock::now();
 }

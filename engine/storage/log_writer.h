@@ -35,6 +35,9 @@ struct LogStats {
   std::atomic<uint64_t> last_snapshot_ms{0};  // how long writing it took
   std::atomic<uint64_t> files_deleted{0};
   std::atomic<uint64_t> write_errors{0};
+  // Log positions: the last record written to the segment, the last one
+  // fdatasync'd (the metrics' journal lag against the sealed position).
+  std::atomic<uint64_t> written_seq{0}, synced_seq{0};
 };
 
 class LogWriter : public LogStage {

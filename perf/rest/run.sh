@@ -9,13 +9,16 @@
 # bytes identical to the file; oddsrelay's the same ids, size within a
 # quarter, the static catalog byte for byte); and each wrk run saw no
 # non-2xx answer, no socket error and about the expected bytes per answer.
-#   perf/rest/run.sh [build-dir] [seconds per run, default 10] [connections, default 32]
+# /v1/odds is measured twice: plain, and with Accept-Encoding: gzip against
+# nginx's own gzip (level 1, like oddsrelay's) of the same file.
+#   perf/rest/run.sh [build-dir] [seconds per run, default 10] [connections, default 32] [--http-threads, default 1]
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 secs=${2:-10}
 conns=${3:-32}
+threads=${4:-1}
 key=perf-key
 die() { echo "perf/rest: FAILED: $*" >&2; exit 1; }
 for tool in wrk nginx; do
@@ -37,7 +40,7 @@ trap cleanup EXIT
 
 printf '{"keys":[{"key":"perf-key","sandbox":true,"permissions":["live","prematch","odds","scores"]}]}' > "$dir/keys.json"
 "$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --feed sim:events=2000,rate=1000 \
-  --progress 0 2> "$dir/relay.log" &
+  --http-threads "$threads" --progress 0 2> "$dir/relay.log" &
 relay_pid=$!
 up=
 for _ in $(seq 100); do
@@ -58,7 +61,7 @@ for _ in $(seq 100); do
 done
 [ "$n" -ge 100 ] || die "only $n live events"
 first=${ids%%,*}
-declare -A url=([odds]="/v1/odds?ids=$ids" [event]="/v1/event?id=$first" [markets]="/v1/markets?lang=de")
+declare -A url=([odds]="/v1/odds?ids=$ids" [event]="/v1/event?id=$first" [markets]="/v1/markets?lang=de" [live]="/v1/live")
 
 # check_body NAME FILE: the answer holds what was asked for; prints its ids.
 check_body() {
@@ -73,13 +76,17 @@ if name == "odds":
 elif name == "event":
     assert d["data"], "empty event"
     print(json.dumps(sorted(d["data"]) if isinstance(d["data"], dict) else len(d["data"])))
+elif name == "live":
+    n = sum(len(v) for v in d["data"].values())
+    assert n >= 100, f"only {n} live events"
+    print("live")  # the list itself moves with the simulator; its shape does not
 else:
     assert len(d["data"]) > 0, "no markets"
     print(len(d["data"]))
 PY
 }
 mkdir -p "$dir/www"
-for f in odds event markets; do
+for f in odds event markets live; do
   code=$(curl -s -o "$dir/www/$f.json" -w '%{http_code}' -H "X-API-Key: $key" "http://127.0.0.1:$port${url[$f]}")
   [ "$code" = 200 ] || die "oddsrelay answered ${url[$f]%%\?*} with $code: $(head -c 200 "$dir/www/$f.json")"
   check_body "$f" "$dir/www/$f.json" > "$dir/$f.ids" || die "oddsrelay's ${url[$f]%%\?*} answer is wrong"
@@ -92,6 +99,10 @@ events { worker_connections 1024; }
 http {
   access_log off;
   keepalive_requests 1000000;
+  gzip on;  # only for requests that ask for it (the gzip runs)
+  gzip_comp_level 1;
+  gzip_min_length 1024;
+  gzip_types application/json;
   server {
     listen 127.0.0.1:$nport;
     root $dir/www;
@@ -103,7 +114,7 @@ chmod -R a+rX "$dir"  # nginx's workers run unprivileged: they must read the fil
 nginx -c "$dir/nginx.conf"
 sleep 0.3
 # Both servers must answer with the same bytes, or the comparison is void.
-for f in odds event markets; do
+for f in odds event markets live; do
   code=$(curl -s -o "$dir/nginx.$f" -w '%{http_code}' "http://127.0.0.1:$nport/$f.json")
   [ "$code" = 200 ] && cmp -s "$dir/nginx.$f" "$dir/www/$f.json" || die "nginx does not serve $f.json: $code"
   code=$(curl -s -o "$dir/now.$f" -w '%{http_code}' -H "X-API-Key: $key" "http://127.0.0.1:$port${url[$f]}")
@@ -113,14 +124,25 @@ for f in odds event markets; do
   [ $((4 * a)) -ge $((3 * b)) ] && [ $((4 * a)) -le $((5 * b)) ] || die "oddsrelay's $f answer is $a bytes, nginx's $b"
 done
 cmp -s "$dir/now.markets" "$dir/www/markets.json" || die "oddsrelay's /v1/markets differs from the copy nginx serves"
+# The gzip answers: each must decode to the JSON of the plain one (nginx's
+# byte for byte); their sizes are what the gzip runs expect per answer.
+curl -s -o "$dir/odds.gz.relay" -H "Accept-Encoding: gzip" -H "X-API-Key: $key" "http://127.0.0.1:$port${url[odds]}"
+curl -s -o "$dir/odds.gz.nginx" -H "Accept-Encoding: gzip" "http://127.0.0.1:$nport/odds.json"
+gzip -dc < "$dir/odds.gz.nginx" | cmp -s - "$dir/www/odds.json" || die "nginx's gzip of odds.json does not decode to it"
+[ "$(gzip -dc < "$dir/odds.gz.relay" > "$dir/odds.gz.plain" && check_body odds "$dir/odds.gz.plain")" = "$(cat "$dir/odds.ids")" ] ||
+  die "oddsrelay's gzip /v1/odds answer does not decode to the ids asked"
 
-echo "machine: $(nproc) cores; oddsrelay REST loop: 1 thread; nginx: 1 worker; wrk -t1 -c$conns -d${secs}s, keep-alive"
-echo "ids: $n live events; odds body $(wc -c < "$dir/www/odds.json") bytes, event body $(wc -c < "$dir/www/event.json") bytes"
-# bench NAME FILE URL [header]: wrk against URL, whose answers should be
+echo "machine: $(nproc) cores; oddsrelay --http-threads $threads; nginx: 1 worker; wrk -t1 -c$conns -d${secs}s --timeout 10s, keep-alive"
+echo "ids: $n live events; odds body $(wc -c < "$dir/www/odds.json") bytes (gzip: oddsrelay $(wc -c < "$dir/odds.gz.relay"), nginx $(wc -c < "$dir/odds.gz.nginx")), event body $(wc -c < "$dir/www/event.json") bytes, live body $(wc -c < "$dir/www/live.json") bytes"
+# bench NAME FILE URL [header...]: wrk against URL, whose answers should be
 # about FILE's size; fails unless every answer was 2xx and no socket erred.
 bench() {
-  local out rc=0
-  out=$(wrk -t1 -c"$conns" -d"${secs}s" --latency ${4:+-H "$4"} "$3" 2>&1) || rc=$?
+  local out rc=0 name=$1 file=$2 u=$3
+  shift 3
+  local hdrs=()
+  for x in "$@"; do hdrs+=(-H "$x"); done
+  set -- "$name" "$file" "$u"
+  out=$(wrk -t1 -c"$conns" -d"${secs}s" --timeout 10s --latency "${hdrs[@]}" "$3" 2>&1) || rc=$?
   echo "$out" > "$dir/$1.wrk"
   [ "$rc" = 0 ] || die "wrk exited $rc on $1: $out"
   python3 - "$1" "$dir/$1.wrk" "$(wc -c < "$2")" "$dir/$1.rps" <<'PY' || exit 1
@@ -151,16 +173,22 @@ PY
 }
 bench oddsrelay_odds "$dir/www/odds.json" "http://127.0.0.1:$port${url[odds]}" "X-API-Key: $key"
 bench nginx_odds "$dir/www/odds.json" "http://127.0.0.1:$nport/odds.json"
+bench oddsrelay_odds_gzip "$dir/odds.gz.relay" "http://127.0.0.1:$port${url[odds]}" "X-API-Key: $key" "Accept-Encoding: gzip"
+bench nginx_odds_gzip "$dir/odds.gz.nginx" "http://127.0.0.1:$nport/odds.json" "Accept-Encoding: gzip"
 bench oddsrelay_event "$dir/www/event.json" "http://127.0.0.1:$port${url[event]}" "X-API-Key: $key"
 bench nginx_event "$dir/www/event.json" "http://127.0.0.1:$nport/event.json"
 bench oddsrelay_markets "$dir/www/markets.json" "http://127.0.0.1:$port${url[markets]}" "X-API-Key: $key"
 bench nginx_markets "$dir/www/markets.json" "http://127.0.0.1:$nport/markets.json"
+bench oddsrelay_live "$dir/www/live.json" "http://127.0.0.1:$port${url[live]}" "X-API-Key: $key"
+bench nginx_live "$dir/www/live.json" "http://127.0.0.1:$nport/live.json"
 kill -0 "$relay_pid" 2>/dev/null || die "oddsrelay died during the runs: $(tail -3 "$dir/relay.log")"
 python3 - "$dir" <<'PY'
 import sys
 d = sys.argv[1]
 r = lambda n: float(open(f"{d}/{n}.rps").read())
 print(f"ratio /v1/odds  (oddsrelay / nginx): {r('oddsrelay_odds') / r('nginx_odds'):.2f}  (goal >= 0.8)")
+print(f"ratio /v1/odds gzip (oddsrelay / nginx gzip): {r('oddsrelay_odds_gzip') / r('nginx_odds_gzip'):.2f}")
+print(f"ratio /v1/live  (oddsrelay / nginx): {r('oddsrelay_live') / r('nginx_live'):.2f}")
 print(f"ratio /v1/event (oddsrelay / nginx): {r('oddsrelay_event') / r('nginx_event'):.2f}")
 print(f"ratio /v1/markets?lang=de (oddsrelay / nginx): {r('oddsrelay_markets') / r('nginx_markets'):.2f}")
 PY

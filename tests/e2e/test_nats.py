@@ -2,7 +2,9 @@
 nats-server on loopback: an ingest node publishes the log, edges follow it.
 Late join (the stream's start already dropped by retention), identical
 answers and digests on ingest and edges at one seq, a bus restart (edges keep
-serving with upstream_ready false, then catch up with no gap), an edge
+serving with upstream_ready false, then catch up with no gap), edges that
+rejoin by themselves after a hole (the ingest bridged one with a snapshot; an
+edge paused while retention dropped what it had not read), an edge
 restart, the ingest going down, a second ingest fenced off the stream,
 oddsfeed publish, and an adapter in another language (this file, speaking
 the raw NATS protocol) feeding edges by the documented contract.
@@ -16,11 +18,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.request
 
 import harness as h
+from wsraw import RawWs
 
 NATS = shutil.which("nats-server") or next(
     (p for p in ("/usr/sbin/nats-server", "/usr/bin/nats-server") if os.access(p, os.X_OK)), None)
@@ -59,6 +63,16 @@ class Nats:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    def consumers(self, name):
+        """The stream's consumers, with what each was delivered."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.mport}/jsz?streams=true&consumers=true", timeout=10) as r:
+            d = json.load(r)
+        for a in d.get("account_details", []):
+            for s in a.get("stream_detail", []):
+                if s["name"] == name:
+                    return s.get("consumer_detail", [])
+        return []
 
     def url(self, stream):
         return f"nats://127.0.0.1:{self.port}/{stream}"
@@ -246,10 +260,10 @@ class Cluster(unittest.TestCase):
         self.assertEqual(bus_digest(url), (seq, digest, epoch))
         ilog = ingest.log()
         self.assertGreaterEqual(len(re.findall(r"bus: publishing log", ilog)), 2, ilog[-2000:])
-        self.assertNotIn("edges that were following must restart", ilog)
+        self.assertNotIn("the stream ends at seq", ilog)
         self.assertNotIn("buffer full", ilog)
 
-    def test_bus_down_past_the_buffer_is_a_gap_edges_see_and_a_snapshot_bridges(self):
+    def test_bus_down_past_the_buffer_is_a_gap_edges_rejoin_across(self):
         url = self.nats.url("ODDS")
         ingest = self.node("--feed", "sim:seed=7,events=60,rate=4000", "--publish", url, "--publish-buffer", "1M")
         ingest.wait_for(r"serving http://")
@@ -261,14 +275,19 @@ class Cluster(unittest.TestCase):
         m = ingest.wait_for(r"the stream ends at seq (\d+), this node's log continues at (\d+)", 60)
         stored, resumed = int(m.group(1)), int(m.group(2))
         self.assertGreater(resumed, stored + 1)
-        # The edge that was following meets the hole: it stops, says why, and keeps serving.
-        st = wait_until(lambda: (s := status(old.port)) and not s["bus"]["following"] and s, "following stops", 60)
+        # The edge that was following meets the hole after `stored` and, by
+        # itself, rejoins from the snapshot the ingest put after it.
+        old.wait_for(r"does not follow seq %d of \w+: gap; rejoining from the newest snapshot" % stored, 60)
+        m = old.wait_for(r"rejoined log (\w+) at seq (\d+) from a snapshot", 120)
+        self.assertGreaterEqual(int(m.group(2)), resumed - 1)
+        st = wait_until(lambda: (s := status(old.port)) and s["seq"] > int(m.group(2)) and s, "following again", 60)
+        self.assertEqual(st["epoch"], m.group(1))
+        self.assertTrue(st["upstream_ready"])
+        self.assertTrue(st["bus"]["following"], st["bus"])
+        self.assertEqual((st["bus"]["rejoins"], st["bus"]["rejoining"], st["bus"]["joined_seq"]),
+                         (1, False, int(m.group(2))))
         self.assertIn("gap", st["bus"]["error"])
-        self.assertFalse(st["upstream_ready"])
-        self.assertEqual(st["seq"], stored)
-        r, _ = h.request(old.port, "/v1/live", KEY)
-        self.assertEqual(r.status, 200)
-        # A new edge joins from the snapshot the ingest put after the hole.
+        # A new edge joins from the same kind of snapshot.
         new = self.edge()
         m = new.wait_for(r"joined log \w+ at seq (\d+) from a snapshot")
         self.assertGreaterEqual(int(m.group(1)), resumed - 1)
@@ -277,9 +296,82 @@ class Cluster(unittest.TestCase):
         self.assertGreater(ist["bus"]["dropped_records"], 0)
         rc, out = ingest.stop()
         seq, digest, epoch = stopped(out)
-        self.wait_seq(new.port, seq)
-        rc, out = new.stop()
-        self.assertEqual(stopped(out), (seq, digest, epoch))
+        for e in (old, new):
+            self.wait_seq(e.port, seq)
+        self.assertEqual(self.answers(old.port), self.answers(new.port))
+        for e in (old, new):
+            rc, out = e.stop()
+            self.assertEqual(stopped(out), (seq, digest, epoch))
+
+    def test_edge_paused_past_the_retention_rejoins_by_itself(self):
+        url = self.nats.url("ODDS")
+        ingest = self.node("--feed", "sim:seed=8,events=60,rate=3000", "--publish", url,
+                           "--publish-max-bytes", "1M", "--publish-snapshot-every", "1000")
+        ingest.wait_for(r"serving http://")
+        edge = self.node("--feed", url, "--ws-ping", "600000")
+        edge.wait_for(r"serving http://")
+        wait_until(lambda: status(edge.port)["seq"] > 2000, "edge following", 60)
+        # A stream client of the edge, there before the pause, reading all along.
+        raw = RawWs(edge.port, f"/pt-ws?api_key={KEY}&protocol=v2", timeout=300)
+        self.assertEqual(raw.status, 101)
+        op, p = raw.recv_frame()
+        ready = json.loads(p.decode().split("\x1f", 2)[2])
+        epoch = ready["epoch"]
+        closed = {}
+
+        def read():
+            try:
+                closed["code"], closed["reason"], frames = raw.until_close(300)
+                infos = [json.loads(f.decode().split("\x1f", 2)[2]) for op, f in frames if f.startswith(b"INFO")]
+                closed["seq"] = infos[-1]["seq"] if infos else ready["seq"]
+            except (OSError, AssertionError) as e:
+                closed["error"] = repr(e)
+        reader = threading.Thread(target=read)
+        reader.start()
+        edge.proc.send_signal(signal.SIGSTOP)
+        try:
+            # Retention drops every message the server could have sent the
+            # edge before it stopped, and more.
+            def dropped():
+                s, consumers = self.nats.stream("ODDS"), self.nats.consumers("ODDS")
+                return consumers and all(c["delivered"]["stream_seq"] + 2 < s["first_seq"] for c in consumers)
+            wait_until(dropped, "retention past the edge's consumer", 120)
+        finally:
+            edge.proc.send_signal(signal.SIGCONT)
+        m = edge.wait_for(r"rejoined log (\w+) at seq (\d+) from a snapshot", 120)
+        self.assertEqual(m.group(1), epoch)
+        rejoined = int(m.group(2))
+        self.assertRegex(edge.log(), r"does not follow seq \d+ of %s: gap; rejoining from the newest snapshot" % epoch)
+        reader.join(120)
+        raw.close()
+        self.assertFalse(reader.is_alive(), "the stream was not closed after the rejoin")
+        self.assertNotIn("error", closed)
+        # The stream was closed for the new state: a reconnect gets its snapshot.
+        self.assertEqual((closed["code"], closed["reason"]), (1012, "state replaced: reconnect"))
+        self.assertLess(closed["seq"], rejoined)
+        raw = RawWs(edge.port, f"/pt-ws?api_key={KEY}&protocol=v2&resume={epoch}:{closed['seq']}")
+        op, p = raw.recv_frame()
+        again = json.loads(p.decode().split("\x1f", 2)[2])
+        self.assertEqual((again["ready"], again["resumed"], again["reason"]), (True, False, "too_old"))
+        self.assertGreaterEqual(again["seq"], rejoined)
+        op, p = raw.recv_frame()
+        self.assertTrue(p.startswith(b"P\x1fevt:"), p[:40])
+        raw.close()
+        st = status(edge.port)
+        self.assertEqual((st["bus"]["rejoins"], st["bus"]["following"], st["upstream_ready"]), (1, True, True))
+        self.assertEqual(st["relay"]["closed_restart"], 1)
+        # Without a restart, the edge ends where the ingest does, answering
+        # as an edge that joined afterwards.
+        rc, out = ingest.stop()
+        self.assertEqual(rc, 0, out)
+        seq, digest, epoch = stopped(out)
+        late = self.edge()
+        for e in (edge, late):
+            self.wait_seq(e.port, seq)
+        self.assertEqual(self.answers(edge.port), self.answers(late.port))
+        for e in (edge, late):
+            rc, out = e.stop()
+            self.assertEqual(stopped(out), (seq, digest, epoch))
 
     def test_edge_restart_rejoins_and_ingest_down_leaves_edges_serving(self):
         url = self.nats.url("ODDS")

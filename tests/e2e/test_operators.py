@@ -1,7 +1,7 @@
 """What an operator's tools read, through the real binary: GET /healthz
 (no key) answers 503 while the journal is being replayed and 200
 {"status":"ok","uptime":s} once the state is back, and every other route
-answers 503 until then; /v1/status carries SPEC.md's relay statistics
+answers 503 until then; /v1/status carries the relay statistics
 (upstream_ready, downstream_clients, odds_channels, el_sports, el_events,
 odds_cached) and the count of requests that failed inside a handler."""
 import asyncio

@@ -215,6 +215,102 @@ class ConflationKeepsTheState(StreamState):
             self.assert_rest_state(port, events, odds)
 
 
+class GroupFrames(StreamState):
+    """What one group holds, frame by frame, on an idle scripted feed: each
+    record written is its own group, so the frames between two INFOs are
+    exactly that record's changes."""
+
+    def next_group(self, ws, seq):
+        """The P frames up to the next INFO, which must follow `seq` without a gap."""
+        frames = []
+        while True:
+            op, p = ws.recv_frame()
+            if op == 9:  # the server's ping
+                continue
+            self.assertEqual(op, 1)
+            t, ch, body = split(p.decode())
+            if t == "INFO":
+                self.assertEqual(body["from"], seq + 1, "a batch is missing")
+                return frames, body["seq"]
+            self.assertEqual(t, "P")
+            frames.append((ch, body))
+
+    def assert_events_before_their_odds(self, frames):
+        """docs/api.md: a client learns of an event before its prices. An
+        event that an evt: frame of the group names has that frame before
+        any odds: frame of it."""
+        named = {}  # event number -> index of the first evt: frame naming it
+        for i, (ch, body) in enumerate(frames):
+            if ch.startswith("evt:"):
+                for k in body:
+                    named.setdefault(number_of(k), i)
+        for i, (ch, body) in enumerate(frames):
+            if ch.startswith("odds:"):
+                n = int(ch.split(":")[2])
+                if n in named:
+                    self.assertLess(named[n], i, [c for c, _ in frames])
+
+    def test_kick_off_without_a_price_change_sends_the_event_then_its_whole_odds(self):
+        fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
+        self.addCleanup(fifo.close)
+        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0") as srv:
+            srv.wait_for(r"serving http://")
+            port = srv.port
+            fifo.open()
+            pre = key_of(7101, live=False)
+            n = number_of(pre)
+            last = fifo.write(event_rec(pre, False), market_rec(pre, 1001, 210), market_rec(pre, 1007, 190))
+            engine_seq = wait_status(port, lambda s: s["last_update"] == last, "the setup")["seq"]
+            deadline = time.monotonic() + 30
+            while True:  # until the relay, too, serves the whole setup
+                ws = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", timeout=60)
+                self.addCleanup(ws.close)
+                t, ch, ready = split(ws.recv_frame()[1].decode())
+                if ready["seq"] == engine_seq:
+                    break
+                ws.close()
+                self.assertLess(time.monotonic(), deadline, "the relay did not catch up with the engine")
+                time.sleep(0.05)
+            # The connect snapshot: one evt: frame (sport 1), no odds: nothing is live.
+            self.assertEqual(ready["sports"], [1])
+            t, ch, body = split(ws.recv_frame()[1].decode())
+            self.assertEqual((t, ch, sorted(body)), ("P", "evt:1", [pre]))
+            self.assertFalse(body[pre]["live"])
+            seq = ready["seq"]
+
+            # Kick-off: the event record alone, no market record. The group
+            # is the event's new listing, then its odds: frame with every
+            # market it had before kick-off.
+            at = fifo.write(event_rec(pre, True))
+            want_seq = wait_status(port, lambda s: s["last_update"] == at, "the kick-off")["seq"]
+            frames, seq = self.next_group(ws, seq)
+            self.assertEqual(seq, want_seq)
+            self.assertEqual([ch for ch, _ in frames], ["evt:1", f"odds:1:{n}"])
+            self.assertEqual(sorted(frames[0][1]), [pre])
+            self.assertTrue(frames[0][1][pre]["live"])
+            self.assertEqual(sorted(frames[1][1]), ["1001", "1007"])
+            self.assertEqual(frames[1][1]["1001"]["s"]["2001"][0], 210)
+            self.assertEqual(frames[1][1], rest(port, f"/v1/odds?ids={pre}")["data"][pre])
+
+            # A new live event and its prices, written together: however the
+            # engine batches them, its evt: frame comes before its odds.
+            new = key_of(7102)
+            at = fifo.write(event_rec(new, True), market_rec(new, 1001, 150), market_rec(new, 1004, 800))
+            want_seq = wait_status(port, lambda s: s["last_update"] == at, "the new event")["seq"]
+            events, odds = {pre: frames[0][1][pre]}, {n: frames[1][1]}
+            kinds = []
+            while seq < want_seq:
+                group, seq = self.next_group(ws, seq)
+                self.assert_events_before_their_odds(group)
+                kinds += [ch for ch, _ in group]
+                for ch, body in group:
+                    apply_frame(events, odds, ch, body, self)
+            self.assertEqual(seq, want_seq)
+            self.assertEqual(kinds[0], "evt:1")
+            self.assertIn(f"odds:1:{number_of(new)}", kinds)
+            self.assert_rest_state(port, events, odds)
+
+
 class SlowClients(StreamState):
     def test_non_reader_closed_at_bound_others_unaffected(self):
         # Rounds of changed pre-match events (evt frames are never conflated,

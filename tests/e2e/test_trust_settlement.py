@@ -6,7 +6,9 @@ side is flagged when its line goes, and the book is suspended and removed
 after full time. The final 2-1 is then corrected to 2-2 by a second feed on
 the same --data-dir (revision 2), which also proves the withdrawn lines come
 back from the journal; a third start with nothing new answers byte for byte
-the same, and the state digest of each run equals a replay of its journal."""
+the same, and the state digest of each run equals a replay of its journal.
+The same correction arriving while one server runs replaces the answer it
+already computed and cached (CorrectionWhileServing)."""
 import json
 import os
 import shutil
@@ -15,6 +17,7 @@ import time
 import unittest
 
 import harness as h
+from scripted_feed import ScriptedFeed
 
 KEY = "trust-settle-key"
 EID = "s7-101.7001"
@@ -151,6 +154,74 @@ class TrustSettlement(unittest.TestCase):
         raw3, rec3, digest3 = self.run_feed(self.empty, 2)
         self.assertEqual(raw3, raw2)
         self.assertEqual(digest3, digest2)
+
+
+class CorrectionWhileServing(unittest.TestCase):
+    """/v1/settlements caches an ended event's answer until its final score
+    changes: a correction applied while the server runs must be served at
+    once, as revision 2, and then reused like revision 1 was."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="oddsrelay-trust-settle-live-")
+        self.keys = os.path.join(self.dir, "keys.json")
+        with open(self.keys, "w") as f:
+            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]}]}, f)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    @staticmethod
+    def records(name):
+        with open(h.fixture(name)) as f:
+            return [r for r in map(json.loads, f) if r["op"] != "header"]
+
+    def test_a_correction_replaces_the_cached_answer(self):
+        fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
+        self.addCleanup(fifo.close)
+        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0") as srv:
+            srv.wait_for(r"serving http://")
+            fifo.open()
+
+            def write_as_recorded(records):
+                """Each record keeps its own `at` (settled_at and last_read are checked against it)."""
+                for r in records:
+                    fifo.at = r["at"] - 10  # write() stamps at + 10
+                    self.assertEqual(fifo.write({k: v for k, v in r.items() if k != "at"}), r["at"])
+                return records[-1]["at"]
+
+            def status():
+                return json.loads(h.request(srv.port, "/v1/status", KEY)[1])
+
+            def settlement():
+                r, raw = h.request(srv.port, f"/v1/settlements?ids={EID}", KEY)
+                self.assertEqual(r.status, 200, raw)
+                return json.loads(raw)["data"][EID]
+
+            last = write_as_recorded(self.records("withdrawn_lines.jsonl"))
+            h.wait_until(lambda: status()["last_update"] == last, 60, "the match applied")
+            rec1 = settlement()
+            self.assertEqual((rec1["status"], rec1["revision"], rec1["score"]), ("ended", 1, {"home": 2, "away": 1}))
+            TrustSettlement.check(self, rec1, {k: v[2] for k, v in AT_2_1.items()})
+            # Asked again: the cached answer, not computed again.
+            computed = status()["settlements"]["computed"]
+            self.assertEqual(settlement(), rec1)
+            self.assertEqual(status()["settlements"]["computed"], computed)
+
+            # Upstream corrects the final to 2-2 while the server runs.
+            at = write_as_recorded(self.records("withdrawn_lines_correction.jsonl"))
+            h.wait_until(lambda: status()["last_update"] == at, 60, "the correction applied")
+            rec2 = settlement()
+            self.assertEqual((rec2["status"], rec2["revision"], rec2["score"]), ("ended", 2, {"home": 2, "away": 2}))
+            self.assertEqual(rec2["settled_at"], at)
+            TrustSettlement.check(self, rec2, AT_2_2)
+            # The same 33 lines, re-run: two pushes at 2-1 settle at 2-2, one line pushes.
+            self.assertEqual(rec2["coverage"], {"covered": 28, "void": 5, "pending": 0, "markets": 7})
+            self.assertEqual(status()["settlements"]["computed"], computed + 1)
+            self.assertEqual(settlement(), rec2)
+            self.assertEqual(status()["settlements"]["computed"], computed + 1)
+            fifo.close()
+            rc, log = srv.stop()
+            self.assertEqual(rc, 0, log[-3000:])
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ Proved here: signing, the sandbox flag and per-key event filters; every
 field of event_ended / settlement_changed against the feed; coalescing of
 odds_update behind a receiver that is blocked; the retry schedule (order,
 count, 250 ms doubling lower bounds) and the attempt cap of each callback
-type; the per-endpoint queue bound (oldest non-critical dropped, counted);
-keys-file reload (SIGHUP) adding, removing and changing endpoints."""
+type; the per-endpoint queue bound (the oldest non-critical callbacks
+dropped, counted, while older critical ones stay); keys-file reload (SIGHUP)
+adding, removing and changing endpoints."""
 import hashlib
 import hmac
 import http.server
@@ -406,27 +407,33 @@ class Webhooks(unittest.TestCase):
         self.assertGreaterEqual(flaky.calls[1][0] - flaky.calls[0][0], 0.25)
         self.assertGreaterEqual(flaky.calls[2][0] - flaky.calls[1][0], 0.5)
 
-    def test_queue_bound_drops_oldest_non_critical(self):
+    def test_queue_bound_drops_oldest_non_critical_and_keeps_critical(self):
         blocked = self.receiver(lambda n: BLOCK if n == 1 else 204)
         marker = self.receiver()
-        keys = [key("hook-scores", blocked, "ss", ["score_update"]),
+        keys = [key("hook-scores", blocked, "ss", ["score_update", "event_ended", "settlement_changed"]),
                 key("hook-marker", marker, "sm", ["odds_update"])]
         bound, extra = 10_000, 7
         with Hooked(keys) as s:
             f = s.feed
             f.send(event_rec(f, 1), score_rec(f, 1, 0, 0))
             blocked.wait(1, "first score_update")  # held: everything else queues
-            n = bound + extra
-            f.send(*[event_rec(f, 2 + i) for i in range(n)])
-            f.send(*[score_rec(f, 2 + i, 1, 0) for i in range(n)], odds_rec(f, 2, 150))
+            # The oldest queued: event 2 ends (its score_update, then the
+            # critical event_ended and settlement_changed).
+            f.send(event_rec(f, 2), score_rec(f, 2, 2, 1, "ended"))
+            n = bound - 3 + extra  # score_updates of events 3 ..: `extra` past the bound
+            f.send(*[event_rec(f, 3 + i) for i in range(n)])
+            f.send(*[score_rec(f, 3 + i, 1, 0) for i in range(n)], odds_rec(f, 3, 150))
             marker.wait(1, "marker")  # every score_update was queued before it
             hooks_reach(s.srv, {"endpoints": 2, "delivered": 1, "failed_attempts": 0, "dropped": extra, "coalesced": 0})
             blocked.release()
-            blocked.wait(6, "callbacks after the release")
-            head = [e["data"]["event_id"] for e in blocked.events()[:6]]
+            blocked.wait(8, "callbacks after the release")
+            head = [(e["event"], e["data"]["event_id"]) for e in blocked.events()[:8]]
             s.stop()
-        # The held one, then the oldest survivor: events 2 .. 2+extra-1 gave way.
-        self.assertEqual(head, ["s7-1.1"] + [f"s7-1.{2 + extra + i}" for i in range(5)])
+        # The held one, then event 2's critical callbacks, older than every
+        # score_update that gave way (event 2's and those of events
+        # 3 .. 3+extra-2), then the oldest surviving score_update.
+        self.assertEqual(head, [("score_update", "s7-1.1"), ("event_ended", "s7-1.2"), ("settlement_changed", "s7-1.2")]
+                         + [("score_update", f"s7-1.{3 + extra - 1 + i}") for i in range(5)])
 
     def test_keys_reload_adds_removes_and_changes_endpoints(self):
         gone = self.receiver(lambda n: BLOCK if n == 1 else 204)

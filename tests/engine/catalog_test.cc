@@ -56,7 +56,7 @@ TEST(Catalog, SizeAndShapeLikeTheRealService) {
   EXPECT_GT(coded, 600u);
   EXPECT_GT(soccer, 450u);
   EXPECT_LT(soccer, 650u);
-  EXPECT_EQ(cat().sports().size(), 24u);  // every sport of SPEC.md's id table
+  EXPECT_EQ(cat().sports().size(), 24u);  // every sport of docs/api.md "Sports"
   EXPECT_EQ(cat().languages().size(), 24u);
 }
 
@@ -73,7 +73,7 @@ TEST(Catalog, EveryTabNamesExistingMarketsOfItsSport) {
           EXPECT_TRUE(m->in_sport(sport)) << id << " in " << tab.key << " of " << sport;
         }
   }
-  EXPECT_EQ(cat().tabs(1)->prematch.size(), 13u);  // SPEC.md: soccer has 13 prematch tabs
+  EXPECT_EQ(cat().tabs(1)->prematch.size(), 13u);  // docs/api.md: soccer has 13 prematch tabs
 }
 
 TEST(Catalog, NamesComposeFromTranslatedParts) {

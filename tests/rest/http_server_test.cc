@@ -99,5 +99,40 @@ TEST(HttpServer, HandlerExceptionAnswers500AndTheServerGoesOn) {
   server.stop();
 }
 
+// Answers with the index of the loop that served the connection.
+class WhichLoop : public HttpHandler {
+ public:
+  void handle(const http::Request& req, const Peer& peer, std::string& out, Takeover&) override {
+    http::ResponseHead h;
+    h.keep_alive = req.keep_alive;
+    http::append_response(out, h, "loop=" + std::to_string(peer.loop));
+  }
+  void refuse(int, const char*, std::string&) override {}
+};
+
+// With several loops, loop 0 accepts and deals connections out in turn;
+// each connection stays on its loop for all its requests.
+TEST(HttpServer, ConnectionsAreDealtToTheLoopsInTurn) {
+  WhichLoop handler;
+  HttpServerOptions o;
+  o.port = 0;
+  o.threads = 3;
+  HttpServer server(o, handler);
+  std::string err;
+  ASSERT_TRUE(server.start(err)) << err;
+  ASSERT_EQ(server.loop_count(), 3u);
+  for (int i = 0; i < 6; ++i) {
+    const std::string r = exchange(server.port(),
+                                   "GET /a HTTP/1.1\r\nHost: t\r\n\r\n"
+                                   "GET /b HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    const std::string want = "loop=" + std::to_string(i % 3);
+    EXPECT_EQ(count(r, want), 2u) << i << r;
+    EXPECT_EQ(count(r, "loop="), 2u) << r;
+  }
+  EXPECT_EQ(server.loop_requests(), (std::vector<uint64_t>{4, 4, 4}));
+  EXPECT_EQ(server.requests(), 12u);
+  server.stop();
+}
+
 }  // namespace
 }  // namespace oddsrelay::rest

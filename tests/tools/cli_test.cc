@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <string>
 #include <vector>
 
@@ -36,6 +38,7 @@ struct IntFlag {
 const IntFlag kIntFlags[] = {
     {"--header-timeout", 1, 3'600'000, &Options::header_timeout_ms},
     {"--idle-timeout", 1, 3'600'000, &Options::idle_timeout_ms},
+    {"--http-threads", 1, 64, &Options::http_threads},
     {"--rate-window", 1, 3600, &Options::rate_window_s},
     {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
@@ -66,6 +69,7 @@ TEST(Cli, Defaults) {
   EXPECT_FALSE(o.help);
   EXPECT_EQ(o.header_timeout_ms, 10'000);
   EXPECT_EQ(o.idle_timeout_ms, 60'000);
+  EXPECT_EQ(o.http_threads, default_http_threads(std::thread::hardware_concurrency()));
   EXPECT_EQ(o.rate_window_s, 60);
   EXPECT_EQ(o.ws_update_ms, 1000);
   EXPECT_EQ(o.ws_ping_ms, 30'000);
@@ -314,6 +318,38 @@ TEST(Cli, BusFlags) {
     EXPECT_FALSE(err.empty());
     EXPECT_EQ(err.find('\n'), std::string::npos) << err;
   }
+}
+
+TEST(Cli, MetricsListen) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({}, o, err));
+  EXPECT_EQ(o.metrics_port, 0);  // default: /metrics on the main listener
+  ASSERT_TRUE(parse({"--listen", "127.0.0.1:8080", "--metrics-listen", "127.0.0.1:9464"}, o, err)) << err;
+  EXPECT_EQ(o.metrics_host, "127.0.0.1");
+  EXPECT_EQ(o.metrics_port, 9464);
+  EXPECT_EQ(o.port, 8080);
+  ASSERT_TRUE(parse({"--metrics-listen=0.0.0.0:8080", "--listen", "127.0.0.1:8080"}, o, err)) << err;
+  EXPECT_EQ(o.metrics_host, "0.0.0.0");
+  for (const char* bad : {"9464", "h:0", "h:70000", ":80", "h:"})
+    expect_refused({"--metrics-listen", bad}, std::string("bad --metrics-listen '") + bad + "'");
+  expect_refused({"--metrics-listen"}, "--metrics-listen needs a value");
+  expect_refused({"--listen", "127.0.0.1:9000", "--metrics-listen", "127.0.0.1:9000"},
+                 "--metrics-listen must differ from --listen");
+  EXPECT_NE(std::string(kUsage).find("--metrics-listen HOST:PORT"), std::string::npos);
+}
+
+TEST(Cli, HttpThreadsDefaultIsHalfTheCoresFromOneToFour) {
+  EXPECT_EQ(default_http_threads(0), 1);  // unknown
+  EXPECT_EQ(default_http_threads(1), 1);
+  EXPECT_EQ(default_http_threads(2), 1);
+  EXPECT_EQ(default_http_threads(5), 2);
+  EXPECT_EQ(default_http_threads(8), 4);
+  EXPECT_EQ(default_http_threads(64), 4);
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({"--http-threads", "3"}, o, err)) << err;
+  EXPECT_EQ(o.http_threads, 3);
 }
 
 }  // namespace oddsrelay

@@ -1,5 +1,5 @@
 """The phrases market, outcome and tab names are built from, with their
-translations into the 23 other languages of SPEC.md ("Localization").
+translations into the 23 other languages of docs/api.md ("Localization").
 A missing translation (None) falls back to English at load time.
 Columns follow LANGS[1:]."""
 

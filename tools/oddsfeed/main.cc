@@ -1,4 +1,4 @@
-// oddsfeed: small CLI over feed-format files (FEED-FORMAT.md), so perf work
+// oddsfeed: small CLI over feed-format files (docs/feed-format.md), so perf work
 // and debugging have files to replay and a way to look inside them.
 //   oddsfeed gen     write a capture from the simulator (virtual time)
 //   oddsfeed inspect counts per op and sport, time span, bad lines

@@ -78,7 +78,7 @@ void write_publisher_status(json::Writer& w, const bus::NatsLink& link, const bu
 
 void write_follower_status(json::Writer& w, const bus::NatsLink& link, const BusSource& src) {
   const BusSourceStats& s = src.stats();
-  const bus::JoinResult& j = src.joined();
+  const bus::JoinResult j = src.joined();
   w.StartObject();
   w.Key("role");
   w.String("edge");
@@ -108,6 +108,10 @@ void write_follower_status(json::Writer& w, const bus::NatsLink& link, const Bus
   w.Uint64(s.messages.load());
   w.Key("resubscribes");
   w.Uint64(s.resubscribes.load());
+  w.Key("rejoining");
+  w.Bool(s.rejoining.load());
+  w.Key("rejoins");
+  w.Uint64(s.rejoins.load());
   w.Key("disconnects");
   w.Uint64(link.disconnects());
   w.EndObject();

@@ -1,8 +1,10 @@
 #include "tools/oddsrelay/cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
+#include <thread>
 
 #include "protocol/bus_contract.h"
 
@@ -15,6 +17,12 @@ snapshot store and serves it (REST, /ws, /pt-ws; see docs/api.md).
 
 Options:
   --listen HOST:PORT     address to serve on (default 127.0.0.1:8080)
+  --metrics-listen HOST:PORT
+                         serve GET /metrics (Prometheus text format) on this
+                         address of its own, without an API key; keep it
+                         where only the monitoring reaches it. Default: on
+                         the main address, with any valid key (X-API-Key or
+                         ?api_key=), like /v1/status; see docs/metrics.md
   --feed SPEC            where records come from (default sim):
                            sim[:seed=N,events=N,rate=N,minute=MS,tick=MS,correct=N]
                              built-in simulator; rate = odds records/s
@@ -75,7 +83,10 @@ Options:
                          this long after its first byte (default 10000)
   --idle-timeout MS      close keep-alive connections idle this long
                          (default 60000)
-  --rate-window SECONDS  rate-limit window (default 60, as SPEC.md says;
+  --http-threads N       REST loops, each on its own thread (1..64; default
+                         half the cores, at least 1, at most 4); one
+                         listening socket, connections dealt in turn
+  --rate-window SECONDS  rate-limit window (default 60, as docs/api.md says;
                          shorter only to test resets)
   --ws-update MS         /ws live_update at most this often (default 1000)
   --ws-ping MS           /ws and /pt-ws heartbeat: ping interval; a client
@@ -101,6 +112,9 @@ Options:
   --webhook-retries N    attempts per event_ended / settlement_changed
                          callback before it counts as dropped (default 8)
   --webhook-timeout MS   one webhook POST, connect to answer (default 3000)
+  --webhook-ca FILE      PEM certificates trusted for https:// webhook
+                         endpoints besides the system's CA store (a private
+                         CA); certificates and host names are always checked
   --help                 this text
 )";
 
@@ -116,6 +130,7 @@ struct IntOption {
 constexpr IntOption kIntOptions[] = {
     {"--header-timeout", 1, 3'600'000, &Options::header_timeout_ms},
     {"--idle-timeout", 1, 3'600'000, &Options::idle_timeout_ms},
+    {"--http-threads", 1, 64, &Options::http_threads},
     {"--rate-window", 1, 3600, &Options::rate_window_s},
     {"--ws-update", 10, 3'600'000, &Options::ws_update_ms},
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
@@ -295,18 +310,18 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
     }
     if (a == "--help" || a == "-h") {
       out.help = true;
-    } else if (a == "--listen") {
+    } else if (a == "--listen" || a == "--metrics-listen") {
       std::string v;
       if (!need(v)) return false;
       size_t colon = v.rfind(':');
       uint64_t port = 0;
       if (colon == std::string::npos || colon == 0 || !parse_u64(std::string_view(v).substr(colon + 1), port) ||
           port == 0 || port > 65535) {
-        err = "bad --listen '" + v + "' (HOST:PORT, port 1..65535)";
+        err = "bad " + a + " '" + v + "' (HOST:PORT, port 1..65535)";
         return false;
       }
-      out.host = v.substr(0, colon);
-      out.port = static_cast<uint16_t>(port);
+      (a == "--listen" ? out.host : out.metrics_host) = v.substr(0, colon);
+      (a == "--listen" ? out.port : out.metrics_port) = static_cast<uint16_t>(port);
     } else if (a == "--feed") {
       std::string v;
       if (!need(v) || !parse_feed_spec(v, out.feed, err)) return false;
@@ -351,6 +366,8 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       }
     } else if (a == "--catalog") {
       if (!need(out.catalog)) return false;
+    } else if (a == "--webhook-ca") {
+      if (!need(out.webhook_ca)) return false;
     } else if (a == "--progress") {
       std::string v;
       if (!need(v)) return false;
@@ -383,6 +400,11 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       return false;
     }
   }
+  if (out.metrics_port != 0 && out.metrics_port == out.port && out.metrics_host == out.host) {
+    err = "--metrics-listen must differ from --listen (without it, /metrics is on the main address)";
+    return false;
+  }
+  if (out.http_threads == 0) out.http_threads = default_http_threads(std::thread::hardware_concurrency());
   if (out.feed.kind == FeedSpec::Kind::Bus && !out.data_dir.empty()) {
     err = "--feed nats:// takes its log from the bus: no --data-dir";
     return false;
@@ -393,5 +415,7 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
   }
   return true;
 }
+
+int64_t default_http_threads(unsigned cores) { return std::clamp<int64_t>(cores / 2, 1, 4); }
 
 }  // namespace oddsrelay

@@ -23,6 +23,10 @@ struct FeedSpec {
 struct Options {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
+  // --metrics-listen: /metrics on a listener of its own, without a key; port
+  // 0: served on the main listener as a keyed route (docs/metrics.md).
+  std::string metrics_host;
+  uint16_t metrics_port = 0;
   FeedSpec feed;
   std::string capture;
   std::string data_dir;
@@ -31,7 +35,8 @@ struct Options {
   double progress_s = 5;
   int64_t header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
   int64_t idle_timeout_ms = 60'000;    // idle keep-alive connections are closed after this
-  int64_t rate_window_s = 60;          // rate-limit window (SPEC.md: 60 s; shorter only for tests)
+  int64_t http_threads = 0;            // REST loops; 0 until parsed: then the default, default_http_threads()
+  int64_t rate_window_s = 60;          // rate-limit window (docs/api.md: 60 s; shorter only for tests)
   int64_t ws_update_ms = 1000;         // /ws live_update interval
   int64_t ws_ping_ms = 30'000;         // /ws heartbeat interval
   int64_t max_queue_bytes = 8 << 20;   // per-stream send queue bound
@@ -41,6 +46,7 @@ struct Options {
   int64_t stream_ttl_s = 3600;         // lifetime of signed stream URLs
   int64_t webhook_retries = 8;         // attempts per event_ended / settlement_changed callback
   int64_t webhook_timeout_ms = 3000;   // one webhook POST
+  std::string webhook_ca;              // extra CA certificates (PEM) trusted for https:// webhooks
   int64_t snapshot_every = 50'000;     // compaction: a snapshot after this many records...
   int64_t snapshot_interval_s = 300;   // ...or this long, whichever comes first
   std::string publish;                 // nats://HOST:PORT/STREAM: publish the log there (ingest node)
@@ -60,6 +66,9 @@ struct Options {
 // False with `err` set (one line, no trailing newline) on a bad command line.
 // Only parses: files are checked by main().
 bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err);
+// --http-threads when not given: half the cores (the engine, the relay and
+// the OS need the rest), at least 1, at most 4.
+int64_t default_http_threads(unsigned cores);
 bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err);
 // --resume-window: "128M,60s", "64M" or "90s" into resume_window_bytes / _s.
 bool parse_resume_window(const std::string& spec, Options& out, std::string& err);

@@ -23,12 +23,14 @@
 #include "engine/pipeline.h"
 #include "relay/relay_server.h"
 #include "relay/webhooks.h"
+#include "rest/metrics_endpoint.h"
 #include "rest/api_keys.h"
 #include "rest/http_server.h"
 #include "rest/rest_api.h"
 #include "engine/state_digest.h"
 #include "tools/oddsrelay/bus_node.h"
 #include "tools/oddsrelay/cli.h"
+#include "tools/oddsrelay/node_metrics.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
 #include "engine/storage/log_writer.h"
@@ -71,6 +73,13 @@ int run(const Options& opt) {
     return 2;
   }
 
+  if (!opt.webhook_ca.empty()) {
+    std::string error;
+    if (!relay::TlsClientContext::create(opt.webhook_ca, error)) {
+      std::fprintf(stderr, "oddsrelay: --webhook-ca: %s\n", error.c_str());
+      return 2;
+    }
+  }
   if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
     return 2;
@@ -107,6 +116,7 @@ int run(const Options& opt) {
   bus::NatsLink link;
   bus::JoinResult joined;
   std::unique_ptr<bus::BusPublisher> publisher;
+  metrics::Registry metrics_registry;  // GET /metrics (node_metrics.h)
   rest::RestContext ctx;
   ctx.snapshots = &engine.store();
   ctx.keys = &key_store;
@@ -114,6 +124,7 @@ int run(const Options& opt) {
   ctx.stream.sports = opt.stream_sports;
   ctx.stream.ttl_s = opt.stream_ttl_s;
   ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
+  ctx.http_threads = static_cast<uint32_t>(opt.http_threads);
   ctx.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
   ctx.ready = &ready;
   ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
@@ -186,14 +197,21 @@ int run(const Options& opt) {
     w.Bool(source->status().done.load());
     w.EndObject();
   };
+  if (opt.metrics_port == 0) ctx.metrics = &metrics_registry;  // else on its own listener, below
+  const int64_t started_ms = ctx.started_ms;
   rest::RestApi api(std::move(ctx));
   rest::HttpServerOptions http_opts;
   http_opts.host = opt.host;
   http_opts.port = opt.port;
   http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
   http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
+  http_opts.threads = static_cast<uint32_t>(opt.http_threads);
   rest::HttpServer http(http_opts, api);
   api.set_server(&http);
+  register_node_metrics(metrics_registry,
+                        NodeParts{ready, engine, feed_pipeline, relay, journal, publisher, source, link, http, started_ms});
+  rest::MetricsHandler metrics_handler(metrics_registry);
+  std::unique_ptr<rest::HttpServer> metrics_http;
   std::string err;
   if (!http.start(err)) {
     std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
@@ -201,6 +219,18 @@ int run(const Options& opt) {
   }
   const char* shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
   std::fprintf(stderr, "oddsrelay: listening on %s:%u (503 until the state is recovered)\n", shown_host, opt.port);
+  if (opt.metrics_port != 0) {
+    rest::HttpServerOptions mo = http_opts;
+    mo.host = opt.metrics_host;
+    mo.port = opt.metrics_port;
+    metrics_http = std::make_unique<rest::HttpServer>(mo, metrics_handler);
+    if (!metrics_http->start(err)) {
+      std::fprintf(stderr, "oddsrelay: metrics: %s\n", err.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "oddsrelay: metrics on http://%s:%u/metrics (no key)\n", opt.metrics_host.c_str(),
+                 metrics_http->port());
+  }
 
   std::unique_ptr<FeedFileWriter> capture;
   Pipeline pipeline(engine);
@@ -300,6 +330,7 @@ int run(const Options& opt) {
   relay::WebhookOptions hook_opts;
   hook_opts.max_attempts = static_cast<int>(opt.webhook_retries);
   hook_opts.timeout_ms = static_cast<int>(opt.webhook_timeout_ms);
+  hook_opts.ca_file = opt.webhook_ca;
   webhooks = std::make_unique<relay::Webhooks>(hook_opts, key_store);
   pipeline.add_sink(webhooks.get());
   webhooks->start();
@@ -349,6 +380,7 @@ int run(const Options& opt) {
   }
 
   http.stop();  // no new streams
+  if (metrics_http) metrics_http->stop();
   source->stop();
   pipeline.stop();
   // What the bus has not stored yet gets a few seconds (docs/architecture.md

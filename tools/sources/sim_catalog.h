@@ -1,7 +1,7 @@
 // What the simulator draws its fixtures and markets from: the spec's sport
 // table with a scoring model per sport, participant and tournament names,
 // and the market and outcome ids it prices. The market catalog issue makes
-// the full dictionary; these ids are the ones SPEC.md names.
+// the full dictionary; these ids are the common ones of docs/api.md "Odds".
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 namespace oddsrelay::sim {
 
-// Market ids (SPEC.md "Known market group ids").
+// Market ids (docs/api.md "Odds").
 enum MarketId : uint32_t {
   kMatchWinner = 1001,        // 1X2 (2-way where the sport has no draw)
   kCorrectScore = 1004,       // pre-match, lines s<h>:<a>

@@ -1,5 +1,5 @@
-// The two live inputs of the pipeline, each on its own thread (DESIGN.md
-// "Sources"): the simulator paced to `rate` odds records per second, and a
+// The two live inputs of the pipeline, each on its own thread (docs/architecture.md,
+// step 1): the simulator paced to `rate` odds records per second, and a
 // replay of a feed file paced by its `at` stamps. Sources only push records;
 // they never touch engine state.
 #pragma once

@@ -1,0 +1,116 @@
+// GET /v1/odds?ids= (4-element outcome tuples, from the per-event cache,
+// with a weak ETag and 304) and POST /v1/odds (one market, 5-element
+// tuples, a bare object; no ETag: a POST answer is not cached, and a
+// matching If-None-Match on POST would have to be a 412).
+#include <algorithm>
+
+#include <rapidjson/document.h>
+
+#include "rest/api/handlers.h"
+#include "rest/errors.h"
+#include "rest/json_views.h"
+#include "rest/gzip_pieces.h"
+#include "rest/odds_cache.h"
+#include "rest/odds_etag.h"
+#include "rest/params.h"
+
+namespace oddsrelay::rest::api {
+
+namespace {
+
+// The constant parts of a GET answer around the events' fragments, each
+// deflated once for the assembled gzip form.
+constexpr std::string_view kHead = "{\"success\":true,\"data\":{", kComma = ",", kTail = "}}";
+struct Frame {
+  DeflatePiece head, comma, tail;
+  bool ok = deflate_piece(kHead, head) && deflate_piece(kComma, comma) && deflate_piece(kTail, tail);
+};
+
+// The gzip answer from the fragments' deflated forms; false when a
+// compression failed (then the caller sends the plain answer).
+bool assemble_gzip(OddsCache& cache, const std::vector<OddsCache::Fragment*>& frags, std::string& out) {
+  static const Frame frame;
+  if (!frame.ok) return false;
+  GzipAssembler gz(out);
+  gz.add(frame.head);
+  for (size_t i = 0; i < frags.size(); ++i) {
+    const DeflatePiece* p = cache.deflated(*frags[i]);
+    if (!p) return false;
+    if (i) gz.add(frame.comma);
+    gz.add(*p);
+  }
+  gz.add(frame.tail);
+  gz.finish();
+  return true;
+}
+
+void get_odds(Call& c) {
+  std::vector<const EventEntry*> asked, events;
+  if (!resolve_ids(c, split_ids(c.param("ids").value_or("")), asked)) return;
+  for (const EventEntry* e : asked)
+    if (e->listed() || !e->markets.empty()) events.push_back(e);  // else unknown to clients: absent
+  // The tag is known before anything is encoded: a poller whose events did
+  // not change costs a hash of 100 pairs and an empty answer.
+  const std::string etag = odds_etag(c.st.etag_seed, events);
+  const std::string extra = "ETag: " + etag + "\r\nCache-Control: no-cache\r\n";
+  if (c.not_modified(etag)) return c.send_raw(304, {}, {}, extra);
+  // Assembled from per-event fragments encoded once per version, plain or
+  // deflated, with plain appends: nothing is encoded per request.
+  OddsCache& cache = c.cache.odds;
+  cache.trim();
+  std::vector<OddsCache::Fragment*> frags;
+  frags.reserve(events.size());
+  size_t plain = kHead.size() + kTail.size();
+  for (const EventEntry* e : events) {
+    frags.push_back(&cache.get(c.snap->events.find_shared(e->number)));
+    plain += frags.back()->json.size() + 1;
+  }
+  if (plain > Call::kGzipMin && c.accepts_gzip()) {
+    std::string z;
+    if (assemble_gzip(cache, frags, z)) return c.send_json(200, z, "gzip", extra);
+  }
+  std::string& b = c.body;
+  b.reserve(plain);
+  b += kHead;
+  for (size_t i = 0; i < frags.size(); ++i) {
+    if (i) b += kComma;
+    b += frags[i]->json;
+  }
+  b += kTail;
+  c.send_json(200, b, {}, extra);
+}
+
+void post_odds(Call& c) {
+  rapidjson::Document d;
+  d.Parse(c.req.body.data(), c.req.body.size());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("market") || !d["market"].IsUint() || !d.HasMember("events") ||
+      !d["events"].IsArray() || (d.HasMember("sport") && !d["sport"].IsInt()))
+    return c.error(400, err::kBadOddsBody);
+  std::vector<std::string> ids;
+  for (const auto& v : d["events"].GetArray()) {
+    if (!v.IsString()) return c.error(400, err::kBadOddsBody);
+    std::string_view id(v.GetString(), v.GetStringLength());
+    // A repeated id is counted once, as on GET: it does not use up the limit.
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.emplace_back(id);
+    if (ids.size() > kMaxIds) break;  // already too many: resolve_ids refuses it
+  }
+  std::vector<const EventEntry*> events;
+  if (!resolve_ids(c, ids, events)) return;
+  std::optional<int32_t> sport;
+  if (d.HasMember("sport")) sport = d["sport"].GetInt();
+  const uint32_t market = d["market"].GetUint();
+  c.w.StartObject();  // a bare object, as the interface shows
+  for (const EventEntry* e : events) {
+    if ((sport && e->listed() && e->sport() != *sport) || !e->market(market)) continue;
+    json::key(c.w, e->key);
+    write_odds(c.w, *e, OddsForm::Post, market);
+  }
+  c.w.EndObject();
+  c.send(200);
+}
+
+}  // namespace
+
+void odds(Call& c) { c.req.method == "POST" ? post_odds(c) : get_odds(c); }
+
+}  // namespace oddsrelay::rest::api

@@ -1,0 +1,34 @@
+// The routes without a key: /healthz for load balancers (nothing about the
+// data), the settlement policy document, and the explorer page, which
+// carries the origin-locked demo key.
+#include "rest/api/handlers.h"
+#include "rest/clock.h"
+#include "rest/embedded_files.h"
+#include "rest/errors.h"
+
+namespace oddsrelay::rest::api {
+
+void healthz(Call& c) {
+  const bool ready = c.st.ready();
+  c.w.StartObject();
+  c.w.Key("status");
+  c.w.String(ready ? "ok" : "starting");
+  c.w.Key("uptime");
+  c.w.Int64((wall_ms() - c.st.ctx.started_ms) / 1000);
+  c.w.EndObject();
+  c.send(ready ? 200 : 503);
+}
+
+void settlement_policy(Call& c) {
+  c.send_raw(200, "text/markdown; charset=utf-8", rest::settlement_policy());
+}
+
+void explorer(Call& c) {
+  auto ev = c.param("event");
+  if (!ev || ev->empty()) return c.error(400, err::kMissingEvent);
+  std::string page(explorer_page());
+  if (size_t at = page.find("__DEMO_KEY__"); at != std::string::npos) page.replace(at, 12, c.st.explorer_key);
+  c.send_page(page);
+}
+
+}  // namespace oddsrelay::rest::api

@@ -1,0 +1,78 @@
+#include "rest/call.h"
+
+#include "rest/errors.h"
+#include "rest/gzip.h"
+
+namespace oddsrelay::rest {
+
+http::ResponseHead Call::head(int status, std::string_view extra) {
+  extra_.assign(headers);
+  extra_ += extra;
+  http::ResponseHead h;
+  h.status = status;
+  h.extra = extra_;
+  h.keep_alive = req.keep_alive;
+  return h;
+}
+
+void Call::send(int status, std::string_view extra) {
+  http::ResponseHead h = head(status, extra);
+  if (body.size() > kGzipMin && accepts_gzip()) {
+    std::string z;
+    if (gzip_compress(body, z)) {
+      h.content_encoding = "gzip";
+      http::append_response(out, h, z);
+      return;
+    }
+  }
+  http::append_response(out, h, body);
+}
+
+void Call::send_json(int status, std::string_view bytes, std::string_view encoding, std::string_view extra) {
+  http::ResponseHead h = head(status, extra);
+  h.content_encoding = encoding;
+  http::append_response(out, h, bytes);
+}
+
+void Call::error(int status, std::string_view msg, std::string_view extra) {
+  body = err::body(msg);
+  send(status, extra);
+}
+
+void Call::send_page(std::string_view html) {
+  send_raw(200, "text/html; charset=utf-8", html, "Cache-Control: no-cache\r\n");
+}
+
+void Call::send_raw(int status, std::string_view content_type, std::string_view raw, std::string_view extra) {
+  http::ResponseHead h = head(status, extra);
+  h.content_type = content_type;
+  http::append_response(out, h, raw);
+}
+
+void Call::add_rate_headers(uint32_t limit, uint32_t remaining, int reset) {
+  headers += "X-RateLimit-Limit: " + std::to_string(limit) + "\r\nX-RateLimit-Remaining: " + std::to_string(remaining) +
+             "\r\nX-RateLimit-Reset: " + std::to_string(reset) + "\r\n";
+}
+
+bool Call::not_modified(std::string_view etag) const {
+  std::string_view inm = req.header("If-None-Match");
+  if (inm.empty()) return false;
+  if (inm == "*") return true;
+  // Weak comparison: W/"x" and "x" name the same tag.
+  std::string_view opaque = etag.substr(etag.rfind('"', etag.size() - 2));
+  return inm.find(opaque) != std::string_view::npos;
+}
+
+void Call::send_cached(const std::string& plain, const std::string& gz, const std::string& etag) {
+  const std::string extra = "ETag: " + etag + "\r\nCache-Control: no-cache\r\n";
+  if (not_modified(etag)) return send_raw(304, {}, {}, extra);
+  http::ResponseHead h = head(200, extra);
+  if (!gz.empty() && accepts_gzip()) {
+    h.content_encoding = "gzip";
+    http::append_response(out, h, gz);
+  } else {
+    http::append_response(out, h, plain);
+  }
+}
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,81 @@
+// One REST request being answered: the request, the key it was admitted
+// with, the snapshot it reads (one per answer, so an answer never mixes two
+// versions), the JSON being built, and the few ways an answer is framed
+// (JSON with gzip when asked, an error body, a page, a cached encoding).
+// Every handler in rest/api/ takes one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/snapshot.h"
+#include "protocol/http_request.h"
+#include "protocol/http_response.h"
+#include "protocol/json_out.h"
+#include "rest/api_keys.h"
+#include "rest/rdstn.h"
+#include "rest/rest_state.h"
+
+namespace oddsrelay::rest {
+
+struct Call {
+  Call(const http::Request& r, std::string& o, RestState& s, LoopCaches& lc) : req(r), out(o), st(s), cache(lc) {}
+  const http::Request& req;
+  std::string& out;
+  RestState& st;      // shared by every loop
+  LoopCaches& cache;  // this loop's own
+  const ApiKey* key = nullptr;  // null on the routes that need none
+  SnapshotPtr snap;
+  std::optional<RdstnRequest> rdstn;  // /rdstn: the validated commands
+  std::string rdstn_error;            // /rdstn: why the body is refused (400)
+  std::string body;                   // JSON being built
+  json::StringSink sink{body};
+  json::Writer w{sink};
+  // Header lines every answer of this call carries, each ending in \r\n:
+  // the CORS exposure list, then the key's rate-limit state once counted.
+  std::string headers = kExposeHeaders;
+
+  // The response headers a browser script may read (docs/api.md "CORS").
+  static constexpr const char* kExposeHeaders =
+      "Access-Control-Expose-Headers: ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, "
+      "X-RateLimit-Reset\r\n";
+  // The request headers a preflight admits.
+  static constexpr const char* kAllowHeaders = "Access-Control-Allow-Headers: X-API-Key, Content-Type, If-None-Match\r\n";
+
+  std::optional<std::string> param(std::string_view name) const { return http::query_param(req.query, name); }
+
+  static constexpr size_t kGzipMin = 1024;  // smaller bodies are sent plain: gzip saves less than it costs
+  bool accepts_gzip() const { return req.header("Accept-Encoding").find("gzip") != std::string_view::npos; }
+
+  // `body` as the answer, gzip-encoded when it is worth it and accepted.
+  void send(int status, std::string_view extra = {});
+  // JSON already encoded; `encoding` is "gzip" or empty.
+  void send_json(int status, std::string_view bytes, std::string_view encoding, std::string_view extra = {});
+  // {"error": msg} (rest/errors.h), replacing whatever was built.
+  void error(int status, std::string_view msg, std::string_view extra = {});
+  // An HTML page, never cached by the browser.
+  void send_page(std::string_view html);
+  // Any other body as it is (the settlement policy, 204 and 304 answers).
+  void send_raw(int status, std::string_view content_type, std::string_view raw, std::string_view extra = {});
+  // Whether If-None-Match names `etag` (weak comparison, or "*").
+  bool not_modified(std::string_view etag) const;
+  // A body encoded once with its gzip form (may be empty) and weak ETag; 304
+  // when the client's If-None-Match names that ETag.
+  void send_cached(const std::string& plain, const std::string& gz, const std::string& etag);
+
+  // The rate-limit lines for a counted request (docs/api.md "Rate-limit headers").
+  void add_rate_headers(uint32_t limit, uint32_t remaining, int reset);
+
+  void begin_success() {
+    w.StartObject();
+    w.Key("success");
+    w.Bool(true);
+  }
+
+ private:
+  http::ResponseHead head(int status, std::string_view extra);
+  std::string extra_;  // headers + extra of the answer being framed
+};
+
+}  // namespace oddsrelay::rest

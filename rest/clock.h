@@ -1,0 +1,21 @@
+// The two clocks the REST side reads: wall time for what clients see
+// (expiries, uptime, rate windows aligned to the minute) and a monotonic one
+// for intervals (stream handshake buckets).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace oddsrelay::rest {
+
+inline int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+inline int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,52 @@
+// What the REST API is given by the server's main: the engine's snapshots,
+// the keys, the catalog, and callbacks into the other components for
+// /v1/status. Filled once before the HTTP listener starts.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "engine/published.h"
+#include "engine/snapshot.h"
+#include "protocol/json_out.h"
+#include "engine/catalog.h"
+#include "engine/metrics/registry.h"
+#include "rest/api_keys.h"
+#include "rest/stream_addon.h"
+#include "rest/stream_upgrade.h"
+
+namespace oddsrelay::rest {
+
+class HttpServer;
+
+struct RestContext {
+  const SnapshotStore* snapshots = nullptr;
+  const Published<KeyStore>* keys = nullptr;
+  CatalogPtr catalog;  // the market dictionary; null: /v1/markets answers 404
+  StreamOptions stream;
+  int rate_window_s = 60;
+  int64_t started_ms = 0;
+  // Writes the "feed" object of /v1/status (source, counters, done).
+  std::function<void(json::Writer&)> feed_status;
+  const HttpServer* server = nullptr;  // for connection counters, may be null
+  // Takes upgraded /ws and /pt-ws connections; null: streams answer 404.
+  StreamOpener open_stream;
+  // Write the "relay" and "webhooks" objects of /v1/status; may be empty.
+  std::function<void(json::Writer&)> relay_status, webhook_status;
+  std::function<void(json::Writer&)> log_status;  // the data dir's journal and snapshots; unset: null
+  // /v1/status relay statistics: whether the source is delivering (an edge:
+  // connected to the bus and following the log), and the streams connected;
+  // may be empty (false, 0).
+  std::function<bool()> upstream_ready;
+  std::function<uint64_t()> downstream_clients;
+  // Set once the journal is replayed and the catalog loaded; until then
+  // /healthz answers 503 and every other route 503 too. Null: ready.
+  const std::atomic<bool>* ready = nullptr;
+  uint32_t http_threads = 1;  // REST loops (HttpServerOptions::threads): one set of answer caches each
+  uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
+  std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
+  const metrics::Registry* metrics = nullptr;  // GET /metrics here (any key); null: 404, --metrics-listen serves it
+};
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,218 @@
+// The REST router: the route table, then one pass per request through the
+// authentication order of docs/api.md (route, method, readiness, key,
+// source address, permission, rate limit) before the route's handler in
+// rest/api/ runs. Stream upgrades (/ws, /pt-ws) pass the same checks and
+// are then handed to the relay. A new route is one line in kRoutes.
+#include <cstring>
+#include <optional>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "protocol/http_response.h"
+#include "rest/access.h"
+#include "rest/api/handlers.h"
+#include "rest/call.h"
+#include "rest/clock.h"
+#include "rest/errors.h"
+#include "rest/rest_api.h"
+
+namespace oddsrelay::rest {
+
+namespace {
+
+// What a route needs besides a key and a permission.
+enum RouteFlags : uint8_t {
+  kPublic = 1 << 0,   // no key: the page or the URL carries its own credential
+  kStream = 1 << 1,   // a WebSocket upgrade, handed to the relay
+  kCatalog = 1 << 2,  // answered from the market catalog
+};
+
+struct Route {
+  const char* path;
+  const char* methods;  // for Allow
+  Needs needs;          // the data every answer of the route carries (rest/access.h)
+  uint8_t flags;
+  void (*answer)(Call&);  // null for streams
+  // The data this request's answer carries beyond `needs`, when that
+  // depends on the request (an event's state, the /rdstn commands).
+  void (*declare)(Call&, Needs&) = nullptr;
+};
+
+constexpr Needs need(Data d) {
+  Needs n;
+  n.add(d);
+  return n;
+}
+constexpr Needs any_of(std::initializer_list<Data> ds) {
+  Needs n;
+  for (Data d : ds) n.add_any(d);
+  return n;
+}
+constexpr Needs kNothing{};
+
+constexpr Route kRoutes[] = {
+    {"/v1/sports", "GET, OPTIONS", kNothing, 0, api::sports},  // counts only
+    {"/v1/live", "GET, OPTIONS", need(Data::LiveEvent), 0, api::live},
+    {"/v1/prematch", "GET, OPTIONS", need(Data::PrematchEvent), 0, api::prematch},
+    {"/v1/event", "GET, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, api::event, api::declare_event},
+    {"/v1/odds", "GET, POST, OPTIONS", need(Data::Price), 0, api::odds},
+    {"/v1/scores", "GET, OPTIONS", need(Data::Score), 0, api::scores},
+    {"/v1/status", "GET, OPTIONS", kNothing, 0, api::status},
+    {"/metrics", "GET", kNothing, 0, api::metrics},  // like /v1/status, for Prometheus (docs/metrics.md)
+    {"/v1/settlements", "GET, OPTIONS", need(Data::Settlement), kCatalog, api::settlements},
+    // The legacy event-list format: a key sees some events or has no use
+    // for it; then each command needs what its answer carries.
+    {"/rdstn", "POST, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, api::rdstn, api::declare_rdstn},
+    {"/v1/stream", "GET, OPTIONS", need(Data::Stream), 0, api::stream_url},
+    {"/widget-events", "GET, OPTIONS", need(Data::Widget), 0, api::widget_events},
+    {"/widget-data", "GET, OPTIONS", need(Data::Widget), 0, api::widget_data},
+    {"/widget", "GET", need(Data::Widget), 0, api::widget_page},
+    {"/v1/markets", "GET, OPTIONS", need(Data::Dictionary), kCatalog, api::markets},
+    {"/v1/market-groups", "GET, OPTIONS", need(Data::Dictionary), kCatalog, api::market_groups},
+    // Streams carry several kinds; the relay sends each frame only to keys
+    // whose permissions admit it (relay/fanout.cc), by the same table.
+    {"/ws", "GET", need(Data::LiveEvent), kStream, nullptr},
+    {"/pt-ws", "GET", any_of({Data::LiveEvent, Data::PrematchEvent, Data::Price}), kStream, nullptr},
+    {"/docs/explore", "GET", kNothing, kPublic, api::explorer},
+    {"/docs/settlement", "GET, HEAD", kNothing, kPublic, api::settlement_policy},
+    {"/stream/play", "GET", kNothing, kPublic, api::stream_play},
+    {"/healthz", "GET", kNothing, kPublic, api::healthz},
+};
+
+// Whether `method` is one of the route's comma-separated methods.
+bool allows_method(const Route& r, std::string_view method) {
+  for (std::string_view list = r.methods; !list.empty();) {
+    size_t c = list.find(',');
+    if (list.substr(0, c) == method) return true;
+    if (c == std::string_view::npos) break;
+    list.remove_prefix(c + 1);
+    while (!list.empty() && list.front() == ' ') list.remove_prefix(1);
+  }
+  return false;
+}
+
+// True when the request's Origin (or, without one, its Referer) names the
+// host it was sent to: the explorer page calling its own server.
+bool same_origin(const http::Request& req) {
+  std::string_view host = req.header("Host"), from = req.header("Origin");
+  if (from.empty()) from = req.header("Referer");
+  if (host.empty() || from.empty()) return false;
+  size_t scheme = from.find("://");
+  if (scheme == std::string_view::npos) return false;
+  from.remove_prefix(scheme + 3);
+  from = from.substr(0, from.find('/'));
+  return from == host;
+}
+
+// The key the request presents (header, else the api_key parameter), or
+// the explorer's demo key from its own page; null when neither.
+const ApiKey* find_key(Call& c, const KeyStore& keys, bool& wrong_origin) {
+  std::string_view presented = c.req.header("X-API-Key");
+  std::optional<std::string> from_query;
+  if (presented.empty() && (from_query = c.param("api_key"))) presented = *from_query;
+  if (const ApiKey* key = keys.find(presented)) return key;
+  const std::string& demo = c.st.explorer_key;
+  if (!presented.empty() && presented.size() == demo.size() &&
+      CRYPTO_memcmp(presented.data(), demo.data(), presented.size()) == 0) {
+    // The explorer's demo key works only from a page of this server: its
+    // Origin (or Referer) must name the host the request was sent to.
+    if (!same_origin(c.req)) {
+      wrong_origin = true;
+      return nullptr;
+    }
+    return &c.st.explorer_api_key;
+  }
+  return nullptr;
+}
+
+// Hands an admitted /ws or /pt-ws upgrade to the relay, or answers why not.
+void open_stream(Call& c, const ApiKey& key, Takeover& takeover) {
+  StreamTicket t;
+  HandshakeError e = check_stream_handshake(c.req, t);
+  if (e.status) return c.error(e.status, e.error, e.extra_headers);
+  std::memcpy(&t.key_id, key.digest.data(), sizeof t.key_id);
+  t.key_name = key.name;
+  t.permissions = key.permissions;
+  t.max_connections = key.ws_connections;
+  // The relay writes the 101 itself, so nothing it sends can overtake it.
+  takeover = [open = c.st.ctx.open_stream, t = std::move(t)](int fd, std::string pending) mutable {
+    open(std::move(t), fd, std::move(pending));
+  };
+}
+
+}  // namespace
+
+RestState::RestState(RestContext c)
+    : ctx(std::move(c)), limiter(ctx.rate_window_s), handshakes(ctx.handshakes_per_slot) {
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i) loops.push_back(std::make_unique<LoopCaches>(ctx.catalog));
+  has_catalog = ctx.catalog != nullptr;
+  RAND_bytes(reinterpret_cast<unsigned char*>(&etag_seed), sizeof etag_seed);
+  unsigned char raw[16];
+  RAND_bytes(raw, sizeof raw);
+  char hex[33];
+  for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+  explorer_key = std::string("explorer-") + hex;
+  explorer_api_key.name = "explorer";
+  explorer_api_key.digest = sha256(explorer_key);
+  explorer_api_key.permissions = kPermLive | kPermPrematch | kPermOdds | kPermScores;  // read-only
+  explorer_api_key.rate_limit = 600;
+  explorer_api_key.ws_connections = 100;  // shared by every visitor of the page
+}
+
+void RestApi::refuse(int status, const char* why, std::string& out) {
+  http::ResponseHead h;
+  h.status = status;
+  h.keep_alive = false;
+  http::append_response(out, h, err::body(why));
+}
+
+void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
+  Call c(req, out, st_, *st_.loops.at(peer.loop));
+  const Route* route = nullptr;
+  for (const auto& r : kRoutes)
+    if (req.path == r.path) route = &r;
+  const bool stream = route && (route->flags & kStream);
+  if (route && ((stream && !st_.ctx.open_stream) || ((route->flags & kCatalog) && !st_.has_catalog))) route = nullptr;
+  if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
+    std::string allow = std::string("Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n") + Call::kAllowHeaders +
+                        "Access-Control-Max-Age: 86400\r\n";
+    return c.send_raw(204, {}, {}, allow);
+  }
+  if (!route) return c.error(404, err::kNotFound);
+  if (!allows_method(*route, req.method)) {
+    std::string allow = std::string("Allow: ") + route->methods + "\r\n";
+    return c.error(405, err::kMethodNotAllowed, allow);
+  }
+  if (!st_.ready() && req.path != "/healthz") return c.error(503, err::kStarting, "Retry-After: 1\r\n");
+  if (route->flags & kPublic) return route->answer(c);
+
+  bool wrong_origin = false;
+  auto keys = st_.ctx.keys->load();
+  const ApiKey* key = find_key(c, *keys, wrong_origin);
+  if (wrong_origin) return c.error(403, err::kExplorerKeyOrigin);
+  if (!key || !key->enabled) return c.error(401, err::kInvalidKey);
+  if (!key->allows_ip(peer.ip)) return c.error(403, err::kIpNotAllowed);
+  c.key = key;
+  if (!stream) c.snap = st_.ctx.snapshots->load();  // one snapshot per response
+  // Permissions, for every route and every /rdstn command, here and only
+  // here: the data this answer will carry against what the key holds.
+  Needs needs = route->needs;
+  if (route->declare) route->declare(c, needs);
+  if (uint32_t lack = missing(needs, key->permissions)) return c.error(403, refusal(lack));
+  // Stream handshakes have their own per-key rate, apart from the REST
+  // limit: a desk at its REST quota can still reconnect its streams.
+  const bool counted = !stream;
+  RateLimiter::Verdict v =
+      counted ? st_.limiter.check(*key, wall_ms() / 1000) : st_.handshakes.check(*key, steady_ms());
+  if (counted && v.limit) c.add_rate_headers(v.limit, v.remaining, v.reset);
+  if (!v.allowed) {
+    c.body = err::rate_limited(counted ? err::kRateLimited : err::kTooManyHandshakes, v.limit,
+                               counted ? st_.limiter.window() : 60, v.retry_after);
+    return c.send(429, "Retry-After: " + std::to_string(v.retry_after) + "\r\n");
+  }
+  if (stream) return open_stream(c, *key, takeover);
+  route->answer(c);
+}
+
+}  // namespace oddsrelay::rest

@@ -1,0 +1,42 @@
+// What /metrics shows of one oddsrelay node: main() hands over its parts and
+// this registers the collectors that read them at scrape time (the same
+// counters /v1/status reads, so the two agree), beside the data-path
+// histograms, the REST request counts and the process basics. The full list
+// with types and labels is docs/metrics.md.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "engine/bus/bus_publisher.h"
+#include "engine/bus/nats_link.h"
+#include "engine/metrics/registry.h"
+#include "engine/pipeline.h"
+#include "engine/storage/log_writer.h"
+#include "relay/relay_server.h"
+#include "rest/http_server.h"
+#include "tools/sources/sources.h"
+
+namespace oddsrelay {
+
+// References to main()'s parts. The parts are made while the listener
+// already runs; the collectors read them only once `ready` is set
+// (acquire), as the REST routes do; until then only the process, the
+// request counts and the histograms are shown, with oddsrelay_ready 0.
+struct NodeParts {
+  const std::atomic<bool>& ready;
+  const Engine& engine;
+  const Pipeline* const& pipeline;
+  const std::unique_ptr<relay::RelayServer>& relay;
+  const std::unique_ptr<LogWriter>& journal;  // null without --data-dir
+  const std::unique_ptr<bus::BusPublisher>& publisher;  // null without --publish
+  const std::unique_ptr<Source>& source;
+  const bus::NatsLink& link;
+  const rest::HttpServer& http;
+  int64_t started_ms = 0;  // Unix ms
+};
+
+void register_node_metrics(metrics::Registry& registry, const NodeParts& parts);
+
+}  // namespace oddsrelay
