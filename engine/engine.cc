@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <new>
@@ -466,6 +468,9 @@ BatchPtr Engine::seal(int64_t apply_start_ns) {
   }
   changed_markets_.clear();
   batch->snapshot = std::make_shared<const Snapshot>(work_);
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  batch->sealed_us = static_cast<int64_t>(now.tv_sec) * 1'000'000 + now.tv_nsec / 1000;
   const size_t nchanges = changes_.size(), nrecords = records_.size();
   batch->changes = std::move(changes_);
   batch->records = std::move(records_);

@@ -73,7 +73,7 @@ FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t c
   return b.finish();
 }
 
-FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated) {
+FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated, Stamps stamps) {
   FrameBuilder b;
   std::string& p = b.payload();
   begin_pt(p, "INFO", "PUB");
@@ -83,6 +83,11 @@ FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated) 
   p.append(buf, static_cast<size_t>(n));
   if (conflated) {
     n = std::snprintf(buf, sizeof buf, ",\"conflated\":%llu", static_cast<unsigned long long>(conflated));
+    p.append(buf, static_cast<size_t>(n));
+  }
+  if (stamps.applied_us) {
+    n = std::snprintf(buf, sizeof buf, ",\"applied_us\":%lld,\"encoded_us\":%lld", static_cast<long long>(stamps.applied_us),
+                      static_cast<long long>(stamps.encoded_us));
     p.append(buf, static_cast<size_t>(n));
   }
   p += '}';

@@ -39,9 +39,16 @@ struct ResumeNote {
   std::string_view reason;
 };
 
+// The server's own clocks on a group, in microseconds since the Unix epoch
+// (docs/api.md, "Latency stamps"); 0 = not stamped.
+struct Stamps {
+  int64_t applied_us = 0;  // the engine had applied the group's records
+  int64_t encoded_us = 0;  // the relay's hub had encoded its frames
+};
+
 // /pt-ws
 FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask, ResumeNote note = {});
-FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated = 0);
+FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated = 0, Stamps stamps = {});
 FrameRef pt_events(int32_t sport, std::span<const EventItem> events);
 // Every market of the event (`markets` empty) or just those ids (a missing
 // one as null).

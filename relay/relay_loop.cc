@@ -1,15 +1,12 @@
-// Connection I/O and lifecycle of the relay loop (see relay_loop.h): taking
+// Connection I/O and lifecycle of one relay loop (see relay_loop.h): taking
 // over upgraded sockets, the per-key stream limit, reading and parsing
-// client frames, writing each connection's queue in one writev per turn,
-// the close handshake, the /ws heartbeat and shutdown.
+// client frames, taking the hub's turns, writing each connection's queue in
+// one writev per turn, the close handshake, the heartbeat and shutdown.
 #include "relay/relay_loop.h"
 
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-
-#include <chrono>
-#include <thread>
 
 #include "engine/metrics/data_path.h"
 #include "relay/frame_encoder.h"
@@ -30,15 +27,7 @@ struct ParserHandler {
   void on_error(uint16_t code, const char* why) { loop->on_error(c, code, why); }
 };
 
-template <class V>
-void vec_remove(V& v, StreamConn* c, uint32_t StreamConn::*slot) {
-  uint32_t i = c->*slot;
-  if (i == UINT32_MAX) return;
-  v[i] = v.back();
-  v[i]->*slot = i;
-  v.pop_back();
-  c->*slot = UINT32_MAX;
-}
+void free_conn(uv_handle_t* h) { delete static_cast<StreamConn*>(h->data); }
 
 }  // namespace
 
@@ -57,9 +46,11 @@ struct LoopCallbacks {
   }
 };
 
-RelayLoop::RelayLoop(const RelayOptions& opts, const SnapshotStore& store, RelayStats& stats)
-    : opts_(opts), store_(store), stats_(stats),
-      window_(opts.resume_window_bytes, static_cast<uint64_t>(std::max(opts.resume_window_ms, 0))) {
+RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, KeySlots& slots,
+                     bool publishes_window, const std::atomic<uint64_t>* hub_seq)
+    : opts_(opts), stats_(stats), slots_(slots), ctx_(opts, stats, std::move(start)) {
+  ctx_.publishes_window = publishes_window;
+  ctx_.hub_seq = hub_seq;
   uv_loop_init(&loop_);
   uv_async_init(&loop_, &wake_, [](uv_async_t* a) { static_cast<RelayLoop*>(a->data)->drain(); });
   wake_.data = this;
@@ -69,19 +60,26 @@ RelayLoop::RelayLoop(const RelayOptions& opts, const SnapshotStore& store, Relay
   tick_.data = this;
   uv_timer_init(&loop_, &live_timer_);
   live_timer_.data = this;
+  ws_.arm_timer = [this](uint64_t delay) {
+    uv_timer_start(&live_timer_, [](uv_timer_t* h) {
+      auto* self = static_cast<RelayLoop*>(h->data);
+      self->now();
+      self->ws_.on_timer();
+      self->finish_turn();
+    }, delay, 0);
+  };
+  ctx_.flush_now = [this](StreamConn* c) { flush(c); };
 }
 
 RelayLoop::~RelayLoop() { uv_loop_close(&loop_); }
 
 void RelayLoop::run() {
-  // The state streams start from: whatever the engine holds when the relay
-  // starts (after the journal replay), then every batch after it.
-  snap_ = store_.load();
-  publish_window_stats();
+  now();
+  ctx_.publish_window_stats();
   const uint64_t period = std::clamp<uint64_t>(static_cast<uint64_t>(opts_.ping_interval_ms) / 4, 10, 250);
   next_ping_ = now() + static_cast<uint64_t>(opts_.ping_interval_ms);
   uv_timer_start(&tick_, [](uv_timer_t* t) { static_cast<RelayLoop*>(t->data)->tick(); }, period, period);
-  drain();  // batches that arrived before the loop ran
+  drain();  // turns and streams that arrived before the loop ran
   uv_run(&loop_, UV_RUN_DEFAULT);
 }
 
@@ -89,14 +87,65 @@ void RelayLoop::request_stop() { uv_async_send(&stop_); }
 
 void RelayLoop::drain() {
   if (stopping_) return;
+  now();
   Adoption a;
   while (adoptions.try_dequeue(a)) adopt(a);
-  BatchPtr b;
-  while (batches.try_dequeue(b)) process(*b);
-  fan_out();
-  schedule_live_update();
+  take_turns();
+  if (!parked_.empty()) unpark();
+  ws_.schedule_live_update();
   finish_turn();  // one write per connection for everything this turn queued
-  metrics::turn_written(!pt_.empty());
+  metrics::turn_written(pt_.size() > 0);
+}
+
+// The hub's frames, wrapped once for this loop, to every stream; turns that
+// queued up while the loop was busy go out as one group with one INFO. The
+// group then goes into this loop's resume window.
+void RelayLoop::take_turns() {
+  took_.clear();
+  TurnPtr t;
+  while (turns.try_dequeue(t)) {
+    if (t->reset) {
+      send_taken();
+      restart(*t);
+      continue;
+    }
+    if (t->seq <= ctx_.snap->seq) continue;  // already part of the state the streams started from
+    metrics::turn_batch(t->batch->apply_start_ns);
+    ctx_.snap = t->batch->snapshot;
+    ws_.on_turn(*t);
+    took_.push_back(std::move(t));
+  }
+  send_taken();
+}
+
+void RelayLoop::send_taken() {
+  if (took_.empty()) return;
+  if (took_.size() > 1) stats_.frames_encoded.fetch_add(1, std::memory_order_relaxed);  // this loop's INFO
+  Group g = local_group(took_);
+  pt_.fan_out(g);
+  ctx_.window.add(std::move(g), ctx_.now);
+  ctx_.publish_window_stats();
+  took_.clear();
+}
+
+// The engine's state was replaced whole (an edge rejoining its log after a
+// hole): nothing a stream was sent leads to the new state, and the window
+// holds changes of the old one. Every stream is closed with 1012 (service
+// restart): a client reconnects and gets the new snapshot, its resume
+// refused (too_old, or other_epoch when the log changed). The window starts
+// over at the new seq.
+void RelayLoop::restart(const Turn& t) {
+  for (size_t i = 0; i < all_.size(); ++i) {  // closing unlists, never drops: all_ keeps its order
+    StreamConn* c = all_[i];
+    if (c->closing() || c->closed()) continue;
+    close_with(c, ws::kServiceRestart, "state replaced: reconnect");
+    stats_.closed_restart.fetch_add(1, std::memory_order_relaxed);
+  }
+  ctx_.snap = t.batch->snapshot;
+  ctx_.window.clear();
+  pt_.restart();
+  ws_.restart();
+  ctx_.publish_window_stats();
 }
 
 void RelayLoop::adopt(Adoption& a) {
@@ -106,49 +155,99 @@ void RelayLoop::adopt(Adoption& a) {
   c->wreq.data = c;
   if (uv_tcp_open(&c->tcp, a.fd) != 0) {
     ::close(a.fd);
-    c->closed = true;
-    uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), [](uv_handle_t* h) { delete static_cast<StreamConn*>(h->data); });
+    c->state = ConnState::Closed;
+    load.fetch_sub(1, std::memory_order_relaxed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), free_conn);
     return;
   }
   uv_tcp_nodelay(&c->tcp, 1);
   // A peer that vanished without a FIN is found by the heartbeat; keepalive
   // also clears it from the kernel when pings are off or far apart.
   uv_tcp_keepalive(&c->tcp, 1, static_cast<unsigned>(std::clamp(opts_.ping_interval_ms / 1000, 1, 7200)));
-  c->all_slot = static_cast<uint32_t>(all_.size());
-  all_.push_back(c);
+  list_add(all_, c, &StreamConn::all_slot);
   c->last_pong = c->last_progress = now();
-  send_exempt(c, raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    "Sec-WebSocket-Accept: " + c->ticket.accept + "\r\n\r\n"));
-  uint32_t& held = key_slots_[c->ticket.key_id];
-  if (held >= c->ticket.max_connections) {
+  Outbox& out = ctx_.out;
+  out.send_exempt(c, raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                               "Sec-WebSocket-Accept: " + c->ticket.accept + "\r\n\r\n"));
+  if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
     // docs/api.md: the extra handshake completes, gets the error, and is closed.
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
-    if (c->is_pt()) send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
-    else send_exempt(c, ws_error(rest::err::kTooManyStreams, snap_->seq));
+    if (c->is_pt()) out.send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
+    else out.send_exempt(c, ws_error(rest::err::kTooManyStreams, ctx_.snap->seq));
     close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
-    if (held == 0) key_slots_.erase(c->ticket.key_id);  // a key allowed no streams: no count to keep
   } else {
-    ++held;
-    c->holds_key_slot = true;
     stats_.accepted.fetch_add(1, std::memory_order_relaxed);
-    auto& list = c->is_pt() ? pt_ : ws_;
-    c->fan_slot = static_cast<uint32_t>(list.size());
-    list.push_back(c);
-    if (c->is_pt()) ++pt_by_classes_[stream_event_classes(c)];
-    (c->is_pt() ? stats_.pt_connections : stats_.ws_connections).fetch_add(1, std::memory_order_relaxed);
-    start_stream(c);
+    const rest::StreamTicket& t = c->ticket;
+    const uint64_t hub = ctx_.hub_seq ? ctx_.hub_seq->load(std::memory_order_acquire) : 0;
+    if (t.resume == rest::StreamTicket::Resume::Asked && t.resume_epoch == ctx_.snap->epoch &&
+        t.resume_seq > ctx_.snap->seq && t.resume_seq <= hub) {
+      // Another loop served this client up to a seq this loop has yet to
+      // take: it starts when this loop gets there (turns are on their way),
+      // so a resume never depends on which loop it lands on.
+      c->state = ConnState::Parked;
+      parked_.push_back(c);
+    } else {
+      accept_stream(c);
+    }
   }
-  if (c->closed) return;
+  if (c->closed()) return;
+  if (c->state == ConnState::Parked) {
+    c->in = std::move(a.pending);  // read once it starts, so its messages apply to the started stream
+    flush(c);
+    return;
+  }
+  begin_reading(c, std::move(a.pending));
+}
+
+// The client's messages from now on, those it sent after its handshake first.
+void RelayLoop::begin_reading(StreamConn* c, std::string pending) {
   uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp), LoopCallbacks::on_alloc, LoopCallbacks::on_read);
-  if (!a.pending.empty()) {
-    uv_buf_t b = uv_buf_init(a.pending.data(), static_cast<unsigned>(a.pending.size()));
-    on_readable(c, static_cast<ssize_t>(a.pending.size()), &b);
+  if (!pending.empty()) {
+    uv_buf_t b = uv_buf_init(pending.data(), static_cast<unsigned>(pending.size()));
+    on_readable(c, static_cast<ssize_t>(pending.size()), &b);
   }
-  if (!c->closed) flush(c);
+  if (!c->closed()) flush(c);
+}
+
+void RelayLoop::accept_stream(StreamConn* c) {
+  if (c->is_pt()) pt_.add(c);
+  else ws_.add(c);
+  start_stream(c);
+}
+
+void RelayLoop::unpark() {
+  for (size_t i = 0; i < parked_.size();) {
+    StreamConn* c = parked_[i];
+    if (c->ticket.resume_seq > ctx_.snap->seq) {
+      ++i;
+      continue;
+    }
+    parked_[i] = parked_.back();
+    parked_.pop_back();
+    c->state = ConnState::Open;
+    accept_stream(c);
+    begin_reading(c, std::exchange(c->in, std::string()));
+  }
+}
+
+// With a usable resume=, what the stream missed; otherwise (and with a
+// refusal's reason when it asked) the connect snapshot.
+void RelayLoop::start_stream(StreamConn* c) {
+  using V = ResumeWindow::Verdict;
+  const rest::StreamTicket& t = c->ticket;
+  ResumeWindow::Lookup l{V::Resumed};
+  if (t.resume == rest::StreamTicket::Resume::Malformed) l = {V::Malformed};
+  else if (t.resume == rest::StreamTicket::Resume::Asked)
+    l = ctx_.window.find(t.resume_epoch, t.resume_seq, ctx_.snap->epoch, ctx_.snap->seq);
+  if (t.resume != rest::StreamTicket::Resume::None)
+    (l.verdict == V::Resumed ? stats_.resumed : stats_.resume_refused).fetch_add(1, std::memory_order_relaxed);
+  if (c->is_pt()) pt_.start(c, l.verdict, l.first);
+  else ws_.start(c, l.verdict, l.first);
 }
 
 void RelayLoop::on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf) {
-  if (c->closed) return;
+  if (c->closed()) return;
+  now();
   if (n < 0) {
     drop(c);
     return;
@@ -157,70 +256,41 @@ void RelayLoop::on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf) {
   ParserHandler h{this, c};
   if (c->in.empty()) {
     size_t used = c->parser.feed(buf->base, static_cast<size_t>(n), h);
-    if (!c->closed && !c->parser.done() && used < static_cast<size_t>(n)) c->in.assign(buf->base + used, n - used);
+    if (!c->closed() && !c->parser.done() && used < static_cast<size_t>(n)) c->in.assign(buf->base + used, n - used);
   } else {
     c->in.append(buf->base, static_cast<size_t>(n));
     size_t used = c->parser.feed(c->in.data(), c->in.size(), h);
-    if (!c->closed) c->in.erase(0, used);
+    if (!c->closed()) c->in.erase(0, used);
   }
   if (c->in.capacity() > 2 * opts_.max_message + 64 && c->in.size() < 4096) c->in.shrink_to_fit();
   finish_turn();  // answers (pong, close, subscriptions) go out now
 }
 
-void RelayLoop::send(StreamConn* c, FrameRef f, uint64_t channel) {
-  if (c->close_sent || c->closed || c->doomed) return;
-  if (!c->q.push(std::move(f), channel)) {
-    // Closed at the end of the turn: the caller may be iterating the lists
-    // that closing changes.
-    stats_.closed_slow.fetch_add(1, std::memory_order_relaxed);
-    c->doomed = true;
-    c->q.clear();
-    doomed_.push_back(c);
-    return;
-  }
-  if (!c->dirty) {
-    c->dirty = true;
-    dirty_.push_back(c);
-  }
-}
-
-void RelayLoop::send_exempt(StreamConn* c, FrameRef f, uint64_t channel) {
-  if (c->close_sent || c->closed || c->doomed) return;
-  c->q.push_exempt(std::move(f), channel);
-  if (!c->dirty) {
-    c->dirty = true;
-    dirty_.push_back(c);
-  }
-}
-
 void RelayLoop::finish_turn() {
-  for (StreamConn* c : doomed_) close_with(c, ws::kPolicyViolation, "send queue over limit: client too slow");
-  doomed_.clear();
-  for (size_t i = 0; i < dirty_.size(); ++i) {  // flush may drop a connection, never add one
-    StreamConn* c = dirty_[i];
+  Outbox& out = ctx_.out;
+  for (StreamConn* c : out.doomed) close_with(c, ws::kPolicyViolation, "send queue over limit: client too slow");
+  out.doomed.clear();
+  for (size_t i = 0; i < out.dirty.size(); ++i) {  // flush may drop a connection, never add one
+    StreamConn* c = out.dirty[i];
     c->dirty = false;
     flush(c);
   }
-  dirty_.clear();
+  out.dirty.clear();
 }
 
 void RelayLoop::close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued) {
-  if (c->close_sent || c->closed) return;
-  release_key_slot(c);
+  if (c->closing() || c->closed()) return;
   unlist(c);
   if (discard_queued) c->q.clear();
   c->q.push_final(close_frame(code, reason));
-  c->close_sent = true;
+  c->state = ConnState::Closing;
   c->close_deadline = now() + static_cast<uint64_t>(opts_.close_grace_ms);
-  if (!c->dirty) {
-    c->dirty = true;
-    dirty_.push_back(c);
-  }
+  ctx_.out.mark(c);
 }
 
 void RelayLoop::flush(StreamConn* c) {
   auto* s = reinterpret_cast<uv_stream_t*>(&c->tcp);
-  while (!c->closed && !c->q.in_flight() && c->q.has_queued()) {
+  while (!c->closed() && !c->q.in_flight() && c->q.has_queued()) {
     c->bufs.clear();
     size_t total = 0;
     c->q.take([&](std::string_view b) {
@@ -238,10 +308,10 @@ void RelayLoop::flush(StreamConn* c) {
       return;
     }
     stats_.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-    if (n > 0) c->last_progress = now();
+    if (n > 0) c->last_progress = ctx_.now;
     if (static_cast<size_t>(n) == total) {
       c->q.written();
-      if (c->close_sent && !c->q.has_queued() && c->close_after_write) drop(c);
+      if (c->state == ConnState::ClosingWrite && !c->q.has_queued()) drop(c);
       continue;
     }
     size_t skip = static_cast<size_t>(n), i = 0;
@@ -259,7 +329,7 @@ void RelayLoop::flush(StreamConn* c) {
 
 void RelayLoop::on_written(StreamConn* c, int status) {
   c->q.written();
-  if (c->closed) return;
+  if (c->closed()) return;
   if (status < 0) {
     drop(c);
     return;
@@ -267,76 +337,68 @@ void RelayLoop::on_written(StreamConn* c, int status) {
   stats_.bytes_written.fetch_add(c->write_rest, std::memory_order_relaxed);
   c->last_progress = now();
   c->write_queue_seen = 0;
-  if (c->close_sent && c->close_after_write && !c->q.has_queued()) {
+  if (c->state == ConnState::ClosingWrite && !c->q.has_queued()) {
     drop(c);
     return;
   }
   flush(c);
 }
 
+// Off the fan-out lists; an accepted stream's key slot is free again.
 void RelayLoop::unlist(StreamConn* c) {
-  if (c->fan_slot != UINT32_MAX) {
-    (c->is_pt() ? stats_.pt_connections : stats_.ws_connections).fetch_sub(1, std::memory_order_relaxed);
-    if (c->is_pt()) --pt_by_classes_[stream_event_classes(c)];
-    vec_remove(c->is_pt() ? pt_ : ws_, c, &StreamConn::fan_slot);
-  }
-  unsubscribe_all(c);
-}
-
-void RelayLoop::release_key_slot(StreamConn* c) {
-  if (!c->holds_key_slot) return;
-  c->holds_key_slot = false;
-  auto it = key_slots_.find(c->ticket.key_id);
-  if (it != key_slots_.end() && --it->second == 0) key_slots_.erase(it);
+  if (c->listed() || c->state == ConnState::Parked) slots_.give_back(c->ticket.key_id);
+  if (c->state == ConnState::Parked) std::erase(parked_, c);
+  if (c->is_pt()) pt_.remove(c);
+  else ws_.remove(c);
 }
 
 void RelayLoop::drop(StreamConn* c) {
-  if (c->closed) return;
-  c->closed = true;
-  release_key_slot(c);
+  if (c->closed()) return;
   unlist(c);
-  vec_remove(all_, c, &StreamConn::all_slot);
-  // Still listed in dirty_/doomed_ while they are walked: flush and
-  // close_with skip a closed connection, and the handle is freed only in
-  // the close callback, after this turn.
+  c->state = ConnState::Closed;
+  list_remove(all_, c, &StreamConn::all_slot);
+  load.fetch_sub(1, std::memory_order_relaxed);
+  // Still listed in the outbox while it is walked: flush and close_with
+  // skip a closed connection, and the handle is freed only in the close
+  // callback, after this turn.
   c->q.clear();
-  uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), [](uv_handle_t* h) { delete static_cast<StreamConn*>(h->data); });
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), free_conn);
 }
 
 void RelayLoop::on_message(StreamConn* c, ws::Opcode op, std::string_view payload) {
   // /pt-ws has no client messages (no subscribe step): they are ignored.
-  if (!c->is_pt() && op == ws::kText && !c->close_sent) on_subscribe_message(c, payload);
+  if (!c->is_pt() && op == ws::kText && !c->closing()) ws_.on_text(c, payload);
 }
 
-void RelayLoop::on_ping(StreamConn* c, std::string_view payload) { send(c, control_frame(ws::kPong, payload)); }
+void RelayLoop::on_ping(StreamConn* c, std::string_view payload) { ctx_.out.send(c, control_frame(ws::kPong, payload)); }
 
 void RelayLoop::on_pong(StreamConn* c) { c->last_pong = now(); }
 
 void RelayLoop::on_close(StreamConn* c, uint16_t code) {
-  if (c->close_sent) {  // the answer to our close: the handshake is complete
+  if (c->closing()) {  // the answer to our close: the handshake is complete
     drop(c);
     return;
   }
   // Echo the client's code (RFC 6455 5.5.1), then close the socket.
   close_with(c, code == ws::kNoStatus ? uint16_t{ws::kNormal} : code, "");
-  c->close_after_write = true;
+  if (c->state == ConnState::Closing) c->state = ConnState::ClosingWrite;
 }
 
 void RelayLoop::on_error(StreamConn* c, uint16_t code, const char* reason) {
   stats_.closed_protocol.fetch_add(1, std::memory_order_relaxed);
   close_with(c, code, reason);
-  c->close_after_write = true;  // a broken peer's close is not worth waiting for
+  if (c->state == ConnState::Closing) c->state = ConnState::ClosingWrite;  // a broken peer's close is not worth waiting for
 }
 
 // Periodic: connections past their close deadline are dropped, slow
 // consumers are closed, and the heartbeat runs.
 void RelayLoop::tick() {
   const uint64_t t = now();
-  window_.evict(t);
-  publish_window_stats();
+  ctx_.window.evict(t);
+  ctx_.publish_window_stats();
   for (size_t i = 0; i < all_.size();) {
     StreamConn* c = all_[i];
-    if (c->close_sent && t >= c->close_deadline) drop(c);  // swaps another into slot i
+    if (c->closing() && t >= c->close_deadline) drop(c);  // swaps another into slot i
     else ++i;
   }
   watch_slow(t);
@@ -345,18 +407,18 @@ void RelayLoop::tick() {
 }
 
 // Slow consumers (RelayOptions::slow_timeout_ms): the hard byte bound
-// (send()) catches a client that falls far behind at once; this catches one
-// that stays behind, which conflation would otherwise keep just under the
-// bound for as long as it stays connected. A stream is closed when nothing
-// it was sent has left for the timeout (its write stalled), or when it has
-// held more than a quarter of the bound for the timeout.
+// (Outbox::send) catches a client that falls far behind at once; this
+// catches one that stays behind, which conflation would otherwise keep just
+// under the bound for as long as it stays connected. A stream is closed
+// when nothing it was sent has left for the timeout (its write stalled), or
+// when it has held more than a quarter of the bound for the timeout.
 void RelayLoop::watch_slow(uint64_t t) {
   if (opts_.slow_timeout_ms <= 0) return;
   const uint64_t limit = static_cast<uint64_t>(opts_.slow_timeout_ms);
   const size_t soft = opts_.max_queue_bytes / 4;
   std::vector<std::pair<StreamConn*, bool>> slow;  // (connection, stalled)
   for (StreamConn* c : all_) {
-    if (c->close_sent) continue;  // its close has its own deadline
+    if (c->closing()) continue;  // its close has its own deadline
     const size_t held = c->q.bytes();
     if (held == 0) {
       c->last_progress = t;  // nothing waiting: not behind
@@ -397,11 +459,12 @@ void RelayLoop::heartbeat(uint64_t t) {
   FrameRef ping = control_frame(ws::kPing, "hb");
   const uint64_t limit = 2 * static_cast<uint64_t>(opts_.ping_interval_ms);
   std::vector<StreamConn*> silent;
-  for (auto* list : {&ws_, &pt_})
-    for (StreamConn* c : *list) {
-      if (t - c->last_pong > limit) silent.push_back(c);
-      else send(c, ping);
-    }
+  auto beat = [&](StreamConn* c) {
+    if (t - c->last_pong > limit) silent.push_back(c);
+    else ctx_.out.send(c, ping);
+  };
+  for (StreamConn* c : ws_.streams()) beat(c);
+  pt_.for_each(beat);
   const std::string reason = "no pong within " + std::to_string(limit / 1000) + " s";
   for (StreamConn* c : silent) {
     stats_.closed_heartbeat.fetch_add(1, std::memory_order_relaxed);
@@ -414,7 +477,7 @@ void RelayLoop::shutdown() {
   FrameRef bye = close_frame(ws::kGoingAway, "server shutting down");
   while (!all_.empty()) {
     StreamConn* c = all_.back();
-    if (!c->close_sent) {
+    if (!c->closing()) {
       c->q.clear();
       c->q.push_final(bye);
       flush(c);  // best effort: whatever the socket takes now
@@ -428,72 +491,6 @@ void RelayLoop::shutdown() {
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&live_timer_), nullptr);
-}
-
-// RelayServer: the public face.
-
-RelayServer::RelayServer(RelayOptions opts, const SnapshotStore& store) : opts_(opts), store_(store) {
-  loop_ = std::make_unique<RelayLoop>(opts_, store_, stats_);
-}
-
-RelayServer::~RelayServer() { stop(); }
-
-void RelayServer::start() {
-  running_ = true;
-  thread_ = std::thread([this] { loop_->run(); });
-}
-
-void RelayServer::stop() {
-  running_ = false;
-  if (!thread_.joinable()) return;
-  loop_->request_stop();
-  thread_.join();
-}
-
-void RelayServer::on_batch(const BatchPtr& batch) {
-  while (loop_->batches.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed)) {
-    loop_->wake();
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  loop_->batches.enqueue(batch);
-  loop_->wake();
-}
-
-void RelayServer::adopt(rest::StreamTicket ticket, int fd, std::string pending) {
-  loop_->adoptions.enqueue(RelayLoop::Adoption{std::move(ticket), fd, std::move(pending)});
-  loop_->wake();
-}
-
-void RelayServer::write_status(json::Writer& w) const {
-  auto field = [&](const char* k, const std::atomic<uint64_t>& v) {
-    w.Key(k);
-    w.Uint64(v.load(std::memory_order_relaxed));
-  };
-  w.StartObject();
-  field("pt_ws_connections", stats_.pt_connections);
-  field("ws_connections", stats_.ws_connections);
-  field("accepted", stats_.accepted);
-  field("refused_key_limit", stats_.refused_limit);
-  field("batches", stats_.batches);
-  field("frames_encoded", stats_.frames_encoded);
-  field("deliveries", stats_.deliveries);
-  field("bytes_written", stats_.bytes_written);
-  field("conflated", stats_.conflated);
-  field("closed_slow", stats_.closed_slow);
-  field("closed_heartbeat", stats_.closed_heartbeat);
-  field("closed_protocol", stats_.closed_protocol);
-  field("closed_stalled", stats_.closed_stalled);
-  field("closed_soft_limit", stats_.closed_soft_limit);
-  field("closed_restart", stats_.closed_restart);
-  field("resumed", stats_.resumed);
-  field("resume_refused", stats_.resume_refused);
-  w.Key("resume_window");
-  w.StartObject();
-  field("groups", stats_.window_groups);
-  field("bytes", stats_.window_bytes);
-  field("oldest_seq", stats_.window_oldest);
-  w.EndObject();
-  w.EndObject();
 }
 
 }  // namespace oddsrelay::relay

@@ -1,9 +1,11 @@
-// The relay: one libuv loop thread that owns every /ws and /pt-ws
-// connection (docs/architecture.md, step 4). Upgraded sockets arrive from the REST
-// listener (adopt), engine batches from the engine thread (on_batch); both
-// through lock-free queues and uv_async_send. Each batch is encoded once
-// into shared frames and queued to every subscriber; each connection then
-// gets one write per loop turn.
+// The relay: N libuv loop threads that own the /ws and /pt-ws connections
+// (docs/architecture.md, step 4), and the hub that encodes each engine batch once for
+// all of them. on_batch (the engine's sink thread) runs the hub (hub.h) and
+// hands the same immutable Turn to every loop; adopt (the REST listener)
+// hands an upgraded socket to the least loaded loop. Both through
+// lock-free queues and uv_async_send. Each loop (relay_loop.h) queues the
+// turn's frames to its subscribers and gives each connection one write per
+// loop turn.
 #pragma once
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/pipeline.h"
 #include "engine/snapshot.h"
@@ -33,7 +36,12 @@ struct RelayOptions {
   int close_grace_ms = 2'000;         // after our close frame, wait this long for the client's
   size_t resume_window_bytes = 128u << 20;  // encoded groups kept for `resume=EPOCH:SEQ`, at most...
   int resume_window_ms = 60'000;            // ...and for at most this long
+  unsigned threads = 1;                     // relay loops (--relay-threads)
 };
+
+// --relay-threads' default: half the cores (the engine, the journal and
+// REST need the rest), at least 1, at most 16.
+unsigned default_relay_threads();
 
 // Counters for /v1/status and the tests; any thread.
 struct RelayStats {
@@ -50,6 +58,8 @@ struct RelayStats {
 };
 
 class RelayLoop;
+class Hub;
+class KeySlots;
 
 class RelayServer : public BatchSink {
  public:
@@ -79,9 +89,12 @@ class RelayServer : public BatchSink {
   RelayOptions opts_;
   const SnapshotStore& store_;
   RelayStats stats_;
-  std::unique_ptr<RelayLoop> loop_;
-  std::atomic<bool> running_{false};  // the loop takes batches: waiting for it ends
-  std::thread thread_;
+  std::unique_ptr<KeySlots> slots_;
+  std::unique_ptr<Hub> hub_;  // from start()
+  std::vector<std::unique_ptr<RelayLoop>> loops_;
+  std::atomic<bool> running_{false};  // the loops take batches: waiting for them ends
+  std::atomic<uint64_t> hub_seq_{0};  // the newest seq handed to the loops
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace oddsrelay::relay

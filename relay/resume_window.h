@@ -58,6 +58,7 @@ struct LiveChange {
 struct Group {
   uint64_t from = 0, seq = 0;  // records from..seq
   int64_t at = 0;              // newest record time in them
+  int64_t applied_us = 0, encoded_us = 0;  // the server's stamps on them (frame_encoder.h Stamps)
   FrameRef marker;             // the INFO live fan-out sent: {"seq","from","at"}
   std::vector<GroupFrame> frames;
   std::vector<LiveChange> live;

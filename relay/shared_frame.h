@@ -1,11 +1,19 @@
 // One server WebSocket frame, header included, encoded once and shared by
 // every connection that sends it (docs/architecture.md, step 3). A
 // connection's send queue holds references; the bytes are freed when the
-// last write that carries them completes. Frames live on the relay loop
-// thread only, so the count is a plain integer: no atomic per delivery.
+// last write that carries them completes.
+//
+// Two kinds of reference, so that no subscriber ever touches an atomic:
+// - FrameRef: a relay loop's own reference, a plain counter (loop thread
+//   only).
+// - SharedFrame: the hub's immutable bytes, shared across loops by an
+//   atomic count. Each loop wraps a SharedFrame once per frame in a local
+//   Frame (FrameRef::local) and hands that to its subscribers, so a frame
+//   costs one atomic reference per loop, never one per subscriber.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,10 +22,13 @@
 
 namespace oddsrelay::relay {
 
+class Frame;
+using SharedFrame = std::shared_ptr<const Frame>;
+
 class Frame {
  public:
-  std::string_view bytes() const { return std::string_view(buf_).substr(off_); }
-  size_t size() const { return buf_.size() - off_; }
+  std::string_view bytes() const { return origin_ ? origin_->bytes() : std::string_view(buf_).substr(off_); }
+  size_t size() const { return origin_ ? origin_->size() : buf_.size() - off_; }
 
  private:
   friend class FrameRef;
@@ -25,6 +36,7 @@ class Frame {
   std::string buf_;
   uint32_t off_ = 0;
   uint32_t refs_ = 0;
+  SharedFrame origin_;  // set: a loop's wrapper around the hub's bytes (buf_ unused)
 };
 
 class FrameRef {
@@ -47,6 +59,33 @@ class FrameRef {
   explicit operator bool() const { return f_ != nullptr; }
   const Frame* get() const { return f_; }
   const Frame* operator->() const { return f_; }
+
+  // A loop-local reference to the hub's bytes: one atomic reference held
+  // for as long as any subscriber of this loop holds the frame.
+  static FrameRef local(SharedFrame s) {
+    if (!s) return FrameRef();
+    auto* f = new Frame;
+    f->origin_ = std::move(s);
+    return FrameRef(f);
+  }
+  // Turns a freshly encoded frame (this the only reference) into shared
+  // bytes for other threads; the FrameRef is empty afterwards.
+  SharedFrame share() && {
+    if (!f_) return nullptr;
+    if (f_->origin_ && f_->refs_ == 1) {  // already a wrapper: hand on what it wraps
+      SharedFrame s = f_->origin_;
+      reset();
+      return s;
+    }
+    if (f_->refs_ != 1) {  // others hold it on this thread: share a copy
+      auto* copy = new Frame;
+      copy->buf_ = std::string(f_->bytes());
+      reset();
+      return SharedFrame(copy);
+    }
+    f_->refs_ = 0;  // the shared_ptr owns it now; no FrameRef counts it
+    return SharedFrame(std::exchange(f_, nullptr));
+  }
 
  private:
   Frame* f_ = nullptr;

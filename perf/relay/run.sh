@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# Push fan-out against a baseline in the same run: oddsrelay's /pt-ws versus
-# nginx + nchan (one worker each side) fanning the same frames out to the
-# same number of WebSocket subscribers, measured by the same load client
+# Push fan-out against two baselines in the same run: oddsrelay's /pt-ws
+# versus uWebSockets (its Node binding, perf/relay/uws_server.js) and
+# nginx + nchan (one worker), each fanning the same frames out to the same
+# number of WebSocket subscribers, measured by the same load client
 # (tools/oddsload). Loopback only; every run is bounded in time.
 #
 #   W1: 1,000 subscribers, simulator at 1,000 odds records/s
+#       (oddsrelay with --relay-threads 1, and again with 2)
 #   W2: 10,000 subscribers, simulator at 50 records/s: RSS per connection
 #
-# For nchan, one extra oddsload subscriber on oddsrelay forwards every frame
-# to nchan's publisher (pipelined POSTs) and stamps INFO `at` with the moment
-# it publishes, so nchan's latency counts from its own input; ours counts
-# from the feed record's `at` (integer ms: up to 1 ms against us).
-# No ratio is printed unless both runs are sound: oddsload exited 0, every
+# With two cores or more, the server under test is pinned to core 0 and
+# the load client to core 1 (taskset), for every server, and each server's
+# CPU time is read from /proc/<pid>/stat over the measured span:
+# deliveries per server CPU-second is the fair comparison on a small
+# machine. For oddsrelay it is given twice: the whole process (simulator,
+# engine and REST included) and the relay loops alone (threads relay-N).
+#
+# For the baselines, one extra oddsload subscriber on oddsrelay (pinned
+# beside the load client, not the server) forwards every frame to the
+# baseline's publisher (pipelined HTTP POSTs) and stamps INFO `at` with the
+# moment it publishes, so a baseline's latency counts from its own input;
+# ours counts from the feed record's `at` (integer ms: up to 1 ms against
+# us). oddsrelay's INFOs also carry microsecond stamps: its latency is
+# printed per stage too.
+# No ratio is printed with a run that is not sound: oddsload exited 0, every
 # subscriber connected and none was closed early, frames were delivered
-# (and, for nchan, forwarded), and no subscriber saw a sequence gap or a
-# frame out of order; oddsrelay must still be running after its run.
-#   perf/relay/run.sh [build-dir] [seconds per run, default 60] [W1 subs, default 1000] [W2 subs, default 10000]
+# (and, for a baseline, forwarded), and no subscriber saw a sequence gap or
+# a frame out of order; oddsrelay must still be running after its run. An
+# unsound run's row is still shown, marked, and the script exits 1.
+#   perf/relay/run.sh [build-dir] [seconds per run, default 20] [W1 subs, default 1000] [W2 subs, default 10000]
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/../.."
+root=$PWD
 build=${1:-build}
-secs=${2:-60}
+secs=${2:-20}
 w1=${3:-1000}
 w2=${4:-10000}
 die() { echo "perf/relay: FAILED: $*" >&2; exit 1; }
@@ -28,16 +42,37 @@ die() { echo "perf/relay: FAILED: $*" >&2; exit 1; }
 if ! command -v nginx >/dev/null || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so ]; then
   echo "installing nginx and nchan"; apt-get install -y -qq nginx-light libnginx-mod-nchan >/dev/null
 fi
+# uWebSockets' Node binding, into a perf-local directory (node_modules is
+# never committed). The newest uWebSockets.js builds need glibc 2.38; this
+# one loads on Debian 12's.
+uws_pkg=@trufflesuite/uws-js-unofficial
+uws_ver=20.30.0-unofficial.0
+uws_dir=$root/perf/relay/.uws
+command -v node >/dev/null || die "node is not installed"
+if ! NODE_PATH=$uws_dir/node_modules node -e "require('$uws_pkg')" 2>/dev/null; then
+  echo "installing $uws_pkg@$uws_ver into $uws_dir"
+  mkdir -p "$uws_dir"
+  npm install --silent --no-save --no-package-lock --no-audit --no-fund --prefix "$uws_dir" "$uws_pkg@$uws_ver" >/dev/null
+  NODE_PATH=$uws_dir/node_modules node -e "require('$uws_pkg')" || die "$uws_pkg does not load"
+fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 [ "$(ulimit -n)" -gt $((w2 + 200)) ] || { echo "need more than $((w2 + 200)) open files (ulimit -n is $(ulimit -n))"; exit 1; }
+if [ "$(nproc)" -ge 2 ]; then
+  pin_server="taskset -c 0"; pin_client="taskset -c 1"; pinning="server on core 0, load client on core 1"
+else
+  pin_server=""; pin_client=""; pinning="one core: nothing pinned"
+fi
+tck=$(getconf CLK_TCK)
 dir=$(mktemp -d)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 nport=$(free_port)
-while [ "$nport" = "$port" ]; do nport=$(free_port); done
+uport=$(free_port)
 relay_pid=
+uws_pid=
 cleanup() {
   [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
+  [ -n "$uws_pid" ] && kill "$uws_pid" 2>/dev/null || true
   [ -s "$dir/nginx.err" ] && { grep -v "shutdown() failed\|setrlimit" "$dir/nginx.err" | tail -8 || true; }
   [ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true
   rm -rf "$dir"
@@ -64,9 +99,9 @@ http {
 }
 CONF
 
-start_relay() {  # $1 = simulator rate
-  "$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --feed "sim:events=300,rate=$1" \
-    --progress 0 2> "$dir/relay.log" &
+start_relay() {  # $1 = simulator rate, $2 = relay threads, $3 = pinning
+  $3 "$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --feed "sim:events=300,rate=$1" \
+    --progress 0 --relay-threads "$2" 2> "$dir/relay.log" &
   relay_pid=$!
   local up=
   for _ in $(seq 100); do
@@ -82,7 +117,7 @@ stop_relay() {
   kill "$relay_pid"; wait "$relay_pid" 2>/dev/null || true; relay_pid=
 }
 start_nchan() {
-  nginx -c "$dir/nginx.conf" || die "nginx did not start"
+  $pin_server nginx -c "$dir/nginx.conf" || die "nginx did not start"
   sleep 0.3
 }
 stop_nchan() {
@@ -92,67 +127,149 @@ stop_nchan() {
   rm -f "$dir/nginx.pid"
 }
 nginx_worker() { pgrep -P "$(cat "$dir/nginx.pid")" | head -1; }
+start_uws() {
+  NODE_PATH=$uws_dir/node_modules $pin_server node perf/relay/uws_server.js "$uport" 2> "$dir/uws.log" &
+  uws_pid=$!
+  for _ in $(seq 100); do
+    grep -q listening "$dir/uws.log" 2>/dev/null && return
+    kill -0 "$uws_pid" 2>/dev/null || die "uws_server exited: $(tail -3 "$dir/uws.log")"
+    sleep 0.1
+  done
+  die "uws_server did not listen"
+}
+stop_uws() { kill "$uws_pid"; wait "$uws_pid" 2>/dev/null || true; uws_pid=; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+# CPU ticks (user + system) of a process, or of its threads named relay-*.
+cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }
+relay_ticks() {
+  local t=0 task
+  for task in /proc/"$1"/task/*; do
+    grep -q '^relay-' "$task/comm" 2>/dev/null || continue
+    t=$((t + $(awk '{sub(/^.*\) /, ""); print $12 + $13}' "$task/stat")))
+  done
+  echo "$t"
+}
+now_s() { date +%s.%N; }
 
-# Runs oddsload; samples the server's RSS (pid $1) once every subscriber is
-# connected; prints the JSON summary with "rss_kib" added.
+# Runs oddsload on the client core; samples the server's (pid $1) RSS and
+# CPU once every subscriber is connected and its CPU again at the end;
+# prints the JSON summary with "rss_kib", "cpu_s", "relay_cpu_s" and
+# "wall_s" added.
 measure() {
   local pid=$1; shift
-  "$build/oddsload" --json --progress 0 --duration "$secs" "$@" > "$dir/out.json" &
+  $pin_client "$build/oddsload" --json --progress 0 --duration "$secs" "$@" > "$dir/out.json" &
   local load=$!
   local ramp=$(( ${conns:-1000} / 2000 + 3 ))
   sleep "$ramp"
-  local rss; rss=$(rss_kib "$pid")
+  local rss c0 r0 w0; rss=$(rss_kib "$pid"); c0=$(cpu_ticks "$pid"); r0=$(relay_ticks "$pid"); w0=$(now_s)
+  local c1 r1 w1
+  while kill -0 "$load" 2>/dev/null && [ "$(python3 -c "print(int($(now_s) - $w0 < $secs - $ramp - 0.5))")" = 1 ]; do sleep 0.2; done
+  c1=$(cpu_ticks "$pid"); r1=$(relay_ticks "$pid"); w1=$(now_s)
   local rc=0
   wait "$load" || rc=$?
   [ "$rc" = 0 ] || die "oddsload exited $rc: $(cat "$dir/out.json")"
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["rss_kib"]=int(sys.argv[2]); print(json.dumps(d))' "$dir/out.json" "$rss"
+  python3 -c 'import json,sys
+d=json.load(open(sys.argv[1])); a=sys.argv
+d["rss_kib"]=int(a[2]); d["cpu_s"]=(int(a[3])-int(a[4]))/int(a[8]); d["relay_cpu_s"]=(int(a[5])-int(a[6]))/int(a[8])
+d["wall_s"]=float(a[7]); print(json.dumps(d))' "$dir/out.json" "$rss" "$c1" "$c0" "$r1" "$r0" "$(python3 -c "print($w1 - $w0)")" "$tck"
 }
 
-report() {  # $1 label, $2 ours json, $3 nchan json, $4 subscribers, $5/$6 idle rss before
+report() {  # $1 label, $2 subscribers, then name=json pairs in files: ours [ours2] uws nchan; rss before in the json
   python3 - "$@" <<'PY'
 import json, sys
-label, ours, base, subs, rss0, nrss0 = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-def sound(name, d, forwarding=False):
+label, subs, files = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+runs = []
+for f in files:
+    name, path = f.split("=", 1)
+    d = json.load(open(path))
+    runs.append((name, d))
+def unsound(name, d):
     bad = [f"{k}={d[k]}" for k in ("failed", "closed_early", "gaps", "out_of_order") if d[k] != 0]
     if d["connected"] != subs: bad.append(f"connected={d['connected']}/{subs}")
     if d["frames"] == 0 or d["frames_per_s"] <= 0: bad.append("no frames delivered")
-    if forwarding and d["forwarded"] == 0: bad.append("nothing forwarded to nchan")
-    if bad:
-        sys.exit(f"perf/relay: FAILED: {label}: {name}: {', '.join(bad)}: no ratio printed\n{json.dumps(d)}")
-sound("oddsrelay", ours)
-sound("nginx+nchan", base, forwarding=True)
-def row(name, d, rss_before):
-    per = (d["rss_kib"] - rss_before) * 1024 / max(d["connected"], 1)
-    return (f"| {name} | {d['connected']}/{subs} | {d['frames_per_s']:,.0f} | {d['bytes_per_s']/1e6:,.1f} | "
-            f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {d['max_ms']:.2f} | {per/1024:.1f} | {d['gaps']} / {d['out_of_order']} |")
+    if not name.startswith("oddsrelay") and d["forwarded"] == 0: bad.append("nothing forwarded")
+    return ", ".join(bad)
+failed = {name: unsound(name, d) for name, d in runs if unsound(name, d)}
+def per_cpu(d, relay_only=False):
+    cpu = d["relay_cpu_s"] if relay_only else d["cpu_s"]
+    return d["frames_per_s"] * d["wall_s"] / cpu if cpu > 0 else float("nan")
 print(f"\n### {label}\n")
-print("| server | subscribers | frames/s | MB/s | p50 ms | p99 ms | p99.9 ms | max ms | RSS KiB/conn | seq gaps / out of order |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-print(row("oddsrelay", ours, rss0))
-print(row("nginx+nchan", base, nrss0))
-r_rate = ours["frames_per_s"] / max(base["frames_per_s"], 1)
-r_p99 = ours["p99_ms"] / max(base["p99_ms"], 1e-9)
-print(f"\nratios oddsrelay/nchan: deliveries/s {r_rate:.3g}x, p99 latency {r_p99:.3g}x (lower is better)")
+for name, why in failed.items():
+    print(f"perf/relay: FAILED: {label}: {name}: {why}: its row is shown, no ratio with it", file=sys.stderr)
+    print(f"**{name}: unsound run ({why}): no ratio printed with it**\n")
+print("| server | subscribers | deliveries/s | MB/s | server CPU % | deliveries per CPU-s | p50 ms | p99 ms | p99.9 ms | max ms | RSS KiB/conn | gaps / out of order |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for name, d in runs:
+    per = (d["rss_kib"] - d["rss0_kib"]) * 1024 / max(d["connected"], 1)
+    cpu = f"{100 * d['cpu_s'] / d['wall_s']:.0f}"
+    pc = f"{per_cpu(d):,.0f}"
+    if name.startswith("oddsrelay"):
+        cpu += f" (loops {100 * d['relay_cpu_s'] / d['wall_s']:.0f})"
+        pc += f" (loops {per_cpu(d, True):,.0f})"
+    print(f"| {name} | {d['connected']}/{subs} | {d['frames_per_s']:,.0f} | {d['bytes_per_s']/1e6:,.1f} | {cpu} | {pc} | "
+          f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {d['max_ms']:.2f} | {per/1024:.1f} | {d['gaps']} / {d['out_of_order']} |")
+print()
+for name, d in runs:
+    st = d.get("latency_us", {})
+    if "record_engine" in st:
+        parts = [f"{k.replace('_', '->')} p50 {v['p50']} / p99 {v['p99']} / p99.9 {v['p999']} / max {v['max']}"
+                 for k, v in st.items() if k != "total"]
+        print(f"{name} latency stages, us: " + "; ".join(parts))
+ours = dict(runs)
+tag = label.split(":")[0]
+for base in ("uWebSockets", "nginx+nchan"):
+    if base not in ours: continue
+    b = ours[base]
+    if base in failed: continue
+    for name, d in runs:
+        if not name.startswith("oddsrelay") or name in failed: continue
+        print(f"{tag} {name}/{base}: deliveries per CPU-s {per_cpu(d) / per_cpu(b):.2f}x "
+              f"(relay loops alone {per_cpu(d, True) / per_cpu(b):.2f}x), deliveries/s {d['frames_per_s'] / b['frames_per_s']:.2f}x, "
+              f"p99 {d['p99_ms']:.2f} ms vs {b['p99_ms']:.2f} ms")
+sys.exit(1 if failed else 0)
 PY
 }
 
-run_workload() {  # $1 label, $2 sim rate, $3 subscribers
-  local label=$1 rate=$2; conns=$3
-  start_relay "$rate"
+add_rss0() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["rss0_kib"]=int(sys.argv[2]); print(json.dumps(d))' "$1" "$2"; }
+
+run_ours() {  # $1 name, $2 rate, $3 threads, $4 out file
+  start_relay "$2" "$3" "$pin_server"
   local rss0; rss0=$(rss_kib "$relay_pid")
-  echo "$label: oddsrelay, $conns subscribers, $secs s" >&2
-  local ours; ours=$(measure "$relay_pid" --connect 127.0.0.1:$port --key perf-key --connections "$conns")
-  start_nchan
-  local nrss0; nrss0=$(rss_kib "$(nginx_worker)")
-  echo "$label: nginx+nchan, $conns subscribers, $secs s" >&2
-  local base; base=$(measure "$(nginx_worker)" --connect 127.0.0.1:$port --key perf-key --connections "$conns" \
-                     --forward 127.0.0.1:$nport/pub --subscribe 127.0.0.1:$nport/sub)
-  stop_nchan
+  echo "  $1: $conns subscribers, $secs s" >&2
+  add_rss0 "$(measure "$relay_pid" --connect 127.0.0.1:$port --key perf-key --connections "$conns")" "$rss0" > "$4"
   stop_relay
-  report "$label" "$ours" "$base" "$conns" "$rss0" "$nrss0"
+}
+run_baseline() {  # $1 name, $2 rate, $3 out file
+  # The feeding oddsrelay runs beside the load client, off the server's core.
+  start_relay "$2" 1 "$pin_client"
+  local pid sub
+  if [ "$1" = uWebSockets ]; then start_uws; pid=$uws_pid; sub=127.0.0.1:$uport/sub
+  else start_nchan; pid=$(nginx_worker); sub=127.0.0.1:$nport/sub; fi
+  local rss0; rss0=$(rss_kib "$pid")
+  echo "  $1: $conns subscribers, $secs s" >&2
+  local pub=${sub%/sub}/pub
+  add_rss0 "$(measure "$pid" --connect 127.0.0.1:$port --key perf-key --connections "$conns" \
+              --forward "$pub" --subscribe "$sub")" "$rss0" > "$3"
+  if [ "$1" = uWebSockets ]; then stop_uws; else stop_nchan; fi
+  stop_relay
 }
 
-echo "## Relay fan-out, $(date -u +%F), $(nproc) cores; $secs s per run"
-run_workload "W1: $w1 subscribers, sim 1000 records/s" 1000 "$w1"
-run_workload "W2: $w2 subscribers, sim 50 records/s" 50 "$w2"
+echo "## Relay fan-out, $(date -u +%F), $(nproc) cores ($pinning); $secs s per run"
+conns=$w1
+echo "W1: $w1 subscribers, sim 1000 records/s" >&2
+run_ours "oddsrelay" 1000 1 "$dir/w1_ours.json"
+run_ours "oddsrelay --relay-threads 2" 1000 2 "$dir/w1_ours2.json"
+run_baseline uWebSockets 1000 "$dir/w1_uws.json"
+run_baseline nginx+nchan 1000 "$dir/w1_nchan.json"
+status=0
+report "W1: $w1 subscribers, sim 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.json" \
+  "oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json" || status=1
+conns=$w2
+echo "W2: $w2 subscribers, sim 50 records/s" >&2
+run_ours "oddsrelay" 50 1 "$dir/w2_ours.json"
+run_baseline uWebSockets 50 "$dir/w2_uws.json"
+run_baseline nginx+nchan 50 "$dir/w2_nchan.json"
+report "W2: $w2 subscribers, sim 50 records/s" "$w2" "oddsrelay=$dir/w2_ours.json" "uWebSockets=$dir/w2_uws.json" \
+  "nginx+nchan=$dir/w2_nchan.json" || status=1
+[ "$status" = 0 ] || echo "perf/relay: FAILED: some runs were unsound (above); their ratios are not printed" >&2
+exit "$status"

@@ -22,6 +22,9 @@ def args():
         p = argparse.ArgumentParser()
         p.add_argument("--build-dir", required=True)
         p.add_argument("--fixtures", required=True)
+        # Appended to every oddsrelay the tests start, e.g.
+        # --server-arg=--relay-threads=2 (scripts/test.sh, TSan stage).
+        p.add_argument("--server-arg", action="append", default=[])
         ARGS, rest = p.parse_known_args()
         sys.argv = [sys.argv[0]] + rest
     return ARGS
@@ -62,7 +65,7 @@ class Server:
     def __init__(self, *extra):
         self.port = free_port()
         self.err = tempfile.NamedTemporaryFile(mode="w+", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([binary("oddsrelay"), "--listen", f"127.0.0.1:{self.port}", *extra],
+        self.proc = subprocess.Popen([binary("oddsrelay"), "--listen", f"127.0.0.1:{self.port}", *extra, *args().server_arg],
                                      stdout=subprocess.DEVNULL, stderr=self.err, text=True)
 
     def log(self):

@@ -134,7 +134,16 @@ void on_text(Client* c, std::string_view p) {
       forward(L, std::string_view(stamped, static_cast<size_t>(n)));
       return;
     }
-    if (json_number(body, "at", at) && measuring) L->r.latency.add(now - static_cast<int64_t>(at * 1000.0));
+    if (json_number(body, "at", at) && measuring) {
+      const int64_t at_us = static_cast<int64_t>(at * 1000.0);
+      L->r.latency.add(now - at_us);
+      double applied = 0, encoded = 0;
+      if (json_number(body, "applied_us", applied) && json_number(body, "encoded_us", encoded)) {
+        L->r.record_engine.add(static_cast<int64_t>(applied) - at_us);
+        L->r.engine_relay.add(static_cast<int64_t>(encoded) - static_cast<int64_t>(applied));
+        L->r.relay_subscriber.add(now - static_cast<int64_t>(encoded));
+      }
+    }
     return;
   }
   if (c->forwarder) {

@@ -3,7 +3,8 @@
 // close each turn's batches ({"seq","from","at"}); the client checks that
 // consecutive INFOs leave no gap (or say they conflated) and takes the
 // delivery latency of the turn as now - at; per odds channel, that line
-// times ("ls") never go back. /ws: every message is counted;
+// times ("ls") never go back; INFO stamps (applied_us, encoded_us) split
+// the latency into stages. /ws: every message is counted;
 // latency from the `ts` of live_update and market messages. Optionally one
 // extra connection forwards what it receives to an nchan publisher (the
 // baseline of perf/relay), stamping `at` with the moment it publishes.
@@ -44,7 +45,11 @@ struct LoadResult {
   uint64_t forwarded = 0;
   double seconds = 0;  // measured span (after warm-up)
   uint64_t frames_measured = 0, bytes_measured = 0;
-  Histogram latency;   // us
+  Histogram latency;   // us, feed record `at` to the subscriber
+  // The same span in stages, from the INFO's server stamps (applied_us,
+  // encoded_us) where the server sends them: record `at` -> engine applied
+  // the group -> relay encoded it -> the subscriber parsed the INFO.
+  Histogram record_engine, engine_relay, relay_subscriber;
   std::string error;
 };
 

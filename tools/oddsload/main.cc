@@ -42,7 +42,13 @@ Baseline mode (perf/relay/run.sh, nchan):
 
 Latency is now - `at` of the INFO frame that closes a turn of batches (/ws:
 `ts` of live_update and market messages); `at` comes from the feed in
-milliseconds, so figures carry up to 1 ms of quantisation.
+milliseconds, so figures carry up to 1 ms of quantisation. Where the INFO
+carries the server's microsecond stamps (applied_us, encoded_us), the
+latency is also reported per stage in microseconds: record->engine (`at` to
+the engine having applied the group; carries the `at` quantisation),
+engine->relay (to the relay having encoded it) and relay->subscriber (to
+this client parsing the INFO). --json adds them as
+"latency_us":{"total":{...},"record_engine":{...},...}.
 )";
 
 bool split_hostport(std::string_view s, std::string& host, uint16_t& port, std::string* path) {
@@ -56,6 +62,18 @@ bool split_hostport(std::string_view s, std::string& host, uint16_t& port, std::
   if (p <= 0 || p > 65535) return false;
   port = static_cast<uint16_t>(p);
   return true;
+}
+
+std::string stage_json(const Histogram& h) {
+  char b[200];
+  std::snprintf(b, sizeof b, "{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64
+                ",\"samples\":%" PRIu64 "}", h.quantile(0.5), h.quantile(0.99), h.quantile(0.999), h.max(), h.count());
+  return b;
+}
+
+void stage_line(const char* name, const Histogram& h) {
+  std::printf("  %-18s us: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64 "  max %" PRIu64 "\n", name, h.quantile(0.5),
+              h.quantile(0.99), h.quantile(0.999), h.max());
 }
 
 }  // namespace
@@ -121,14 +139,22 @@ int main(int argc, char** argv) {
   const double s = r.seconds > 0 ? r.seconds : 1;
   auto ms = [](uint64_t us) { return static_cast<double>(us) / 1000.0; };
   if (json) {
+    // Microseconds, the whole span and per stage (stages only where the
+    // server stamps its INFOs).
+    std::string us = "{\"total\":" + stage_json(r.latency);
+    if (r.record_engine.count()) {
+      us += ",\"record_engine\":" + stage_json(r.record_engine) + ",\"engine_relay\":" + stage_json(r.engine_relay) +
+            ",\"relay_subscriber\":" + stage_json(r.relay_subscriber);
+    }
+    us += "}";
     std::printf("{\"connections\":%u,\"connected\":%u,\"failed\":%u,\"closed_early\":%u,\"seconds\":%.2f,"
                 "\"frames\":%" PRIu64 ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64
                 ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64 ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
-                ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f}\n",
+                ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"latency_us\":%s}\n",
                 o.connections, r.connected, r.failed, r.closed_early, r.seconds, r.frames,
                 static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
                 r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)),
-                ms(r.latency.quantile(0.999)), ms(r.latency.max()));
+                ms(r.latency.quantile(0.999)), ms(r.latency.max()), us.c_str());
   } else {
     std::printf("connections %u/%u (failed %u, closed early %u) over %.1f s measured\n", r.connected, o.connections,
                 r.failed, r.closed_early, r.seconds);
@@ -139,6 +165,12 @@ int main(int argc, char** argv) {
     std::printf("latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  (%" PRIu64 " samples)\n",
                 ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)),
                 ms(r.latency.max()), r.latency.count());
+    stage_line("total", r.latency);
+    if (r.record_engine.count()) {
+      stage_line("record->engine", r.record_engine);
+      stage_line("engine->relay", r.engine_relay);
+      stage_line("relay->subscriber", r.relay_subscriber);
+    }
   }
   if (!r.error.empty()) std::fprintf(stderr, "oddsload: %s\n", r.error.c_str());
   return r.connected == 0 ? 1 : 0;

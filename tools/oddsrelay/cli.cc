@@ -107,6 +107,10 @@ Options:
                          progressed for this long, or that has held more
                          than a quarter of --max-queue-bytes for this long
                          (default 30; 0 = off)
+  --relay-threads N      relay loops the streams are spread over (each a
+                         thread; every batch is encoded once for all of
+                         them); default 0: half the cores, at least 1, at
+                         most 16
   --handshake-rate N     stream handshakes (/ws, /pt-ws) per minute per
                          connection slot of a key, apart from the REST rate
                          limit; past it 429 (default 12: a burst of 60 for
@@ -154,6 +158,7 @@ constexpr IntOption kIntOptions[] = {
     {"--ws-ping", 100, 3'600'000, &Options::ws_ping_ms},
     {"--max-queue-bytes", 64 * 1024, uint64_t{1} << 32, &Options::max_queue_bytes},
     {"--slow-timeout", 0, 3600, &Options::slow_timeout_s},
+    {"--relay-threads", 0, 256, &Options::relay_threads},
     {"--handshake-rate", 0, 100'000, &Options::handshake_rate},
     {"--stream-ttl", 1, 30 * 86400, &Options::stream_ttl_s},
     {"--webhook-retries", 1, 1000, &Options::webhook_retries},

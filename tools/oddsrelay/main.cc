@@ -337,6 +337,7 @@ int run(const Options& opt) {
   relay_opts.slow_timeout_ms = static_cast<int>(opt.slow_timeout_s * 1000);
   relay_opts.resume_window_bytes = static_cast<size_t>(opt.resume_window_bytes);
   relay_opts.resume_window_ms = static_cast<int>(opt.resume_window_s * 1000);
+  relay_opts.threads = opt.relay_threads > 0 ? static_cast<unsigned>(opt.relay_threads) : relay::default_relay_threads();
   relay = std::make_unique<relay::RelayServer>(relay_opts, engine.store());
   pipeline.add_sink(relay.get());
   relay->start();

@@ -1,0 +1,205 @@
+// /pt-ws fan-out, snapshots and catch-up (pt_stream.h).
+#include "relay/pt_stream.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "relay/hub.h"
+
+namespace oddsrelay::relay {
+
+namespace {
+
+constexpr uint64_t kMarkerChannel = UINT64_MAX;  // no event has this number
+
+uint32_t channel_mask(const StreamFilter& f) { return (f.evt ? 1u : 0u) | (f.odds ? 2u : 0u); }
+
+}  // namespace
+
+void PtStreams::add(StreamConn* c) {
+  const StreamFilter f = c->filter();
+  size_t i = 0;
+  while (i < buckets_.size() && !(buckets_[i].classes == f.classes && buckets_[i].odds == f.odds &&
+                                  std::ranges::equal(buckets_[i].sports, f.sports)))
+    ++i;
+  if (i == buckets_.size()) {
+    // Reuse an empty bucket before growing: distinct filters come and go.
+    i = 0;
+    while (i < buckets_.size() && !buckets_[i].conns.empty()) ++i;
+    if (i == buckets_.size()) buckets_.emplace_back();
+    Bucket& b = buckets_[i];
+    b.sports.assign(f.sports.begin(), f.sports.end());
+    b.classes = f.classes;
+    b.odds = f.odds;
+  }
+  c->bucket = static_cast<uint32_t>(i);
+  list_add(buckets_[i].conns, c, &StreamConn::fan_slot);
+  ++size_;
+  ctx_.stats.pt_connections.fetch_add(1, std::memory_order_relaxed);
+}
+
+void PtStreams::remove(StreamConn* c) {
+  if (!c->listed()) return;
+  ctx_.stats.pt_connections.fetch_sub(1, std::memory_order_relaxed);
+  list_remove(buckets_[c->bucket].conns, c, &StreamConn::fan_slot);
+  --size_;
+}
+
+// The frames of a group, then one INFO that closes them: {"seq": last
+// record, "from": first record, "at": newest record, stamps}. The INFO is
+// conflatable too, so a client that lags holds one, not one per group.
+void PtStreams::fan_out(const Group& g) {
+  uint64_t delivered = 0;
+  for (const Bucket& b : buckets_) {
+    if (b.conns.empty()) continue;
+    const StreamFilter f = b.filter();
+    admitted_.clear();
+    for (size_t i = 0; i < g.frames.size(); ++i)
+      if (f.admits(g.frames[i])) admitted_.push_back(static_cast<uint32_t>(i));
+    for (StreamConn* c : b.conns) {
+      for (uint32_t i : admitted_) send_group_frame(c, g.frames[i]);
+      send_marker(c, g, g.from, g.marker);
+    }
+    delivered += admitted_.size() * b.conns.size();
+  }
+  ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+}
+
+// Queues a frame of a group. While a write to the client is in flight, a
+// newer odds frame of an event replaces the queued one (SendQueue); when the
+// queued one names markets the newer does not, the replacement is this
+// connection's own frame naming both sets, encoded from the current state:
+// a lagging client skips intermediate prices, never a market's last change.
+void PtStreams::send_group_frame(StreamConn* c, const GroupFrame& o) {
+  Outbox& out = ctx_.out;
+  if (!o.odds || !c->q.in_flight()) return out.send(c, o.frame, o.channel);
+  auto& known = c->queued_markets;  // what each replaceable queued odds frame names
+  if (!c->q.will_replace(o.channel)) {
+    known[o.channel] = o.markets;
+    return out.send(c, o.frame, o.channel);
+  }
+  std::vector<uint32_t>& have = known[o.channel];
+  if (std::includes(o.markets.begin(), o.markets.end(), have.begin(), have.end())) {
+    have = o.markets;
+    return out.send(c, o.frame, o.channel);
+  }
+  const EventEntry* e = ctx_.snap->events.find(o.channel);
+  if (!e) return out.send(c, o.frame, 0);  // the event is gone (its null follows): keep both
+  std::vector<uint32_t> both;
+  std::set_union(have.begin(), have.end(), o.markets.begin(), o.markets.end(), std::back_inserter(both));
+  ctx_.stats.frames_encoded.fetch_add(1, std::memory_order_relaxed);
+  out.send(c, pt_odds(*e, o.sport, both), o.channel);
+  have = std::move(both);
+}
+
+// The INFO closing a group on one connection: `shared` (may be empty) if
+// it fits, else the connection's own. A lagging connection's INFO counts the
+// frames conflation replaced and, when it replaces a queued INFO, covers
+// that INFO's records too, so the INFOs a client reads keep from = previous
+// seq + 1.
+void PtStreams::send_marker(StreamConn* c, const Group& g, uint64_t from, const FrameRef& shared) {
+  const bool replaces = c->q.will_replace(kMarkerChannel);
+  // Frames replaced since the last INFO, this INFO's replacement included.
+  const uint64_t fresh = c->q.take_conflated() + (replaces ? 1 : 0);
+  ctx_.stats.conflated.fetch_add(fresh, std::memory_order_relaxed);
+  // A replaced INFO hands on its range and its count.
+  const uint64_t f = replaces ? c->queued_info_from : from;
+  const uint64_t k = fresh + (replaces ? c->queued_info_conflated : 0);
+  c->queued_info_from = f;
+  c->queued_info_conflated = k;
+  if (k == 0 && shared) ctx_.out.send(c, shared, kMarkerChannel);
+  else ctx_.out.send(c, pt_marker(g.seq, f, g.at, k, Stamps{g.applied_us, g.encoded_us}), kMarkerChannel);
+  if (replaces) c->q.take_conflated();  // the replacement, counted above
+}
+
+void PtStreams::refresh_connect_cache() {
+  const Snapshot& s = *ctx_.snap;
+  if (cache_seq_ == s.seq) return;
+  cache_seq_ = s.seq;
+  for (auto& v : connect_evt_) v.clear();
+  connect_evt_built_ = 0;
+  connect_odds_.clear();
+  // The odds of every live event; the event lists are built per classes
+  // of events when a stream that sees them connects.
+  std::vector<std::shared_ptr<const EventEntry>> live;
+  s.events.for_each([&](const EventEntry& e) {
+    if (e.listed() && e.live()) live.push_back(s.events.find_shared(e.number));
+  });
+  std::sort(live.begin(), live.end(), [](auto& a, auto& b) { return a->number < b->number; });
+  if (full_odds_.size() > 4 * live.size() + 1024) full_odds_.clear();  // drop events long gone
+  for (const auto& e : live) {
+    FullOdds& f = full_odds_[e->number];
+    if (f.version != e) {  // encoded once per version of the event
+      f.version = e;
+      f.frame = pt_odds(*e, e->sport(), {});
+    }
+    connect_odds_.push_back(GroupFrame{f.frame, e->number, e->sport(), true, {}});
+  }
+}
+
+void PtStreams::start(StreamConn* c, ResumeWindow::Verdict v, size_t first) {
+  if (v == ResumeWindow::Verdict::Resumed && c->ticket.resume == rest::StreamTicket::Resume::Asked)
+    return catch_up(c, first, c->ticket.resume_seq);
+  send_connect_snapshot(c, v);
+}
+
+// The ready INFO: the sports with listed events that pass the filter, the
+// channels the key allows.
+FrameRef PtStreams::ready_info(const StreamFilter& filter, ResumeNote note) {
+  std::vector<int32_t> sports;
+  for (const SportCount& s : ctx_.snap->sports)
+    if (filter.wants_sport(s.sport)) sports.push_back(s.sport);
+  return pt_ready(*ctx_.snap, sports, channel_mask(filter), note);
+}
+
+// `refused`: why a resume was refused, or Resumed when none was asked for.
+void PtStreams::send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused) {
+  const ResumeNote note{refused != ResumeWindow::Verdict::Resumed, false, ResumeWindow::reason(refused)};
+  refresh_connect_cache();
+  const uint8_t classes = stream_event_classes(c);
+  if (classes && !(connect_evt_built_ & (1u << classes))) {
+    connect_evt_built_ |= static_cast<uint8_t>(1u << classes);
+    std::vector<std::pair<int32_t, EventItem>> evt;  // every listed event of those classes, per sport
+    ctx_.snap->events.for_each([&](const EventEntry& e) {
+      if (e.listed() && (classes & (e.live() ? kLiveEvents : kPrematchEvents))) evt.push_back({e.sport(), EventItem{e.key, &e}});
+    });
+    std::sort(evt.begin(), evt.end(), [](auto& a, auto& b) {
+      return std::pair(a.first, a.second.entry->number) < std::pair(b.first, b.second.entry->number);
+    });
+    append_event_frames(evt, classes, connect_evt_[classes]);
+  }
+  const StreamFilter filter = c->filter();
+  ctx_.out.send_exempt(c, ready_info(filter, note));
+  for (const GroupFrame& o : connect_evt_[classes])
+    if (filter.admits(o)) ctx_.out.send_exempt(c, o.frame, o.channel);
+  for (const GroupFrame& o : connect_odds_)
+    if (filter.admits(o)) ctx_.out.send_exempt(c, o.frame, o.channel);
+}
+
+// Resumed: the ready INFO, then the window's groups after `seq` in order,
+// filtered as live fan-out filters them, through the bounded send queue.
+// Once the socket stops taking bytes a write stays in flight and the rest
+// conflates as for any lagging client.
+void PtStreams::catch_up(StreamConn* c, size_t first, uint64_t seq) {
+  constexpr size_t kFlushEvery = 256 << 10;
+  const StreamFilter filter = c->filter();
+  const ResumeWindow& w = ctx_.window;
+  ctx_.out.send_exempt(c, ready_info(filter, ResumeNote{true, true, {}}));
+  uint64_t delivered = 0;
+  for (size_t i = first; i < w.size() && c->open(); ++i) {
+    const Group& g = w[i];
+    for (const GroupFrame& o : g.frames) {
+      if (!filter.admits(o)) continue;
+      send_group_frame(c, o);
+      ++delivered;
+    }
+    // seq inside this group: the whole group again (frames replace whole
+    // objects, so applying them twice is harmless), its INFO from seq + 1.
+    const uint64_t from = std::max(g.from, seq + 1);
+    send_marker(c, g, from, from == g.from ? g.marker : FrameRef());
+    if (ctx_.flush_now && !c->q.in_flight() && c->q.bytes() >= kFlushEvery) ctx_.flush_now(c);
+  }
+  ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+}
+
+}  // namespace oddsrelay::relay

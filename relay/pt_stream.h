@@ -1,0 +1,72 @@
+// /pt-ws, the push protocol (docs/api.md, Streams): what one relay loop
+// sends its /pt-ws streams. Live fan-out of each group the hub encoded
+// (frames the stream's filter admits, then the INFO that closes the group),
+// conflation for streams whose write is still in flight, the connect
+// snapshot and the catch-up of a resumed stream. Frames go to the Outbox;
+// no sockets here. Loop thread only.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "relay/frame_encoder.h"
+#include "relay/outbox.h"
+
+namespace oddsrelay::relay {
+
+class PtStreams {
+ public:
+  explicit PtStreams(StreamContext& ctx) : ctx_(ctx) {}
+
+  void add(StreamConn* c);     // accepted: listed and counted
+  void remove(StreamConn* c);  // no more frames
+  // The stream's start: `v` Resumed with a resume asked: the window's
+  // groups from `first`; otherwise the connect snapshot (with the refusal's
+  // reason when one was asked).
+  void start(StreamConn* c, ResumeWindow::Verdict v, size_t first);
+  // A group (already in ctx.snap's state) to every stream.
+  void fan_out(const Group& g);
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Bucket& b : buckets_)
+      for (StreamConn* c : b.conns) f(c);
+  }
+  size_t size() const { return size_; }
+  void restart() { cache_seq_ = UINT64_MAX; }  // the state was replaced: connect snapshots are rebuilt
+
+ private:
+  void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);
+  FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
+  void catch_up(StreamConn* c, size_t first, uint64_t seq);
+  void send_group_frame(StreamConn* c, const GroupFrame& o);
+  void send_marker(StreamConn* c, const Group& g, uint64_t from, const FrameRef& shared);
+  void refresh_connect_cache();
+
+  // Streams by filter (sports, classes of events, prices): what a group's
+  // filter admits is worked out once per bucket, not once per stream, so a
+  // frame a stream's filter drops costs that stream nothing.
+  struct Bucket {
+    std::vector<int32_t> sports;
+    uint8_t classes = 0;
+    bool odds = false;
+    std::vector<StreamConn*> conns;
+    StreamFilter filter() const { return StreamFilter{sports, classes != 0, odds, classes}; }
+  };
+  StreamContext& ctx_;
+  std::vector<Bucket> buckets_;  // few: one per distinct filter
+  size_t size_ = 0;
+  std::vector<uint32_t> admitted_;  // fan_out's scratch
+  // Connect snapshots, rebuilt when a stream arrives after the state moved.
+  uint64_t cache_seq_ = UINT64_MAX;
+  std::vector<GroupFrame> connect_evt_[4];  // per event classes, built when a stream of those connects
+  uint8_t connect_evt_built_ = 0;           // bit per entry of connect_evt_
+  std::vector<GroupFrame> connect_odds_;
+  struct FullOdds {
+    std::shared_ptr<const EventEntry> version;
+    FrameRef frame;
+  };
+  std::unordered_map<uint64_t, FullOdds> full_odds_;  // per live event, per entry version
+};
+
+}  // namespace oddsrelay::relay

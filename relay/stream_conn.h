@@ -1,0 +1,108 @@
+// One /ws or /pt-ws connection as a relay loop holds it: its socket (the
+// loop's business), its send queue (the protocol modules' business) and
+// where it stands in its life, as one state. Loop thread only.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <uv.h>
+
+#include "protocol/ws_frame.h"
+#include "relay/relay_server.h"
+#include "relay/resume_window.h"
+#include "relay/send_queue.h"
+#include "rest/stream_upgrade.h"
+
+namespace oddsrelay::relay {
+
+class RelayLoop;
+
+// Classes of events a stream may see, by its key's permissions (rest/access.h).
+inline constexpr uint8_t kLiveEvents = 1, kPrematchEvents = 2;
+
+// A /ws market subscription: one event, some markets (empty = all).
+struct Subscription {
+  uint64_t number = 0;
+  std::vector<uint32_t> markets;
+  bool wants(uint32_t m) const {
+    return markets.empty() || std::find(markets.begin(), markets.end(), m) != markets.end();
+  }
+};
+
+// A connection's life, in order; it only moves forward.
+enum class ConnState : uint8_t {
+  Parked,        // accepted, holding a key slot, waiting for its loop to reach the seq it
+                 // resumes from (another loop served it that far)
+  Open,          // streaming
+  Doomed,        // over its byte limit: closed at the end of the turn (lists may be walked now)
+  Closing,       // our close frame is queued, nothing more is sent; dropped when the client
+                 // answers it or at close_deadline
+  ClosingWrite,  // as Closing, and the socket closes once the close frame is written (the
+                 // client closed first, or broke the protocol)
+  Closed,        // uv_close called; freed in its callback
+};
+
+struct StreamConn {
+  StreamConn(RelayLoop* l, rest::StreamTicket t, const RelayOptions& o)
+      : loop(l), ticket(std::move(t)), parser(o.max_message), q(o.max_queue_bytes) {}
+  uv_tcp_t tcp;
+  uv_write_t wreq;
+  RelayLoop* loop;
+  rest::StreamTicket ticket;
+  ws::FrameParser parser;
+  std::string in;              // the start of a frame not yet complete
+  SendQueue q;
+  std::vector<uv_buf_t> bufs;  // the write in flight; capacity reused
+  size_t write_rest = 0;       // bytes of it libuv still owes
+  // Positions in the loop's list of every connection and in its protocol
+  // module's list; listed in a module (or parked) = accepted, holding a key
+  // slot.
+  uint32_t all_slot = UINT32_MAX, fan_slot = UINT32_MAX;
+  uint32_t bucket = UINT32_MAX;  // /pt-ws: its filter's bucket in PtStreams
+  ConnState state = ConnState::Open;
+  bool dirty = false;          // in Outbox::dirty (bookkeeping of the turn, not of the connection)
+  uint64_t close_deadline = 0; // loop ms: dropped then even if the close handshake is unfinished
+  uint64_t last_pong = 0;
+  uint64_t queued_info_from = 0;       // /pt-ws: `from` of the last INFO queued...
+  uint64_t queued_info_conflated = 0;  // ...and the count it reports
+  // Odds frames queued while a write is in flight (so replaceable): event
+  // number -> the markets the queued frame names. Cleared when the queue
+  // goes into flight.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> queued_markets;
+  // Slow-consumer watch (RelayOptions::slow_timeout_ms), in loop ms.
+  uint64_t last_progress = 0;  // the client last took bytes, or had nothing waiting
+  size_t write_queue_seen = 0; // libuv's unwritten bytes at the last tick
+  size_t kernel_unsent_seen = 0;  // the socket's unsent bytes (SIOCOUTQ) at the last tick
+  uint64_t over_soft_since = 0;  // 0: at or under the soft limit
+  std::vector<Subscription> subs;
+
+  bool is_pt() const { return ticket.kind == rest::StreamTicket::Kind::PtWs; }
+  bool open() const { return state == ConnState::Open; }
+  bool closing() const { return state == ConnState::Closing || state == ConnState::ClosingWrite; }
+  bool closed() const { return state == ConnState::Closed; }
+  bool listed() const { return fan_slot != UINT32_MAX; }
+  StreamFilter filter() const;
+};
+
+uint8_t stream_event_classes(const StreamConn* c);
+bool may_odds(const StreamConn* c);
+
+// Removes c from a list of connections that records positions in `slot`.
+inline void list_remove(std::vector<StreamConn*>& v, StreamConn* c, uint32_t StreamConn::*slot) {
+  uint32_t i = c->*slot;
+  if (i == UINT32_MAX) return;
+  v[i] = v.back();
+  v[i]->*slot = i;
+  v.pop_back();
+  c->*slot = UINT32_MAX;
+}
+inline void list_add(std::vector<StreamConn*>& v, StreamConn* c, uint32_t StreamConn::*slot) {
+  c->*slot = static_cast<uint32_t>(v.size());
+  v.push_back(c);
+}
+
+}  // namespace oddsrelay::relay

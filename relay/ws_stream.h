@@ -1,0 +1,61 @@
+// /ws, the JSON protocol (docs/api.md, Streams): what one relay loop sends
+// its /ws streams. The snapshot (or, resumed, what changed since), a
+// live_update at most once per interval merging the live events changed in
+// between, and per-event market subscriptions the client asks for, with
+// each subscribed market's changes. Frames go to the Outbox; no sockets
+// here. Loop thread only.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "relay/hub.h"
+#include "relay/outbox.h"
+
+namespace oddsrelay::relay {
+
+class WsStreams {
+ public:
+  explicit WsStreams(StreamContext& ctx) : ctx_(ctx) {}
+
+  void add(StreamConn* c);     // accepted: listed and counted
+  void remove(StreamConn* c);  // no more frames; its subscriptions go
+  void start(StreamConn* c, ResumeWindow::Verdict v, size_t first);
+  // A turn the loop took (ctx.snap is its state now): the markets it
+  // changed to their subscribers, its live events to the next live_update.
+  void on_turn(const Turn& t);
+  void on_text(StreamConn* c, std::string_view text);  // a client message
+  // Emits the live_update now when the interval allows, else asks for
+  // on_timer() after the rest of it.
+  void schedule_live_update();
+  void on_timer();
+  const std::vector<StreamConn*>& streams() const { return list_; }
+  // The state was replaced: changes of the old one are not sent, snapshots
+  // are rebuilt.
+  void restart() {
+    pending_live_.clear();
+    cache_seq_ = UINT64_MAX;
+  }
+
+  std::function<void(uint64_t delay_ms)> arm_timer;  // the loop's one-shot timer
+  void error(StreamConn* c, std::string_view msg);
+
+ private:
+  void emit_live_update();
+  void catch_up(StreamConn* c, size_t first);
+  void unsubscribe_all(StreamConn* c);
+
+  StreamContext& ctx_;
+  std::vector<StreamConn*> list_;
+  uint64_t cache_seq_ = UINT64_MAX;
+  FrameRef snapshots_[2][5];  // without, with the pre-match map; per refusal Verdict (Resumed's slot: no resume asked)
+  std::unordered_map<uint64_t, std::string> pending_live_;  // changed live events since the last live_update
+  uint64_t last_live_emit_ = 0;
+  bool timer_armed_ = false;
+  std::unordered_map<uint64_t, std::vector<StreamConn*>> subscribers_;  // event number -> subscribers
+};
+
+}  // namespace oddsrelay::relay
