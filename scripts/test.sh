@@ -30,6 +30,6 @@ for threads in 1 2; do  # one relay loop, then two sharing every frame
 done
 TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=$PWD/tests/tsan.supp /usr/bin/python3 tests/e2e/test_rest_threads.py \
   --build-dir build-tsan --fixtures tests/fixtures
-echo "== fuzz: HTTP requests, feed lines, WebSocket frames, 45 s each"
-bash tests/fuzz/run.sh 45
+echo "== fuzz: HTTP requests, feed lines, WebSocket frames, 30 s each"
+bash tests/fuzz/run.sh 30
 echo "== all tests passed"
