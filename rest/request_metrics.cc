@@ -9,8 +9,10 @@ namespace oddsrelay::rest {
 
 namespace {
 
-// The route templates of the API (rest_api.cc's table, /metrics and the
-// public pages): a path is its own template, queries are not part of it.
+// The route templates of the API (the router's table, rest/router.cc, which
+// includes /metrics and the public pages; RequestMetrics.EveryRouteHasItsOwnLabel
+// keeps the two in step): a path is its own template, queries are not part
+// of it.
 // The last entry, "other", takes every path not listed.
 constexpr std::string_view kRoutes[] = {
     "/v1/sports", "/v1/live", "/v1/prematch", "/v1/event", "/v1/odds", "/v1/scores", "/v1/status",

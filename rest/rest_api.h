@@ -5,11 +5,19 @@
 // reads the engine's current snapshot; it never blocks the engine.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
 #include "rest/http_server.h"
 #include "rest/rest_context.h"
 #include "rest/rest_state.h"
 
 namespace oddsrelay::rest {
+
+// Every path the router answers (its route table), for the request
+// metrics' labels (rest/request_metrics.cc) and the test that keeps the two
+// in step.
+std::vector<std::string_view> route_paths();
 
 class RestApi : public HttpHandler {
  public:

@@ -149,6 +149,12 @@ void open_stream(Call& c, const ApiKey& key, Takeover& takeover) {
 
 }  // namespace
 
+std::vector<std::string_view> route_paths() {
+  std::vector<std::string_view> paths;
+  for (const Route& r : kRoutes) paths.emplace_back(r.path);
+  return paths;
+}
+
 RestState::RestState(RestContext c)
     : ctx(std::move(c)), limiter(ctx.rate_window_s), handshakes(ctx.handshakes_per_slot) {
   for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i) loops.push_back(std::make_unique<LoopCaches>(ctx.catalog, ctx.catalog_updates));

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "rest/metrics_endpoint.h"
+#include "rest/rest_api.h"
 
 namespace oddsrelay::rest {
 namespace {
@@ -129,6 +130,19 @@ TEST(RequestMetrics, MetricsListenerServesTheRegistryWithoutAKey) {
   EXPECT_NE(got.find("Allow: GET\r\n"), std::string::npos);
   EXPECT_EQ(got.size() - got.rfind(body), body.size());  // the last answer ends with the body
   EXPECT_EQ(requests_counted("/metrics", 200), scrapes + 2);
+}
+
+TEST(RequestMetrics, EveryRouteHasItsOwnLabel) {
+  // A route added to the router but not to the metrics' label list would be
+  // counted as "other": every path of the router's table counts as itself.
+  const std::vector<std::string_view> paths = route_paths();
+  ASSERT_GT(paths.size(), 20u);
+  for (std::string_view path : paths) {
+    const uint64_t before = requests_counted(path, 200), other = requests_counted("other", 200);
+    count_response(path, "HTTP/1.1 200 OK\r\n\r\n", false);
+    EXPECT_EQ(requests_counted(path, 200), before + 1) << path;
+    EXPECT_EQ(requests_counted("other", 200), other) << path << " is counted as other";
+  }
 }
 
 }  // namespace
