@@ -248,6 +248,12 @@ class Metrics(unittest.TestCase):
                 h.wait_until(lambda: histogram(metrics(self.metrics_port, None),
                                                "oddsrelay_stream_delivery_seconds")[1] > count1, 30,
                              "a delivery observed")
+                # Live deltas reach the subscriber while it is connected (the
+                # connect snapshot is not counted; a turn may carry only an
+                # INFO, so this is waited for, not read at one moment).
+                delivered = "oddsrelay_stream_frames_delivered_total"
+                h.wait_until(lambda: metrics(self.metrics_port, None)[delivered] > m0[delivered], 30,
+                             "live frames delivered")
                 return m1, st
 
         m1, st = run(go())
@@ -259,7 +265,6 @@ class Metrics(unittest.TestCase):
         m2 = metrics(self.metrics_port, None)
         self.assertEqual(m2[slots] - m0[slots], 1)
         self.assertEqual(requests(m2, "/pt-ws", 101) - requests(m0, "/pt-ws", 101), 2)
-        # Live deltas reached the subscriber (the connect snapshot is not counted).
         self.assertGreater(m2["oddsrelay_stream_frames_delivered_total"], m0["oddsrelay_stream_frames_delivered_total"])
         buckets, count, total = histogram(m2, "oddsrelay_stream_delivery_seconds")
         self.assertGreater(count, 0)
