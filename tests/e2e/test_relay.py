@@ -313,7 +313,11 @@ class Relay(unittest.TestCase):
                 raw.send_frame(10, p)
                 pings += 1
         raw.send_frame(9, b"still-here")
+        # The server's pings keep coming whether or not it answers ours: a
+        # missing pong must end the test, not keep it answering forever.
+        deadline = time.monotonic() + 30
         while True:
+            self.assertLess(time.monotonic(), deadline, "no pong to our ping within 30 s")
             op, p = raw.recv_frame()
             self.assertNotEqual(op, 8, p)
             if op == 10:
