@@ -122,6 +122,19 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
   return b.finish();
 }
 
+// The fields a /ws state message opens with: its type and the state's
+// clock, position and log.
+static void write_ws_head(json::Writer& w, const char* type, const Snapshot& s) {
+  w.Key("type");
+  w.String(type);
+  w.Key("ts");
+  w.Int64(s.clock);
+  w.Key("seq");
+  w.Uint64(s.seq);
+  w.Key("epoch");
+  json::str(w, s.epoch);
+}
+
 FrameRef ws_snapshot(const Snapshot& s, bool prematch, ResumeNote note) {
   std::vector<EventItem> live, pre;
   s.events.for_each([&](const EventEntry& e) {
@@ -134,14 +147,7 @@ FrameRef ws_snapshot(const Snapshot& s, bool prematch, ResumeNote note) {
   json::StringSink sink(b.payload());
   json::Writer w(sink);
   w.StartObject();
-  w.Key("type");
-  w.String("snapshot");
-  w.Key("ts");
-  w.Int64(s.clock);
-  w.Key("seq");
-  w.Uint64(s.seq);
-  w.Key("epoch");
-  json::str(w, s.epoch);
+  write_ws_head(w, "snapshot", s);
   write_resume_note(w, note);
   w.Key("live");
   write_event_map(w, live);
@@ -156,14 +162,7 @@ FrameRef ws_resumed(const Snapshot& s, size_t changed) {
   json::StringSink sink(b.payload());
   json::Writer w(sink);
   w.StartObject();
-  w.Key("type");
-  w.String("resumed");
-  w.Key("ts");
-  w.Int64(s.clock);
-  w.Key("seq");
-  w.Uint64(s.seq);
-  w.Key("epoch");
-  json::str(w, s.epoch);
+  write_ws_head(w, "resumed", s);
   w.Key("resumed");
   w.Bool(true);
   w.Key("changed");
