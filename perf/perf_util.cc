@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "tools/sources/simulator.h"
+#include "engine/sources/simulator.h"
 
 namespace oddsrelay::perf {
 

@@ -1,10 +1,10 @@
 #include "protocol/bus_contract.h"
 
-#include <charconv>
-#include <cstdio>
-
 #include <rapidjson/document.h>
 #include <xxhash.h>
+
+#include <charconv>
+#include <cstdio>
 
 #include "protocol/json_out.h"
 

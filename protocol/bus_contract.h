@@ -2,7 +2,7 @@
 // an ingest node, `oddsfeed publish` or any upstream adapter in another
 // language puts on the bus, and what an edge reads back. Names and formats
 // only, no I/O: the publisher (bus/bus_publisher.h), the edge follower
-// (tools/sources/bus_source.h) and the tests share this one definition.
+// (engine/bus/bus_source.h) and the tests share this one definition.
 //
 //   stream STREAM          subject STREAM.log       the log: each message holds
 //                                                   K >= 1 feed-format record lines,
@@ -40,9 +40,9 @@ inline std::string snapshot_subject(const std::string& stream, uint64_t seq) {
 }
 inline std::string head_subject(const std::string& stream) { return stream + ".snap.head"; }
 
-inline constexpr const char* kMsgIdHeader = "Nats-Msg-Id";                       // <epoch>:<last position>
+inline constexpr const char* kMsgIdHeader = "Nats-Msg-Id";                            // <epoch>:<last position>
 inline constexpr const char* kExpectedLastSeqHeader = "Nats-Expected-Last-Sequence";  // stream seq
-inline constexpr const char* kChunkHeader = "Odds-Chunk";                        // <i>/<count>, i from 0
+inline constexpr const char* kChunkHeader = "Odds-Chunk";                             // <i>/<count>, i from 0
 
 // A log message carries at most this many payload bytes (a batch larger than
 // it is split); well under the server's default 1 MiB max_payload.

@@ -4,9 +4,7 @@ namespace oddsrelay {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alnum(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
+bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 // Digits only, at most 19 (fits uint64), non-zero value.
 bool parse_number(std::string_view s, uint64_t& out) {
@@ -47,9 +45,12 @@ ParsedId parse_event_id(std::string_view id) {
   IdForm form;
   if (id[sep] == '_') {
     if (rest.size() < 2) return r;
-    if (rest[0] == 'l') form = IdForm::LiveBinding;
-    else if (rest[0] == 'p') form = IdForm::PrematchBinding;
-    else return r;
+    if (rest[0] == 'l')
+      form = IdForm::LiveBinding;
+    else if (rest[0] == 'p')
+      form = IdForm::PrematchBinding;
+    else
+      return r;
     rest.remove_prefix(1);
   } else {
     form = IdForm::Full;

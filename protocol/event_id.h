@@ -17,9 +17,9 @@ enum class IdForm : uint8_t { Invalid, Full, FullNoChannel, LiveBinding, Prematc
 
 struct ParsedId {
   IdForm form = IdForm::Invalid;
-  uint64_t number = 0;            // valid unless form == Invalid
-  std::string_view provider;      // "7" of "s7-..."; empty for Numeric
-  std::string_view channel;       // empty when the form has none
+  uint64_t number = 0;        // valid unless form == Invalid
+  std::string_view provider;  // "7" of "s7-..."; empty for Numeric
+  std::string_view channel;   // empty when the form has none
   bool ok() const { return form != IdForm::Invalid; }
 };
 

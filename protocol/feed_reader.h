@@ -4,11 +4,11 @@
 // so a malformed line is reported, counted and skipped by the caller.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
 
 #include "protocol/feed_record.h"
 

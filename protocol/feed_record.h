@@ -53,10 +53,10 @@ struct OutcomeIn {
   uint32_t flags = 0;
 };
 struct LineIn {
-  std::string key;            // "s", "s2.5", "s-0.75", "s1:0"
-  uint8_t suspended = 0;      // line-level s
-  uint32_t first = 0;         // index of its first outcome in MarketRec::outcomes
-  uint32_t count = 0;         // number of outcomes (0 = empty rung)
+  std::string key;        // "s", "s2.5", "s-0.75", "s1:0"
+  uint8_t suspended = 0;  // line-level s
+  uint32_t first = 0;     // index of its first outcome in MarketRec::outcomes
+  uint32_t count = 0;     // number of outcomes (0 = empty rung)
 };
 // Full replacement of one market; no lines = remove the market.
 struct MarketRec {
@@ -71,18 +71,18 @@ enum class MatchResult : uint8_t { None, Completed, Abandoned, Cancelled, Expung
 struct ScoreRec {
   std::optional<int32_t> home, away;
   ScoreStatus status = ScoreStatus::Scheduled;
-  std::optional<std::string> clock;   // "MM:SS"
+  std::optional<std::string> clock;  // "MM:SS"
   std::optional<std::string> period;
   std::optional<int32_t> match_length;
   std::optional<std::pair<int32_t, int32_t>> ht;
-  std::optional<int64_t> kickoff;     // unix seconds
+  std::optional<int64_t> kickoff;          // unix seconds
   MatchResult result = MatchResult::None;  // None: field absent
   bool postponed = false;
 };
 
 // Index order of StatsRec::values; names as on the wire.
-inline constexpr std::array<const char*, 6> kStatNames = {
-    "corners", "yellow_cards", "red_cards", "free_kicks", "shots", "fouls"};
+inline constexpr std::array<const char*, 6> kStatNames = {"corners",    "yellow_cards", "red_cards",
+                                                          "free_kicks", "shots",        "fouls"};
 struct StatsRec {
   std::array<std::optional<std::pair<int32_t, int32_t>>, 6> values;
   bool final = false;
@@ -92,9 +92,9 @@ struct RemoveRec {};
 enum class Op : uint8_t { Event, Remove, Market, Score, Stats };
 
 struct Record {
-  int64_t at = 0;        // upstream unix ms; the engine clock
-  std::string id;        // the id as written upstream
-  uint64_t number = 0;   // the event number: the identity
+  int64_t at = 0;       // upstream unix ms; the engine clock
+  std::string id;       // the id as written upstream
+  uint64_t number = 0;  // the event number: the identity
   std::variant<std::shared_ptr<const EventObject>, RemoveRec, MarketRec, ScoreRec, StatsRec> body;
 
   Op op() const { return static_cast<Op>(body.index()); }

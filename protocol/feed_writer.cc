@@ -19,8 +19,10 @@ void write_pair(json::Writer& w, const std::pair<int32_t, int32_t>& p) {
 }
 
 void write_optional_int(json::Writer& w, const std::optional<int32_t>& v) {
-  if (v) w.Int(*v);
-  else w.Null();
+  if (v)
+    w.Int(*v);
+  else
+    w.Null();
 }
 
 void write_market(json::Writer& w, const MarketRec& m) {
@@ -58,13 +60,34 @@ void write_score(json::Writer& w, const ScoreRec& s) {
   write_optional_int(w, s.away);
   w.Key("status");
   w.String(status_name(s.status));
-  if (s.clock) { w.Key("clock"); json::str(w, *s.clock); }
-  if (s.period) { w.Key("period"); json::str(w, *s.period); }
-  if (s.match_length) { w.Key("match_length"); w.Int(*s.match_length); }
-  if (s.ht) { w.Key("ht"); write_pair(w, *s.ht); }
-  if (s.kickoff) { w.Key("kickoff"); w.Int64(*s.kickoff); }
-  if (s.result != MatchResult::None) { w.Key("result"); w.String(result_name(s.result)); }
-  if (s.postponed) { w.Key("postponed"); w.Bool(true); }
+  if (s.clock) {
+    w.Key("clock");
+    json::str(w, *s.clock);
+  }
+  if (s.period) {
+    w.Key("period");
+    json::str(w, *s.period);
+  }
+  if (s.match_length) {
+    w.Key("match_length");
+    w.Int(*s.match_length);
+  }
+  if (s.ht) {
+    w.Key("ht");
+    write_pair(w, *s.ht);
+  }
+  if (s.kickoff) {
+    w.Key("kickoff");
+    w.Int64(*s.kickoff);
+  }
+  if (s.result != MatchResult::None) {
+    w.Key("result");
+    w.String(result_name(s.result));
+  }
+  if (s.postponed) {
+    w.Key("postponed");
+    w.Bool(true);
+  }
 }
 
 void write_stats(json::Writer& w, const StatsRec& s) {
@@ -73,7 +96,10 @@ void write_stats(json::Writer& w, const StatsRec& s) {
     w.Key(kStatNames[i]);
     write_pair(w, *s.values[i]);
   }
-  if (s.final) { w.Key("final"); w.Bool(true); }
+  if (s.final) {
+    w.Key("final");
+    w.Bool(true);
+  }
 }
 
 }  // namespace
@@ -92,14 +118,23 @@ void write_record(const Record& rec, std::string& out) {
     case Op::Event: {
       const auto& e = std::get<std::shared_ptr<const EventObject>>(rec.body);
       w.Key("event");
-      if (!e->json.empty()) w.RawValue(e->json.data(), e->json.size(), rapidjson::kObjectType);
-      else write_event_object(w, *e);
+      if (!e->json.empty())
+        w.RawValue(e->json.data(), e->json.size(), rapidjson::kObjectType);
+      else
+        write_event_object(w, *e);
       break;
     }
-    case Op::Remove: break;
-    case Op::Market: write_market(w, std::get<MarketRec>(rec.body)); break;
-    case Op::Score: write_score(w, std::get<ScoreRec>(rec.body)); break;
-    case Op::Stats: write_stats(w, std::get<StatsRec>(rec.body)); break;
+    case Op::Remove:
+      break;
+    case Op::Market:
+      write_market(w, std::get<MarketRec>(rec.body));
+      break;
+    case Op::Score:
+      write_score(w, std::get<ScoreRec>(rec.body));
+      break;
+    case Op::Stats:
+      write_stats(w, std::get<StatsRec>(rec.body));
+      break;
   }
   w.EndObject();
 }
@@ -128,17 +163,19 @@ void append_checksum(std::string& out, size_t start) {
 }
 
 ChecksumState verify_checksum(std::string_view line) {
-  if (line.size() < kChecksumSuffixLen + 2 || line.substr(line.size() - 2) != "\"}")
-    return ChecksumState::Absent;
+  if (line.size() < kChecksumSuffixLen + 2 || line.substr(line.size() - 2) != "\"}") return ChecksumState::Absent;
   size_t at = line.size() - kChecksumSuffixLen;
   if (line.substr(at, kChecksumField.size()) != kChecksumField) return ChecksumState::Absent;
   uint64_t want = 0;
   for (size_t i = at + kChecksumField.size(); i < line.size() - 2; ++i) {
     char c = line[i];
     unsigned d;
-    if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
-    else if (c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
-    else return ChecksumState::Invalid;
+    if (c >= '0' && c <= '9')
+      d = static_cast<unsigned>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      d = static_cast<unsigned>(c - 'a' + 10);
+    else
+      return ChecksumState::Invalid;
     want = (want << 4) | d;
   }
   XXH3_state_t st;
@@ -150,31 +187,44 @@ ChecksumState verify_checksum(std::string_view line) {
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::Event: return "event";
-    case Op::Remove: return "remove";
-    case Op::Market: return "market";
-    case Op::Score: return "score";
-    case Op::Stats: return "stats";
+    case Op::Event:
+      return "event";
+    case Op::Remove:
+      return "remove";
+    case Op::Market:
+      return "market";
+    case Op::Score:
+      return "score";
+    case Op::Stats:
+      return "stats";
   }
   return "?";
 }
 
 const char* status_name(ScoreStatus s) {
   switch (s) {
-    case ScoreStatus::Scheduled: return "scheduled";
-    case ScoreStatus::Live: return "live";
-    case ScoreStatus::Ended: return "ended";
+    case ScoreStatus::Scheduled:
+      return "scheduled";
+    case ScoreStatus::Live:
+      return "live";
+    case ScoreStatus::Ended:
+      return "ended";
   }
   return "?";
 }
 
 const char* result_name(MatchResult r) {
   switch (r) {
-    case MatchResult::None: return "";
-    case MatchResult::Completed: return "completed";
-    case MatchResult::Abandoned: return "abandoned";
-    case MatchResult::Cancelled: return "cancelled";
-    case MatchResult::Expunged: return "expunged";
+    case MatchResult::None:
+      return "";
+    case MatchResult::Completed:
+      return "completed";
+    case MatchResult::Abandoned:
+      return "abandoned";
+    case MatchResult::Cancelled:
+      return "cancelled";
+    case MatchResult::Expunged:
+      return "expunged";
   }
   return "?";
 }

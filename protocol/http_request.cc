@@ -94,10 +94,14 @@ ParseResult RequestParser::parse(std::string_view buf, Request& out) {
   if (out.target.empty() || (out.target[0] != '/' && out.target != "*")) return fail(400, "Malformed request target");
   for (unsigned char c : out.target)
     if (c <= 0x20 || c == 0x7f) return fail(400, "Malformed request target");
-  if (version == "HTTP/1.1") out.minor = 1;
-  else if (version == "HTTP/1.0") out.minor = 0;
-  else if (version.substr(0, 5) == "HTTP/") return fail(505, "HTTP version not supported");
-  else return fail(400, "Malformed request line");
+  if (version == "HTTP/1.1")
+    out.minor = 1;
+  else if (version == "HTTP/1.0")
+    out.minor = 0;
+  else if (version.substr(0, 5) == "HTTP/")
+    return fail(505, "HTTP version not supported");
+  else
+    return fail(400, "Malformed request line");
   size_t q = out.target.find('?');
   out.path = out.target.substr(0, q);
   out.query = q == std::string_view::npos ? std::string_view() : out.target.substr(q + 1);
@@ -167,11 +171,13 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
     std::string v;
     v.reserve(raw.size());
     for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '+') v += ' ';
+      if (raw[i] == '+')
+        v += ' ';
       else if (raw[i] == '%' && i + 2 < raw.size() && hexval(raw[i + 1]) >= 0 && hexval(raw[i + 2]) >= 0) {
         v += static_cast<char>(hexval(raw[i + 1]) * 16 + hexval(raw[i + 2]));
         i += 2;
-      } else v += raw[i];
+      } else
+        v += raw[i];
     }
     return v;
   }

@@ -46,9 +46,9 @@ enum class ParseStatus : uint8_t { Incomplete, Complete, Error };
 
 struct ParseResult {
   ParseStatus status = ParseStatus::Incomplete;
-  size_t consumed = 0;        // Complete: bytes of this request, body included
-  int error_status = 0;       // Error: the HTTP status to answer with
-  const char* error = "";     // Error: why, for the {"error"} body
+  size_t consumed = 0;     // Complete: bytes of this request, body included
+  int error_status = 0;    // Error: the HTTP status to answer with
+  const char* error = "";  // Error: why, for the {"error"} body
 };
 
 // Incremental driver: remembers how far it has looked for the end of the

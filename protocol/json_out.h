@@ -3,12 +3,12 @@
 // and reuses (no per-message allocation once it has grown).
 #pragma once
 
+#include <rapidjson/writer.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/writer.h>
 
 namespace oddsrelay::json {
 
@@ -27,17 +27,13 @@ class StringSink {
 
 using Writer = rapidjson::Writer<StringSink>;
 
-inline void key(Writer& w, std::string_view k) {
-  w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
-}
+inline void key(Writer& w, std::string_view k) { w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
 // A numeric id as an object key ("1001"), without a temporary string.
 inline void id_key(Writer& w, uint32_t id) {
   char buf[16];
   int n = std::snprintf(buf, sizeof buf, "%u", id);
   w.Key(buf, static_cast<rapidjson::SizeType>(n));
 }
-inline void str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+inline void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
 }  // namespace oddsrelay::json

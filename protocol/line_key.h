@@ -24,13 +24,11 @@ inline constexpr size_t kMaxLineKey = 15;
   };
   std::string_view v = k.substr(1);
   if (size_t colon = v.find(':'); colon != std::string_view::npos)
-    return digits(v.substr(0, colon)) && digits(v.substr(colon + 1)) ? LineKeyKind::Scoreline
-                                                                     : LineKeyKind::Invalid;
+    return digits(v.substr(0, colon)) && digits(v.substr(colon + 1)) ? LineKeyKind::Scoreline : LineKeyKind::Invalid;
   if (v[0] == '-' || v[0] == '+') v.remove_prefix(1);
   size_t dot = v.find('.');
   if (dot == std::string_view::npos) return digits(v) ? LineKeyKind::Value : LineKeyKind::Invalid;
-  return digits(v.substr(0, dot)) && digits(v.substr(dot + 1)) ? LineKeyKind::Value
-                                                               : LineKeyKind::Invalid;
+  return digits(v.substr(0, dot)) && digits(v.substr(dot + 1)) ? LineKeyKind::Value : LineKeyKind::Invalid;
 }
 
 }  // namespace oddsrelay

@@ -14,11 +14,13 @@ struct SportName {
 };
 
 inline constexpr SportName kSportNames[] = {
-    {1, "Soccer"},      {2, "Basketball"},    {3, "Baseball"},       {4, "Ice Hockey"},  {5, "Tennis"},
-    {6, "Handball"},    {7, "Volleyball"},    {9, "Golf"},           {10, "Boxing / MMA"}, {12, "Rugby League"},
-    {13, "Aussie Rules"}, {16, "American Football"}, {17, "Cycling"}, {19, "Snooker"}, {20, "Table Tennis"},
-    {21, "Cricket"},    {22, "Darts"},      {26, "Waterpolo"},    {29, "Futsal"},        {39, "Lacrosse"},   {40, "Formula 1"},
-    {117, "MMA"},       {190, "Moto GP"},     {306, "Bowling"},      {312, "Rugby Union"},
+    {1, "Soccer"},        {2, "Basketball"},    {3, "Baseball"},      {4, "Ice Hockey"},
+    {5, "Tennis"},        {6, "Handball"},      {7, "Volleyball"},    {9, "Golf"},
+    {10, "Boxing / MMA"}, {12, "Rugby League"}, {13, "Aussie Rules"}, {16, "American Football"},
+    {17, "Cycling"},      {19, "Snooker"},      {20, "Table Tennis"}, {21, "Cricket"},
+    {22, "Darts"},        {26, "Waterpolo"},    {29, "Futsal"},       {39, "Lacrosse"},
+    {40, "Formula 1"},    {117, "MMA"},         {190, "Moto GP"},     {306, "Bowling"},
+    {312, "Rugby Union"},
 };
 
 // The spec's name, or nullptr for an id outside the table.

@@ -19,10 +19,14 @@ namespace oddsrelay {
     }
     int n;
     uint32_t cp, min;
-    if ((c & 0xe0) == 0xc0) n = 1, cp = c & 0x1f, min = 0x80;
-    else if ((c & 0xf0) == 0xe0) n = 2, cp = c & 0x0f, min = 0x800;
-    else if ((c & 0xf8) == 0xf0) n = 3, cp = c & 0x07, min = 0x10000;
-    else return false;
+    if ((c & 0xe0) == 0xc0)
+      n = 1, cp = c & 0x1f, min = 0x80;
+    else if ((c & 0xf0) == 0xe0)
+      n = 2, cp = c & 0x0f, min = 0x800;
+    else if ((c & 0xf8) == 0xf0)
+      n = 3, cp = c & 0x07, min = 0x10000;
+    else
+      return false;
     if (end - p <= n) return false;
     for (int i = 1; i <= n; ++i) {
       if ((p[i] & 0xc0) != 0x80) return false;

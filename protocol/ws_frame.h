@@ -62,7 +62,7 @@ class FrameParser {
 
  private:
   size_t max_message_;
-  std::string message_;          // fragments of the message in progress
+  std::string message_;                // fragments of the message in progress
   Opcode message_op_ = kContinuation;  // kContinuation: none in progress
   bool done_ = false;
 };
@@ -97,11 +97,14 @@ size_t FrameParser::feed(char* buf, size_t len, Handler& h) {
     const bool control = op & 0x8;
     if (op != kContinuation && op != kText && op != kBinary && op != kClose && op != kPing && op != kPong)
       return fail(kProtocolError, "unknown opcode");
-    if (control && (!fin || plen > 125)) return fail(kProtocolError, "control frames must be whole and at most 125 bytes");
+    if (control && (!fin || plen > 125))
+      return fail(kProtocolError, "control frames must be whole and at most 125 bytes");
     if (!control && plen > max_message_) return fail(kMessageTooBig, "message too big");
     if (!control) {
-      if (op == kContinuation && message_op_ == kContinuation) return fail(kProtocolError, "continuation without a message");
-      if (op != kContinuation && message_op_ != kContinuation) return fail(kProtocolError, "new message inside a fragmented one");
+      if (op == kContinuation && message_op_ == kContinuation)
+        return fail(kProtocolError, "continuation without a message");
+      if (op != kContinuation && message_op_ != kContinuation)
+        return fail(kProtocolError, "new message inside a fragmented one");
       if (message_.size() + plen > max_message_) return fail(kMessageTooBig, "message too big");
     }
     if (len - pos < head + 4 + plen) break;  // wait for the whole frame
@@ -112,14 +115,19 @@ size_t FrameParser::feed(char* buf, size_t len, Handler& h) {
     pos += head + 4 + plen;
 
     switch (op) {
-      case kPing: h.on_ping(data); break;
-      case kPong: h.on_pong(data); break;
+      case kPing:
+        h.on_ping(data);
+        break;
+      case kPong:
+        h.on_pong(data);
+        break;
       case kClose: {
         if (plen == 1) return fail(kProtocolError, "close payload of one byte");
         uint16_t code = kNoStatus;
         std::string_view reason;
         if (plen >= 2) {
-          code = static_cast<uint16_t>((static_cast<unsigned char>(data[0]) << 8) | static_cast<unsigned char>(data[1]));
+          code =
+              static_cast<uint16_t>((static_cast<unsigned char>(data[0]) << 8) | static_cast<unsigned char>(data[1]));
           reason = data.substr(2);
           if (!valid_close_code(code)) return fail(kProtocolError, "invalid close code");
           if (!valid_utf8(reason)) return fail(kInvalidPayload, "close reason is not UTF-8");
@@ -138,7 +146,8 @@ size_t FrameParser::feed(char* buf, size_t len, Handler& h) {
         } else {
           message_.append(data);
           if (fin) {
-            if (message_op_ == kText && !valid_utf8(message_)) return fail(kInvalidPayload, "text message is not UTF-8");
+            if (message_op_ == kText && !valid_utf8(message_))
+              return fail(kInvalidPayload, "text message is not UTF-8");
             Opcode mop = message_op_;
             message_op_ = kContinuation;
             h.on_message(mop, message_);

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/views/json_views.h"
 #include "protocol/json_out.h"
 #include "protocol/relay_frame.h"
-#include "rest/json_views.h"
 
 namespace oddsrelay::relay {
 
@@ -78,16 +78,17 @@ FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated, 
   std::string& p = b.payload();
   begin_pt(p, "INFO", "PUB");
   char buf[128];
-  int n = std::snprintf(buf, sizeof buf, "{\"seq\":%llu,\"from\":%llu,\"at\":%lld", static_cast<unsigned long long>(seq),
-                        static_cast<unsigned long long>(from), static_cast<long long>(at));
+  int n =
+      std::snprintf(buf, sizeof buf, "{\"seq\":%llu,\"from\":%llu,\"at\":%lld", static_cast<unsigned long long>(seq),
+                    static_cast<unsigned long long>(from), static_cast<long long>(at));
   p.append(buf, static_cast<size_t>(n));
   if (conflated) {
     n = std::snprintf(buf, sizeof buf, ",\"conflated\":%llu", static_cast<unsigned long long>(conflated));
     p.append(buf, static_cast<size_t>(n));
   }
   if (stamps.applied_us) {
-    n = std::snprintf(buf, sizeof buf, ",\"applied_us\":%lld,\"encoded_us\":%lld", static_cast<long long>(stamps.applied_us),
-                      static_cast<long long>(stamps.encoded_us));
+    n = std::snprintf(buf, sizeof buf, ",\"applied_us\":%lld,\"encoded_us\":%lld",
+                      static_cast<long long>(stamps.applied_us), static_cast<long long>(stamps.encoded_us));
     p.append(buf, static_cast<size_t>(n));
   }
   p += '}';
@@ -114,8 +115,10 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
     w.StartObject();
     for (uint32_t id : markets) {
       json::id_key(w, id);
-      if (const Market* m = e.market(id)) rest::write_market(w, *m, rest::OddsForm::Get);
-      else w.Null();
+      if (const Market* m = e.market(id))
+        rest::write_market(w, *m, rest::OddsForm::Get);
+      else
+        w.Null();
     }
     w.EndObject();
   }
@@ -206,8 +209,10 @@ FrameRef market_message(std::string_view event_key, uint32_t market, const Marke
   w.Key("seq");
   w.Uint64(seq);
   w.Key("outcomes");
-  if (m) rest::write_market(w, *m, rest::OddsForm::Get);
-  else w.Null();
+  if (m)
+    rest::write_market(w, *m, rest::OddsForm::Get);
+  else
+    w.Null();
   w.EndObject();
   return b.finish();
 }

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/snapshot.h"
+#include "engine/core/snapshot.h"
 #include "relay/shared_frame.h"
 
 namespace oddsrelay::relay {

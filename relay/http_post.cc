@@ -58,8 +58,10 @@ class Conn {
       if (rc == 1) return true;
       if (!wait_ssl(rc)) {
         long v = SSL_get_verify_result(ssl_);
-        if (v != X509_V_OK) return fail(error, std::string("TLS: certificate not trusted: ") + X509_verify_cert_error_string(v));
-        return fail(error, remaining_ms(deadline_) == 0 ? "TLS handshake timed out" : "TLS handshake: " + tls_error_text());
+        if (v != X509_V_OK)
+          return fail(error, std::string("TLS: certificate not trusted: ") + X509_verify_cert_error_string(v));
+        return fail(error,
+                    remaining_ms(deadline_) == 0 ? "TLS handshake timed out" : "TLS handshake: " + tls_error_text());
       }
     }
   }
@@ -69,14 +71,19 @@ class Conn {
     while (sent < data.size()) {
       if (ssl_) {
         int n = SSL_write(ssl_, data.data() + sent, static_cast<int>(data.size() - sent));
-        if (n > 0) sent += static_cast<size_t>(n);
-        else if (!wait_ssl(n)) return fail(error, "send: " + tls_error_text());
+        if (n > 0)
+          sent += static_cast<size_t>(n);
+        else if (!wait_ssl(n))
+          return fail(error, "send: " + tls_error_text());
         continue;
       }
       ssize_t n = send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) sent += static_cast<size_t>(n);
-      else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(fd_, POLLOUT, deadline_)) continue;
-      else return fail(error, n < 0 ? std::string("send: ") + std::strerror(errno) : "send timed out");
+      if (n > 0)
+        sent += static_cast<size_t>(n);
+      else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(fd_, POLLOUT, deadline_))
+        continue;
+      else
+        return fail(error, n < 0 ? std::string("send: ") + std::strerror(errno) : "send timed out");
     }
     return true;
   }
@@ -89,7 +96,10 @@ class Conn {
         if (n > 0) return static_cast<size_t>(n);
         int e = SSL_get_error(ssl_, n);
         if (e == SSL_ERROR_ZERO_RETURN) return fail(error, "connection closed without an answer"), 0;
-        if (!wait_ssl(n)) return fail(error, remaining_ms(deadline_) == 0 ? "no answer in time" : "connection closed without an answer"), 0;
+        if (!wait_ssl(n))
+          return fail(error,
+                      remaining_ms(deadline_) == 0 ? "no answer in time" : "connection closed without an answer"),
+                 0;
         continue;
       }
       if (!wait_for(fd_, POLLIN, deadline_)) return fail(error, "no answer in time"), 0;
@@ -108,9 +118,12 @@ class Conn {
   // After an SSL call returned rc <= 0: wait for what it asked for.
   bool wait_ssl(int rc) {
     switch (SSL_get_error(ssl_, rc)) {
-      case SSL_ERROR_WANT_READ: return wait_for(fd_, POLLIN, deadline_);
-      case SSL_ERROR_WANT_WRITE: return wait_for(fd_, POLLOUT, deadline_);
-      default: return false;
+      case SSL_ERROR_WANT_READ:
+        return wait_for(fd_, POLLIN, deadline_);
+      case SSL_ERROR_WANT_WRITE:
+        return wait_for(fd_, POLLOUT, deadline_);
+      default:
+        return false;
     }
   }
 
@@ -152,9 +165,10 @@ PostResult http_post(const std::string& host, uint16_t port, const std::string& 
     return r;
   }
   if (tls && !conn.start_tls(tls, host, r.error)) return r;
-  std::string req = "POST " + path + " HTTP/1.1\r\nHost: " + host + ":" + service +
-                    "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n";
+  std::string req =
+      "POST " + path + " HTTP/1.1\r\nHost: " + host + ":" + service +
+      "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n";
   req += extra_headers;
   req += "\r\n";
   req += body;

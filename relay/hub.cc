@@ -101,21 +101,27 @@ TurnPtr Hub::encode(const BatchPtr& batch) {
       // these frames for streams that come back later.
       for (uint8_t classes = 1; classes < 4; ++classes) {
         auto sees = [&](bool is_live) { return (classes & (is_live ? kLiveEvents : kPrematchEvents)) != 0; };
-        if (listed && sees(live)) evt[classes].push_back({now->sport(), EventItem{now->key, now}});
-        else if (was_listed && sees(was_live)) evt[classes].push_back({before->sport(), EventItem{before->key, nullptr}});
+        if (listed && sees(live))
+          evt[classes].push_back({now->sport(), EventItem{now->key, now}});
+        else if (was_listed && sees(was_live))
+          evt[classes].push_back({before->sport(), EventItem{before->key, nullptr}});
       }
     }
     if (live && (!was_live || (ch.bits & kOddsChanged))) {
       // An event that just went live gets its whole odds; afterwards only
       // the markets that changed, each whole.
       auto markets = was_live ? b.markets_of(ch) : std::span<const uint32_t>{};
-      GroupFrame o{pt_odds(*now, now->sport(), markets), ch.number, now->sport(), true, {markets.begin(), markets.end()}};
+      GroupFrame o{
+          pt_odds(*now, now->sport(), markets), ch.number, now->sport(), true, {markets.begin(), markets.end()}};
       if (!was_live)
         for (const MarketRef& m : now->markets) o.markets.push_back(m.id);
       out.push_back(std::move(o));
     }
-    if ((live || was_live) && (ch.bits & (kEventAdded | kEventChanged | kEventRemoved | kScoreChanged | kOddsChanged))) {
-      t->live.push_back(LiveChange{ch.number, listed ? now->key : was_listed ? before->key : std::to_string(ch.number)});
+    if ((live || was_live) &&
+        (ch.bits & (kEventAdded | kEventChanged | kEventRemoved | kScoreChanged | kOddsChanged))) {
+      t->live.push_back(LiveChange{ch.number, listed       ? now->key
+                                              : was_listed ? before->key
+                                                           : std::to_string(ch.number)});
     }
   }
   for (uint8_t classes = 1; classes < 4; ++classes) {
@@ -126,7 +132,8 @@ TurnPtr Hub::encode(const BatchPtr& batch) {
   std::stable_partition(out.begin(), out.end(), [](const GroupFrame& o) { return !o.odds; });
   t->frames.reserve(out.size());
   for (GroupFrame& o : out)
-    t->frames.push_back(HubFrame{std::move(o.frame).share(), o.channel, o.sport, o.odds, std::move(o.markets), o.events});
+    t->frames.push_back(
+        HubFrame{std::move(o.frame).share(), o.channel, o.sport, o.odds, std::move(o.markets), o.events});
   t->stamps.encoded_us = wall_us();
   t->marker = pt_marker(t->seq, t->from, t->at, 0, t->stamps).share();
   stats_.frames_encoded.fetch_add(t->frames.size() + 1, std::memory_order_relaxed);

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/change_set.h"
+#include "engine/core/change_set.h"
 #include "relay/frame_encoder.h"
 #include "relay/resume_window.h"
 #include "relay/shared_frame.h"

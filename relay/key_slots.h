@@ -19,8 +19,10 @@ class KeySlots {
     auto it = held_.find(key);
     const uint32_t n = it == held_.end() ? 0 : it->second;
     if (n >= limit) return false;
-    if (it == held_.end()) held_.emplace(key, 1);
-    else ++it->second;
+    if (it == held_.end())
+      held_.emplace(key, 1);
+    else
+      ++it->second;
     return true;
   }
   void give_back(uint64_t key) {

@@ -54,14 +54,17 @@ class Outbox {
 // it sent (for resume). Loop thread only.
 struct StreamContext {
   StreamContext(const RelayOptions& o, RelayStats& s, SnapshotPtr start)
-      : opts(o), stats(s), out(s), snap(std::move(start)),
+      : opts(o),
+        stats(s),
+        out(s),
+        snap(std::move(start)),
         window(o.resume_window_bytes, static_cast<uint64_t>(std::max(o.resume_window_ms, 0))) {}
   const RelayOptions& opts;
   RelayStats& stats;
   Outbox out;
   SnapshotPtr snap;
   ResumeWindow window;
-  uint64_t now = 0;              // loop ms, set by the loop on each callback
+  uint64_t now = 0;  // loop ms, set by the loop on each callback
   // The newest seq the hub handed to any loop (a stream served by another
   // loop may resume from it); null in tests.
   const std::atomic<uint64_t>* hub_seq = nullptr;

@@ -107,8 +107,10 @@ void PtStreams::send_marker(StreamConn* c, const Group& g, uint64_t from, const 
   const uint64_t k = fresh + (replaces ? c->queued_info_conflated : 0);
   c->queued_info_from = f;
   c->queued_info_conflated = k;
-  if (k == 0 && shared) ctx_.out.send(c, shared, kMarkerChannel);
-  else ctx_.out.send(c, pt_marker(g.seq, f, g.at, k, Stamps{g.applied_us, g.encoded_us}), kMarkerChannel);
+  if (k == 0 && shared)
+    ctx_.out.send(c, shared, kMarkerChannel);
+  else
+    ctx_.out.send(c, pt_marker(g.seq, f, g.at, k, Stamps{g.applied_us, g.encoded_us}), kMarkerChannel);
   if (replaces) c->q.take_conflated();  // the replacement, counted above
 }
 
@@ -161,7 +163,8 @@ void PtStreams::send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refus
     connect_evt_built_ |= static_cast<uint8_t>(1u << classes);
     std::vector<std::pair<int32_t, EventItem>> evt;  // every listed event of those classes, per sport
     ctx_.snap->events.for_each([&](const EventEntry& e) {
-      if (e.listed() && (classes & (e.live() ? kLiveEvents : kPrematchEvents))) evt.push_back({e.sport(), EventItem{e.key, &e}});
+      if (e.listed() && (classes & (e.live() ? kLiveEvents : kPrematchEvents)))
+        evt.push_back({e.sport(), EventItem{e.key, &e}});
     });
     std::sort(evt.begin(), evt.end(), [](auto& a, auto& b) {
       return std::pair(a.first, a.second.entry->number) < std::pair(b.first, b.second.entry->number);

@@ -8,9 +8,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "engine/metrics/data_path.h"
+#include "protocol/api/errors.h"
+#include "protocol/metrics/data_path.h"
 #include "relay/frame_encoder.h"
-#include "rest/errors.h"
 
 namespace oddsrelay::relay {
 
@@ -61,12 +61,15 @@ RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& st
   uv_timer_init(&loop_, &live_timer_);
   live_timer_.data = this;
   ws_.arm_timer = [this](uint64_t delay) {
-    uv_timer_start(&live_timer_, [](uv_timer_t* h) {
-      auto* self = static_cast<RelayLoop*>(h->data);
-      self->now();
-      self->ws_.on_timer();
-      self->finish_turn();
-    }, delay, 0);
+    uv_timer_start(
+        &live_timer_,
+        [](uv_timer_t* h) {
+          auto* self = static_cast<RelayLoop*>(h->data);
+          self->now();
+          self->ws_.on_timer();
+          self->finish_turn();
+        },
+        delay, 0);
   };
   ctx_.flush_now = [this](StreamConn* c) { flush(c); };
 }
@@ -78,7 +81,8 @@ void RelayLoop::run() {
   ctx_.publish_window_stats();
   const uint64_t period = std::clamp<uint64_t>(static_cast<uint64_t>(opts_.ping_interval_ms) / 4, 10, 250);
   next_ping_ = now() + static_cast<uint64_t>(opts_.ping_interval_ms);
-  uv_timer_start(&tick_, [](uv_timer_t* t) { static_cast<RelayLoop*>(t->data)->tick(); }, period, period);
+  uv_timer_start(
+      &tick_, [](uv_timer_t* t) { static_cast<RelayLoop*>(t->data)->tick(); }, period, period);
   drain();  // turns and streams that arrived before the loop ran
   uv_run(&loop_, UV_RUN_DEFAULT);
 }
@@ -168,12 +172,15 @@ void RelayLoop::adopt(Adoption& a) {
   c->last_pong = c->last_progress = now();
   Outbox& out = ctx_.out;
   out.send_exempt(c, raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                               "Sec-WebSocket-Accept: " + c->ticket.accept + "\r\n\r\n"));
+                               "Sec-WebSocket-Accept: " +
+                               c->ticket.accept + "\r\n\r\n"));
   if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
     // docs/api.md: the extra handshake completes, gets the error, and is closed.
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
-    if (c->is_pt()) out.send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
-    else out.send_exempt(c, ws_error(rest::err::kTooManyStreams, ctx_.snap->seq));
+    if (c->is_pt())
+      out.send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
+    else
+      out.send_exempt(c, ws_error(rest::err::kTooManyStreams, ctx_.snap->seq));
     close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
   } else {
     stats_.accepted.fetch_add(1, std::memory_order_relaxed);
@@ -210,8 +217,10 @@ void RelayLoop::begin_reading(StreamConn* c, std::string pending) {
 }
 
 void RelayLoop::accept_stream(StreamConn* c) {
-  if (c->is_pt()) pt_.add(c);
-  else ws_.add(c);
+  if (c->is_pt())
+    pt_.add(c);
+  else
+    ws_.add(c);
   start_stream(c);
 }
 
@@ -236,13 +245,16 @@ void RelayLoop::start_stream(StreamConn* c) {
   using V = ResumeWindow::Verdict;
   const rest::StreamTicket& t = c->ticket;
   ResumeWindow::Lookup l{V::Resumed};
-  if (t.resume == rest::StreamTicket::Resume::Malformed) l = {V::Malformed};
+  if (t.resume == rest::StreamTicket::Resume::Malformed)
+    l = {V::Malformed};
   else if (t.resume == rest::StreamTicket::Resume::Asked)
     l = ctx_.window.find(t.resume_epoch, t.resume_seq, ctx_.snap->epoch, ctx_.snap->seq);
   if (t.resume != rest::StreamTicket::Resume::None)
     (l.verdict == V::Resumed ? stats_.resumed : stats_.resume_refused).fetch_add(1, std::memory_order_relaxed);
-  if (c->is_pt()) pt_.start(c, l.verdict, l.first);
-  else ws_.start(c, l.verdict, l.first);
+  if (c->is_pt())
+    pt_.start(c, l.verdict, l.first);
+  else
+    ws_.start(c, l.verdict, l.first);
 }
 
 void RelayLoop::on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf) {
@@ -319,7 +331,8 @@ void RelayLoop::flush(StreamConn* c) {
     c->bufs[i].base += skip;
     c->bufs[i].len -= static_cast<unsigned>(skip);
     c->write_rest = total - static_cast<size_t>(n);
-    if (uv_write(&c->wreq, s, c->bufs.data() + i, static_cast<unsigned>(c->bufs.size() - i), LoopCallbacks::on_write) != 0) {
+    if (uv_write(&c->wreq, s, c->bufs.data() + i, static_cast<unsigned>(c->bufs.size() - i), LoopCallbacks::on_write) !=
+        0) {
       c->q.written();
       drop(c);
     }
@@ -348,8 +361,10 @@ void RelayLoop::on_written(StreamConn* c, int status) {
 void RelayLoop::unlist(StreamConn* c) {
   if (c->listed() || c->state == ConnState::Parked) slots_.give_back(c->ticket.key_id);
   if (c->state == ConnState::Parked) std::erase(parked_, c);
-  if (c->is_pt()) pt_.remove(c);
-  else ws_.remove(c);
+  if (c->is_pt())
+    pt_.remove(c);
+  else
+    ws_.remove(c);
 }
 
 void RelayLoop::drop(StreamConn* c) {
@@ -370,7 +385,9 @@ void RelayLoop::on_message(StreamConn* c, ws::Opcode op, std::string_view payloa
   if (!c->is_pt() && op == ws::kText && !c->closing()) ws_.on_text(c, payload);
 }
 
-void RelayLoop::on_ping(StreamConn* c, std::string_view payload) { ctx_.out.send(c, control_frame(ws::kPong, payload)); }
+void RelayLoop::on_ping(StreamConn* c, std::string_view payload) {
+  ctx_.out.send(c, control_frame(ws::kPong, payload));
+}
 
 void RelayLoop::on_pong(StreamConn* c) { c->last_pong = now(); }
 
@@ -387,7 +404,8 @@ void RelayLoop::on_close(StreamConn* c, uint16_t code) {
 void RelayLoop::on_error(StreamConn* c, uint16_t code, const char* reason) {
   stats_.closed_protocol.fetch_add(1, std::memory_order_relaxed);
   close_with(c, code, reason);
-  if (c->state == ConnState::Closing) c->state = ConnState::ClosingWrite;  // a broken peer's close is not worth waiting for
+  if (c->state == ConnState::Closing)
+    c->state = ConnState::ClosingWrite;  // a broken peer's close is not worth waiting for
 }
 
 // Periodic: connections past their close deadline are dropped, slow
@@ -398,8 +416,10 @@ void RelayLoop::tick() {
   ctx_.publish_window_stats();
   for (size_t i = 0; i < all_.size();) {
     StreamConn* c = all_[i];
-    if (c->closing() && t >= c->close_deadline) drop(c);  // swaps another into slot i
-    else ++i;
+    if (c->closing() && t >= c->close_deadline)
+      drop(c);  // swaps another into slot i
+    else
+      ++i;
   }
   watch_slow(t);
   if (t >= next_ping_) heartbeat(t);
@@ -441,14 +461,17 @@ void RelayLoop::watch_slow(uint64_t t) {
     } else {
       c->over_soft_since = 0;
     }
-    if (held > 0 && t - c->last_progress >= limit) slow.push_back({c, true});
-    else if (c->over_soft_since && t - c->over_soft_since >= limit) slow.push_back({c, false});
+    if (held > 0 && t - c->last_progress >= limit)
+      slow.push_back({c, true});
+    else if (c->over_soft_since && t - c->over_soft_since >= limit)
+      slow.push_back({c, false});
   }
   const std::string secs = std::to_string(limit / 1000) + " s";
   for (auto [c, stalled] : slow) {
     (stalled ? stats_.closed_stalled : stats_.closed_soft_limit).fetch_add(1, std::memory_order_relaxed);
-    close_with(c, ws::kPolicyViolation, stalled ? "client too slow: no write progress for " + secs
-                                                : "client too slow: send queue over its soft limit for " + secs);
+    close_with(c, ws::kPolicyViolation,
+               stalled ? "client too slow: no write progress for " + secs
+                       : "client too slow: send queue over its soft limit for " + secs);
   }
 }
 
@@ -460,8 +483,10 @@ void RelayLoop::heartbeat(uint64_t t) {
   const uint64_t limit = 2 * static_cast<uint64_t>(opts_.ping_interval_ms);
   std::vector<StreamConn*> silent;
   auto beat = [&](StreamConn* c) {
-    if (t - c->last_pong > limit) silent.push_back(c);
-    else ctx_.out.send(c, ping);
+    if (t - c->last_pong > limit)
+      silent.push_back(c);
+    else
+      ctx_.out.send(c, ping);
   };
   for (StreamConn* c : ws_.streams()) beat(c);
   pt_.for_each(beat);

@@ -7,13 +7,13 @@
 // then gets one write per loop turn.
 #pragma once
 
+#include <concurrentqueue/concurrentqueue.h>
+#include <uv.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <concurrentqueue/concurrentqueue.h>
-#include <uv.h>
 
 #include "relay/hub.h"
 #include "relay/key_slots.h"
@@ -29,8 +29,8 @@ class RelayLoop {
             const std::atomic<uint64_t>* hub_seq = nullptr);
   ~RelayLoop();
 
-  void run();            // the loop thread
-  void request_stop();   // any thread
+  void run();           // the loop thread
+  void request_stop();  // any thread
   void wake() { uv_async_send(&wake_); }
 
   struct Adoption {

@@ -33,7 +33,8 @@ void RelayServer::start() {
   SnapshotPtr start = store_.load();
   hub_ = std::make_unique<Hub>(start, stats_);
   for (unsigned i = 0; i < opts_.threads; ++i)
-    loops_.push_back(std::make_unique<RelayLoop>(opts_, start, stats_, *slots_, /*publishes_window=*/i == 0, &hub_seq_));
+    loops_.push_back(
+        std::make_unique<RelayLoop>(opts_, start, stats_, *slots_, /*publishes_window=*/i == 0, &hub_seq_));
   running_ = true;
   for (size_t i = 0; i < loops_.size(); ++i) {
     threads_.emplace_back([loop = loops_[i].get(), i] {

@@ -16,24 +16,24 @@
 #include <thread>
 #include <vector>
 
-#include "engine/pipeline.h"
-#include "engine/snapshot.h"
+#include "engine/core/pipeline.h"
+#include "engine/core/snapshot.h"
+#include "protocol/api/stream_upgrade.h"
 #include "protocol/json_out.h"
-#include "rest/stream_upgrade.h"
 
 namespace oddsrelay::relay {
 
 struct RelayOptions {
-  size_t max_queue_bytes = 8 << 20;   // per connection; past it: close 1008
-  int live_update_ms = 1000;          // /ws live_update at most this often
-  int ping_interval_ms = 30'000;      // server ping (/ws and /pt-ws); no pong for 2 intervals: terminated
+  size_t max_queue_bytes = 8 << 20;  // per connection; past it: close 1008
+  int live_update_ms = 1000;         // /ws live_update at most this often
+  int ping_interval_ms = 30'000;     // server ping (/ws and /pt-ws); no pong for 2 intervals: terminated
   // A stream whose writes have not progressed for this long, or that has
   // held more than a quarter of max_queue_bytes for this long, is closed
   // 1008 (a slow consumer: Redis's soft output-buffer limit, NATS's slow
   // consumer). 0: never.
   int slow_timeout_ms = 30'000;
-  size_t max_message = 64 * 1024;     // largest client message (close 1009 past it)
-  int close_grace_ms = 2'000;         // after our close frame, wait this long for the client's
+  size_t max_message = 64 * 1024;           // largest client message (close 1009 past it)
+  int close_grace_ms = 2'000;               // after our close frame, wait this long for the client's
   size_t resume_window_bytes = 128u << 20;  // encoded groups kept for `resume=EPOCH:SEQ`, at most...
   int resume_window_ms = 60'000;            // ...and for at most this long
   unsigned threads = 1;                     // relay loops (--relay-threads)
@@ -81,7 +81,8 @@ class RelayServer : public BatchSink {
   const RelayStats& stats() const { return stats_; }
   // Streams connected now (/ws and /pt-ws): /v1/status downstream_clients.
   uint64_t clients() const {
-    return stats_.pt_connections.load(std::memory_order_relaxed) + stats_.ws_connections.load(std::memory_order_relaxed);
+    return stats_.pt_connections.load(std::memory_order_relaxed) +
+           stats_.ws_connections.load(std::memory_order_relaxed);
   }
   void write_status(json::Writer& w) const;
 

@@ -6,11 +6,16 @@ namespace oddsrelay::relay {
 
 const char* ResumeWindow::reason(Verdict v) {
   switch (v) {
-    case Verdict::Resumed: return "";
-    case Verdict::Malformed: return "malformed";
-    case Verdict::OtherEpoch: return "other_epoch";
-    case Verdict::TooOld: return "too_old";
-    case Verdict::Ahead: return "ahead";
+    case Verdict::Resumed:
+      return "";
+    case Verdict::Malformed:
+      return "malformed";
+    case Verdict::OtherEpoch:
+      return "other_epoch";
+    case Verdict::TooOld:
+      return "too_old";
+    case Verdict::Ahead:
+      return "ahead";
   }
   return "";
 }

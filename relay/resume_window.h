@@ -26,7 +26,7 @@ struct GroupFrame {
   FrameRef frame;
   uint64_t channel;  // conflation channel: the event number for odds, 0 otherwise
   int32_t sport;
-  bool odds;         // odds channel (needs 'odds'), else event list (needs 'live')
+  bool odds;                      // odds channel (needs 'odds'), else event list (needs 'live')
   std::vector<uint32_t> markets;  // odds: the market ids it names, sorted (empty in connect snapshots)
   uint8_t events = 0;  // event list: the classes of events it was encoded for (kLiveEvents | kPrematchEvents)
 };
@@ -56,14 +56,14 @@ struct LiveChange {
 };
 
 struct Group {
-  uint64_t from = 0, seq = 0;  // records from..seq
-  int64_t at = 0;              // newest record time in them
+  uint64_t from = 0, seq = 0;              // records from..seq
+  int64_t at = 0;                          // newest record time in them
   int64_t applied_us = 0, encoded_us = 0;  // the server's stamps on them (frame_encoder.h Stamps)
-  FrameRef marker;             // the INFO live fan-out sent: {"seq","from","at"}
+  FrameRef marker;                         // the INFO live fan-out sent: {"seq","from","at"}
   std::vector<GroupFrame> frames;
   std::vector<LiveChange> live;
-  size_t bytes = 0;            // what holding it costs (set by ResumeWindow::add)
-  uint64_t kept_at = 0;        // loop ms when it was added
+  size_t bytes = 0;      // what holding it costs (set by ResumeWindow::add)
+  uint64_t kept_at = 0;  // loop ms when it was added
 };
 
 class ResumeWindow {

@@ -2,7 +2,7 @@
 // between fan-out and the connection's next write; everything queued in a
 // loop turn goes out in one write. While a write is in flight the client is
 // behind: an `odds:` frame then replaces the pending one of its channel
-// (fanout.cc makes the newer one name the markets of both, so no state is
+// (pt_stream.cc makes the newer one name the markets of both, so no state is
 // lost) and the replacement is counted so the connection's next INFO can
 // report it. Past `limit` bytes (queued plus in flight) push() refuses and
 // the caller closes the connection: a client that never reads holds at most

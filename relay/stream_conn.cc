@@ -1,8 +1,8 @@
-// What a stream may receive, by the permission table of rest/access.h: the
+// What a stream may receive, by the permission table of protocol/api/access.h: the
 // classes of events (live, pre-match) and prices.
 #include "relay/stream_conn.h"
 
-#include "rest/access.h"
+#include "protocol/api/access.h"
 
 namespace oddsrelay::relay {
 

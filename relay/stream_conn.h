@@ -3,25 +3,25 @@
 // where it stands in its life, as one state. Loop thread only.
 #pragma once
 
+#include <uv.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include <uv.h>
-
+#include "protocol/api/stream_upgrade.h"
 #include "protocol/ws_frame.h"
 #include "relay/relay_server.h"
 #include "relay/resume_window.h"
 #include "relay/send_queue.h"
-#include "rest/stream_upgrade.h"
 
 namespace oddsrelay::relay {
 
 class RelayLoop;
 
-// Classes of events a stream may see, by its key's permissions (rest/access.h).
+// Classes of events a stream may see, by its key's permissions (protocol/api/access.h).
 inline constexpr uint8_t kLiveEvents = 1, kPrematchEvents = 2;
 
 // A /ws market subscription: one event, some markets (empty = all).
@@ -54,7 +54,7 @@ struct StreamConn {
   RelayLoop* loop;
   rest::StreamTicket ticket;
   ws::FrameParser parser;
-  std::string in;              // the start of a frame not yet complete
+  std::string in;  // the start of a frame not yet complete
   SendQueue q;
   std::vector<uv_buf_t> bufs;  // the write in flight; capacity reused
   size_t write_rest = 0;       // bytes of it libuv still owes
@@ -64,8 +64,8 @@ struct StreamConn {
   uint32_t all_slot = UINT32_MAX, fan_slot = UINT32_MAX;
   uint32_t bucket = UINT32_MAX;  // /pt-ws: its filter's bucket in PtStreams
   ConnState state = ConnState::Open;
-  bool dirty = false;          // in Outbox::dirty (bookkeeping of the turn, not of the connection)
-  uint64_t close_deadline = 0; // loop ms: dropped then even if the close handshake is unfinished
+  bool dirty = false;           // in Outbox::dirty (bookkeeping of the turn, not of the connection)
+  uint64_t close_deadline = 0;  // loop ms: dropped then even if the close handshake is unfinished
   uint64_t last_pong = 0;
   uint64_t queued_info_from = 0;       // /pt-ws: `from` of the last INFO queued...
   uint64_t queued_info_conflated = 0;  // ...and the count it reports
@@ -74,10 +74,10 @@ struct StreamConn {
   // goes into flight.
   std::unordered_map<uint64_t, std::vector<uint32_t>> queued_markets;
   // Slow-consumer watch (RelayOptions::slow_timeout_ms), in loop ms.
-  uint64_t last_progress = 0;  // the client last took bytes, or had nothing waiting
-  size_t write_queue_seen = 0; // libuv's unwritten bytes at the last tick
+  uint64_t last_progress = 0;     // the client last took bytes, or had nothing waiting
+  size_t write_queue_seen = 0;    // libuv's unwritten bytes at the last tick
   size_t kernel_unsent_seen = 0;  // the socket's unsent bytes (SIOCOUTQ) at the last tick
-  uint64_t over_soft_since = 0;  // 0: at or under the soft limit
+  uint64_t over_soft_since = 0;   // 0: at or under the soft limit
   std::vector<Subscription> subs;
 
   bool is_pt() const { return ticket.kind == rest::StreamTicket::Kind::PtWs; }

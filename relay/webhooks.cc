@@ -5,18 +5,14 @@
 #include <cstdio>
 #include <set>
 
+#include "engine/views/json_views.h"
+#include "protocol/clock.h"
 #include "protocol/hmac.h"
 #include "relay/http_post.h"
-#include "rest/json_views.h"
 
 namespace oddsrelay::relay {
 
 namespace {
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 void write_final(json::Writer& w, const EventEntry& e) {
   const ScoreState& s = *e.score;
@@ -71,8 +67,10 @@ class Webhooks::Endpoint {
     std::lock_guard lk(mu_);
     if (n.odds) {
       auto [it, fresh] = odds_.try_emplace(n.event);
-      if (!fresh) stats_.coalesced.fetch_add(1, std::memory_order_relaxed);
-      else odds_order_.push_back(n.event);
+      if (!fresh)
+        stats_.coalesced.fetch_add(1, std::memory_order_relaxed);
+      else
+        odds_order_.push_back(n.event);
       it->second = std::move(n);
       // A receiver that stays down must not make this one map per event
       // ever seen: the oldest event's update gives way.
@@ -151,7 +149,8 @@ class Webhooks::Endpoint {
       for (int attempt = 1;; ++attempt) {
         lk.unlock();
         const std::string body = body_of(n);
-        std::string headers = "X-Webhook-Event: " + n.kind + "\r\nX-Signature: " + hmac_sha256_hex(cfg_.secret, body) + "\r\n";
+        std::string headers =
+            "X-Webhook-Event: " + n.kind + "\r\nX-Signature: " + hmac_sha256_hex(cfg_.secret, body) + "\r\n";
         PostResult r = http_post(cfg_.host, cfg_.port, cfg_.path, body, headers, o_.timeout_ms, tls_);
         lk.lock();
         if (r.status >= 200 && r.status < 300) {
@@ -303,8 +302,10 @@ void Webhooks::dispatch() {
           w.StartObject();
           for (uint32_t id : b->markets_of(ch)) {
             json::key(w, std::to_string(id));
-            if (const Market* m = e->market(id)) rest::write_market(w, *m, rest::OddsForm::Get);
-            else w.Null();
+            if (const Market* m = e->market(id))
+              rest::write_market(w, *m, rest::OddsForm::Get);
+            else
+              w.Null();
           }
           w.EndObject();
         });

@@ -12,6 +12,8 @@
 // endpoints of keys gone from a reloaded keys file are shut down.
 #pragma once
 
+#include <concurrentqueue/blockingconcurrentqueue.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -25,24 +27,22 @@
 #include <unordered_map>
 #include <vector>
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
-#include "engine/pipeline.h"
-#include "engine/published.h"
+#include "engine/core/pipeline.h"
+#include "engine/core/published.h"
+#include "protocol/api/api_keys.h"
 #include "protocol/json_out.h"
-#include "rest/api_keys.h"
 #include "relay/tls_client.h"
 
 namespace oddsrelay::relay {
 
 struct WebhookOptions {
-  int max_attempts = 8;          // per critical callback (event_ended, settlement_changed)
-  int max_attempts_other = 3;    // odds_update, score_update
-  int timeout_ms = 3000;         // one POST, connect to answer
-  int backoff_first_ms = 250;    // doubled per failed attempt
+  int max_attempts = 8;        // per critical callback (event_ended, settlement_changed)
+  int max_attempts_other = 3;  // odds_update, score_update
+  int timeout_ms = 3000;       // one POST, connect to answer
+  int backoff_first_ms = 250;  // doubled per failed attempt
   int backoff_max_ms = 30'000;
-  size_t max_queue = 10'000;     // queued callbacks per endpoint, and coalesced odds events per endpoint
-  std::string ca_file;           // extra trusted CA certificates for https:// endpoints
+  size_t max_queue = 10'000;  // queued callbacks per endpoint, and coalesced odds events per endpoint
+  std::string ca_file;        // extra trusted CA certificates for https:// endpoints
 };
 
 struct WebhookStats {
@@ -64,10 +64,10 @@ class Webhooks : public BatchSink {
   struct Note {
     uint64_t event = 0;
     bool critical = false;
-    bool odds = false;   // coalesced per event
-    std::string kind;    // odds_update, ...
-    std::string data;    // the JSON "data" object
-    int64_t at = 0;      // feed time of the change
+    bool odds = false;  // coalesced per event
+    std::string kind;   // odds_update, ...
+    std::string data;   // the JSON "data" object
+    int64_t at = 0;     // feed time of the change
   };
   class Endpoint;
 

@@ -1,13 +1,13 @@
 // /ws snapshots, live updates and market subscriptions (ws_stream.h).
 #include "relay/ws_stream.h"
 
+#include <rapidjson/document.h>
+
 #include <algorithm>
 #include <charconv>
 
-#include <rapidjson/document.h>
-
+#include "protocol/api/errors.h"
 #include "protocol/event_id.h"
-#include "rest/errors.h"
 
 namespace oddsrelay::relay {
 
@@ -84,7 +84,8 @@ void WsStreams::on_turn(const Turn& t) {
       for (StreamConn* c : it->second) {
         auto sub = std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return s.number == ch.number; });
         if (sub == c->subs.end() || !sub->wants(m)) continue;
-        if (!f) f = now ? ws_market(*now, m, cur.clock, cur.seq) : ws_market_removed(before->key, m, cur.clock, cur.seq);
+        if (!f)
+          f = now ? ws_market(*now, m, cur.clock, cur.seq) : ws_market_removed(before->key, m, cur.clock, cur.seq);
         ctx_.out.send(c, f);
       }
     }
@@ -147,11 +148,13 @@ void WsStreams::on_text(StreamConn* c, std::string_view text) {
     return fail("Unknown message: expected {\\\"subscribe\\\":{\\\"event_id\\\":...,\\\"markets\\\":[...]}}");
   if (!may_odds(c)) return fail("API key lacks the 'odds' permission");
   const rapidjson::Value& idv = (*body)["event_id"];
-  std::string id = idv.IsString() ? std::string(idv.GetString(), idv.GetStringLength())
-                 : idv.IsUint64() ? std::to_string(idv.GetUint64()) : std::string();
+  std::string id = idv.IsString()   ? std::string(idv.GetString(), idv.GetStringLength())
+                   : idv.IsUint64() ? std::to_string(idv.GetUint64())
+                                    : std::string();
   ParsedId pid = parse_event_id(id);
   const EventEntry* e = pid.ok() ? snap.events.find(pid.number) : nullptr;
-  auto existing = std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return pid.ok() && s.number == pid.number; });
+  auto existing =
+      std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return pid.ok() && s.number == pid.number; });
   if (unsub) {
     if (existing == c->subs.end()) return fail("Not subscribed to that event");
     auto& list = subscribers_[pid.number];
@@ -169,7 +172,8 @@ void WsStreams::on_text(StreamConn* c, std::string_view text) {
       return fail("Invalid markets: expected at most 200 market ids");
     for (const auto& m : mv.GetArray()) {
       uint32_t mid = 0;
-      if (m.IsUint()) mid = m.GetUint();
+      if (m.IsUint())
+        mid = m.GetUint();
       else if (m.IsString()) {
         std::string_view t(m.GetString(), m.GetStringLength());
         auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), mid);

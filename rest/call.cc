@@ -1,6 +1,6 @@
 #include "rest/call.h"
 
-#include "rest/errors.h"
+#include "protocol/api/errors.h"
 #include "rest/gzip.h"
 
 namespace oddsrelay::rest {

@@ -9,11 +9,11 @@
 #include <string>
 #include <string_view>
 
-#include "engine/snapshot.h"
+#include "engine/core/snapshot.h"
+#include "protocol/api/api_keys.h"
 #include "protocol/http_request.h"
 #include "protocol/http_response.h"
 #include "protocol/json_out.h"
-#include "rest/api_keys.h"
 #include "rest/rdstn.h"
 #include "rest/rest_state.h"
 
@@ -23,8 +23,8 @@ struct Call {
   Call(const http::Request& r, std::string& o, RestState& s, LoopCaches& lc) : req(r), out(o), st(s), cache(lc) {}
   const http::Request& req;
   std::string& out;
-  RestState& st;      // shared by every loop
-  LoopCaches& cache;  // this loop's own
+  RestState& st;                // shared by every loop
+  LoopCaches& cache;            // this loop's own
   const ApiKey* key = nullptr;  // null on the routes that need none
   SnapshotPtr snap;
   std::optional<RdstnRequest> rdstn;  // /rdstn: the validated commands
@@ -41,7 +41,8 @@ struct Call {
       "Access-Control-Expose-Headers: ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, "
       "X-RateLimit-Reset\r\n";
   // The request headers a preflight admits.
-  static constexpr const char* kAllowHeaders = "Access-Control-Allow-Headers: X-API-Key, Content-Type, If-None-Match\r\n";
+  static constexpr const char* kAllowHeaders =
+      "Access-Control-Allow-Headers: X-API-Key, Content-Type, If-None-Match\r\n";
 
   std::optional<std::string> param(std::string_view name) const { return http::query_param(req.query, name); }
 
@@ -52,7 +53,7 @@ struct Call {
   void send(int status, std::string_view extra = {});
   // JSON already encoded; `encoding` is "gzip" or empty.
   void send_json(int status, std::string_view bytes, std::string_view encoding, std::string_view extra = {});
-  // {"error": msg} (rest/errors.h), replacing whatever was built.
+  // {"error": msg} (protocol/api/errors.h), replacing whatever was built.
   void error(int status, std::string_view msg, std::string_view extra = {});
   // An HTML page, never cached by the browser.
   void send_page(std::string_view html);

@@ -1,10 +1,10 @@
 #include "rest/catalog_views.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
-
-#include <xxhash.h>
 
 #include "protocol/json_out.h"
 #include "rest/gzip.h"
@@ -16,8 +16,8 @@ namespace {
 // The tab keys of `sport` that hold market `id`, per phase.
 void write_groups(json::Writer& w, const SportTabs* tabs, uint32_t id) {
   w.StartObject();
-  for (auto [phase, list] : {std::pair{"prematch", tabs ? &tabs->prematch : nullptr},
-                             std::pair{"live", tabs ? &tabs->live : nullptr}}) {
+  for (auto [phase, list] :
+       {std::pair{"prematch", tabs ? &tabs->prematch : nullptr}, std::pair{"live", tabs ? &tabs->live : nullptr}}) {
     w.Key(phase);
     w.StartArray();
     if (list)
@@ -78,7 +78,8 @@ const CatalogViews::Encoded& CatalogViews::finish(std::string key, std::string b
   // The catalog's bytes and the query identify the answer.
   std::string seed = std::to_string(catalog_->digest()) + "|" + key;
   char tag[32];
-  std::snprintf(tag, sizeof tag, "W/\"%016llx\"", static_cast<unsigned long long>(XXH3_64bits(seed.data(), seed.size())));
+  std::snprintf(tag, sizeof tag, "W/\"%016llx\"",
+                static_cast<unsigned long long>(XXH3_64bits(seed.data(), seed.size())));
   e.etag = tag;
   // Any sport id a client names is a key: past the bound (well above the
   // catalog's sports x languages x forms) the cache starts over.
@@ -175,8 +176,8 @@ const CatalogViews::Encoded& CatalogViews::market_groups(std::optional<int32_t> 
   refresh();
   // A language index from before a switch may be past the new catalog's list.
   if (lang < 0 || static_cast<size_t>(lang) >= catalog_->languages().size()) lang = 0;
-  std::string key = "g|" + (sport ? std::to_string(*sport) : std::string("*")) + "|" + std::to_string(lang) +
-                    (echo_lang ? "|l" : "");
+  std::string key =
+      "g|" + (sport ? std::to_string(*sport) : std::string("*")) + "|" + std::to_string(lang) + (echo_lang ? "|l" : "");
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const Catalog& c = *catalog_;
   std::string body;

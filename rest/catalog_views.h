@@ -2,7 +2,7 @@
 // of docs/api.md): JSON encodings of the catalog, built once per (sport,
 // nested, groups, lang) and kept with their gzip form and weak ETag, so a
 // request costs a lookup and a copy. Owned by the REST thread. When a
-// reload publishes another catalog (engine/catalog_source.h) the next call
+// reload publishes another catalog (engine/catalog/catalog_source.h) the next call
 // switches to it and starts the encodings over; the ETag hashes the
 // catalog's bytes, so it changes exactly when the content does.
 #pragma once
@@ -13,8 +13,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/catalog.h"
-#include "engine/published.h"
+#include "engine/catalog/catalog.h"
+#include "engine/core/published.h"
 
 namespace oddsrelay::rest {
 

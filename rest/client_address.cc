@@ -46,7 +46,8 @@ std::optional<IpAddr> parse_forwarded_entry(std::string_view e) {
     std::string_view after = e.substr(close + 1);
     if (!after.empty() && after.front() != ':') return std::nullopt;
     e = e.substr(1, close - 1);
-  } else if (size_t colon = e.find(':'); colon != std::string_view::npos && e.find(':', colon + 1) == std::string_view::npos) {
+  } else if (size_t colon = e.find(':');
+             colon != std::string_view::npos && e.find(':', colon + 1) == std::string_view::npos) {
     e = e.substr(0, colon);  // v4:port (a v6 address has at least two colons)
   }
   if (e.empty() || e.find('/') != std::string_view::npos) return std::nullopt;
@@ -81,8 +82,10 @@ IpAddr client_address(const IpAddr& peer, const http::Request& req, const Truste
 std::string format_ip(const IpAddr& ip) {
   static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   char buf[INET6_ADDRSTRLEN] = {};
-  if (std::memcmp(ip.data(), kMapped, sizeof kMapped) == 0) inet_ntop(AF_INET, ip.data() + 12, buf, sizeof buf);
-  else inet_ntop(AF_INET6, ip.data(), buf, sizeof buf);
+  if (std::memcmp(ip.data(), kMapped, sizeof kMapped) == 0)
+    inet_ntop(AF_INET, ip.data() + 12, buf, sizeof buf);
+  else
+    inet_ntop(AF_INET6, ip.data(), buf, sizeof buf);
   return buf;
 }
 

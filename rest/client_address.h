@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/api/api_keys.h"
 #include "protocol/http_request.h"
-#include "rest/api_keys.h"
 
 namespace oddsrelay::rest {
 

@@ -4,8 +4,8 @@
 #define ODDSRELAY_STR(x) ODDSRELAY_STR2(x)
 
 // The assembler includes each file's bytes (paths from CMake, which also
-// rebuilds this object when a file changes); see engine/catalog_data.cc.
-#define ODDSRELAY_EMBED(name, path)           \
+// rebuilds this object when a file changes); see engine/catalog/catalog_data.cc.
+#define ODDSRELAY_EMBED(name, path)             \
   __asm__(".section .rodata\n"                \
           ".global " #name "_begin\n" #name   \
           "_begin:\n"                         \
@@ -13,8 +13,8 @@
           ".global " #name "_end\n" #name     \
           "_end:\n"                           \
           ".byte 0\n"                         \
-          ".previous\n");                     \
-  extern "C" const char name##_begin[];       \
+          ".previous\n"); \
+  extern "C" const char name##_begin[];         \
   extern "C" const char name##_end[];
 
 ODDSRELAY_EMBED(oddsrelay_policy, ODDSRELAY_POLICY_PATH)

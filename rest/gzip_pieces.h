@@ -14,10 +14,10 @@
 namespace oddsrelay::rest {
 
 struct DeflatePiece {
-  std::string raw;        // raw deflate, sync-flushed
-  uint32_t crc = 0;       // CRC-32 of the plain bytes
-  unsigned long op = 0;   // zlib's crc32_combine_op operator for their length
-  uint64_t len = 0;       // plain bytes
+  std::string raw;       // raw deflate, sync-flushed
+  uint32_t crc = 0;      // CRC-32 of the plain bytes
+  unsigned long op = 0;  // zlib's crc32_combine_op operator for their length
+  uint64_t len = 0;      // plain bytes
 };
 
 // Compresses `in` into `out`; false on a zlib failure.

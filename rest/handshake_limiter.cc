@@ -11,7 +11,8 @@ RateLimiter::Verdict HandshakeLimiter::check(const ApiKey& key, int64_t now_ms) 
   const double size = static_cast<double>(per_slot_) * std::max<uint32_t>(1, key.ws_connections);
   v.limit = static_cast<uint32_t>(size);
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, fresh] = buckets_.try_emplace(std::string(reinterpret_cast<const char*>(key.digest.data()), key.digest.size()));
+  auto [it, fresh] =
+      buckets_.try_emplace(std::string(reinterpret_cast<const char*>(key.digest.data()), key.digest.size()));
   Bucket& b = it->second;
   if (fresh) b = Bucket{size, now_ms};
   // Refill: `size` handshakes a minute, never past a full bucket.

@@ -13,7 +13,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "rest/api_keys.h"
+#include "protocol/api/api_keys.h"
 #include "rest/rate_limiter.h"
 
 namespace oddsrelay::rest {

@@ -2,21 +2,19 @@
 
 #include <sys/socket.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
+#include <list>
 #include <mutex>
 #include <vector>
 
-#include <cstring>
-#include <list>
-
-#include <uv.h>
-
-#include "rest/errors.h"
-#include "rest/request_metrics.h"
+#include "protocol/api/errors.h"
 #include "rest/proxy_protocol.h"
+#include "rest/request_metrics.h"
 
 namespace oddsrelay::rest {
 
@@ -32,14 +30,14 @@ struct Conn {
   std::string in;                   // received, not yet consumed
   http::RequestParser parser;
   Peer peer;
-  uint64_t request_started = 0;     // loop ms when the pending request's first byte came; 0 = none
-  uint64_t last_active = 0;         // loop ms of the last read or completed write
-  size_t unsent = 0;                // bytes handed to uv_write not yet written
+  uint64_t request_started = 0;  // loop ms when the pending request's first byte came; 0 = none
+  uint64_t last_active = 0;      // loop ms of the last read or completed write
+  size_t unsent = 0;             // bytes handed to uv_write not yet written
   bool reading = true;
   bool close_after_write = false;
   bool closing = false;
-  bool proxy_checked = false;       // the connection's first bytes were looked at for a PROXY line
-  Takeover takeover;                // set: hand the socket over once unsent == 0
+  bool proxy_checked = false;  // the connection's first bytes were looked at for a PROXY line
+  Takeover takeover;           // set: hand the socket over once unsent == 0
 };
 
 struct WriteReq {
@@ -54,10 +52,10 @@ struct HttpServer::Impl {
   HttpServer* owner = nullptr;
   uint32_t index = 0;
   uv_loop_t loop;
-  int listen_fd = -1;   // loop 0 only: the listening socket, polled for readability
-  uv_poll_t listener;   // loop 0 only
-  bool accepting = false;  // loop 0: polling the listener (off for a moment when out of descriptors)
-  uint32_t next = 0;       // loop 0: the loop the next connection goes to
+  int listen_fd = -1;                 // loop 0 only: the listening socket, polled for readability
+  uv_poll_t listener;                 // loop 0 only
+  bool accepting = false;             // loop 0: polling the listener (off for a moment when out of descriptors)
+  uint32_t next = 0;                  // loop 0: the loop the next connection goes to
   std::atomic<uint64_t> requests{0};  // answered on this loop
   uv_async_t stop_async;
   uv_async_t incoming_async;  // sockets dealt to this loop are waiting
@@ -114,12 +112,13 @@ void on_write(uv_write_t* req, int status) {
   }
   if (!c->reading && c->unsent <= c->server->owner->options().max_unsent / 2) {
     c->reading = true;
-    uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp),
-                  [](uv_handle_t* h, size_t, uv_buf_t* b) {
-                    auto* c = static_cast<Conn*>(h->data);
-                    *b = uv_buf_init(c->server->read_buf, sizeof c->server->read_buf);
-                  },
-                  on_read);
+    uv_read_start(
+        reinterpret_cast<uv_stream_t*>(&c->tcp),
+        [](uv_handle_t* h, size_t, uv_buf_t* b) {
+          auto* c = static_cast<Conn*>(h->data);
+          *b = uv_buf_init(c->server->read_buf, sizeof c->server->read_buf);
+        },
+        on_read);
   }
 }
 
@@ -268,12 +267,13 @@ void adopt(HttpServer::Impl* srv, int fd) {
     }
   }
   c->last_active = uv_now(&srv->loop);
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp),
-                [](uv_handle_t* h, size_t, uv_buf_t* b) {
-                  auto* c = static_cast<Conn*>(h->data);
-                  *b = uv_buf_init(c->server->read_buf, sizeof c->server->read_buf);
-                },
-                on_read);
+  uv_read_start(
+      reinterpret_cast<uv_stream_t*>(&c->tcp),
+      [](uv_handle_t* h, size_t, uv_buf_t* b) {
+        auto* c = static_cast<Conn*>(h->data);
+        *b = uv_buf_init(c->server->read_buf, sizeof c->server->read_buf);
+      },
+      on_read);
 }
 
 void on_incoming(uv_async_t* a) {
@@ -332,7 +332,8 @@ void on_sweep(uv_timer_t* t) {
     const uint64_t quiet = now - c->last_active;  // since the last read or completed write
     // Slow-loris applies only while we read: with reading paused (backpressure)
     // a half-read request in the buffer is ours to finish, not the client's.
-    bool slow = c->reading && c->request_started && now - c->request_started > static_cast<uint64_t>(o.header_timeout_ms);
+    bool slow =
+        c->reading && c->request_started && now - c->request_started > static_cast<uint64_t>(o.header_timeout_ms);
     bool idle = !c->request_started && c->unsent == 0 && quiet > static_cast<uint64_t>(o.idle_timeout_ms);
     // A client that stopped reading its answers: no write has completed for
     // the idle timeout. Its unsent bytes (bounded by max_unsent plus one

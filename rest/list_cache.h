@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/snapshot.h"
+#include "engine/core/snapshot.h"
 #include "rest/tally.h"
 
 namespace oddsrelay::rest {
@@ -23,8 +23,8 @@ class ListCache {
 
   struct Answer {
     std::string body;
-    std::string gz;          // valid when gz_ready
-    bool gz_ready = false;   // gzip was tried (gz empty: it failed)
+    std::string gz;         // valid when gz_ready
+    bool gz_ready = false;  // gzip was tried (gz empty: it failed)
   };
   // The answer cached for these parameters at this state, or null.
   Answer* find(const Snapshot& s, bool live, std::optional<int32_t> sport, std::optional<uint32_t> limit);

@@ -1,7 +1,7 @@
 #include "rest/metrics_endpoint.h"
 
+#include "protocol/api/errors.h"
 #include "protocol/http_response.h"
-#include "rest/errors.h"
 #include "rest/gzip.h"
 
 namespace oddsrelay::rest {

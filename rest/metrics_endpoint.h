@@ -1,4 +1,4 @@
-// GET /metrics: the registry (engine/metrics/registry.h) in the Prometheus
+// GET /metrics: the registry (protocol/metrics/registry.h) in the Prometheus
 // text format. Served on the main listener as a keyed route (any valid key,
 // like /v1/status), or, with --metrics-listen, by MetricsHandler on a
 // listener of its own without a key (docs/metrics.md says which to choose).
@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/metrics/registry.h"
+#include "protocol/metrics/registry.h"
 #include "rest/http_server.h"
 
 namespace oddsrelay::rest {

@@ -1,6 +1,6 @@
 #include "rest/odds_cache.h"
 
-#include "rest/json_views.h"
+#include "engine/views/json_views.h"
 
 namespace oddsrelay::rest {
 

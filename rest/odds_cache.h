@@ -13,7 +13,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/event_entry.h"
+#include "engine/core/event_entry.h"
 #include "rest/gzip_pieces.h"
 #include "rest/tally.h"
 

@@ -1,8 +1,8 @@
 #include "rest/odds_etag.h"
 
-#include <cstdio>
-
 #include <xxhash.h>
+
+#include <cstdio>
 
 namespace oddsrelay::rest {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/event_entry.h"
+#include "engine/core/event_entry.h"
 
 namespace oddsrelay::rest {
 

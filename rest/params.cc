@@ -4,8 +4,8 @@
 #include <charconv>
 #include <unordered_set>
 
+#include "protocol/api/errors.h"
 #include "protocol/event_id.h"
-#include "rest/errors.h"
 
 namespace oddsrelay::rest {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/catalog.h"
-#include "engine/snapshot.h"
+#include "engine/catalog/catalog.h"
+#include "engine/core/snapshot.h"
 #include "rest/call.h"
 
 namespace oddsrelay::rest {

@@ -1,6 +1,6 @@
 #include "rest/proxy_protocol.h"
 
-#include "rest/errors.h"
+#include "protocol/api/errors.h"
 
 namespace oddsrelay::rest {
 
@@ -83,9 +83,13 @@ ProxyStep take_proxy_line(std::string& in, IpAddr& addr, const TrustedProxies* t
     return ProxyStep::Refused;
   }
   switch (p.status) {
-    case ProxyLine::Status::Incomplete: return ProxyStep::NeedMore;
-    case ProxyLine::Status::Malformed: why = err::kBadProxyLine; return ProxyStep::Refused;
-    default: break;
+    case ProxyLine::Status::Incomplete:
+      return ProxyStep::NeedMore;
+    case ProxyLine::Status::Malformed:
+      why = err::kBadProxyLine;
+      return ProxyStep::Refused;
+    default:
+      break;
   }
   if (p.source) addr = *p.source;
   in.erase(0, p.length);

@@ -16,7 +16,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "rest/api_keys.h"
+#include "protocol/api/api_keys.h"
 
 namespace oddsrelay::rest {
 

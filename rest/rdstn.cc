@@ -3,10 +3,10 @@
 #include <charconv>
 #include <cstdio>
 
+#include "engine/views/json_views.h"
 #include "protocol/event_id.h"
 #include "protocol/json_out.h"
 #include "protocol/sports.h"
-#include "rest/json_views.h"
 
 namespace oddsrelay::rest {
 
@@ -15,13 +15,20 @@ namespace {
 enum class Op { Get, Full, All, IfChanged, SportsLive, SportsPre };
 
 bool parse_op(std::string_view s, Op& op) {
-  if (s == "g") op = Op::Get;
-  else if (s == "gf") op = Op::Full;
-  else if (s == "ga") op = Op::All;
-  else if (s == "go") op = Op::IfChanged;
-  else if (s == "sl") op = Op::SportsLive;
-  else if (s == "sp") op = Op::SportsPre;
-  else return false;
+  if (s == "g")
+    op = Op::Get;
+  else if (s == "gf")
+    op = Op::Full;
+  else if (s == "ga")
+    op = Op::All;
+  else if (s == "go")
+    op = Op::IfChanged;
+  else if (s == "sl")
+    op = Op::SportsLive;
+  else if (s == "sp")
+    op = Op::SportsPre;
+  else
+    return false;
   return true;
 }
 
@@ -104,8 +111,10 @@ std::string_view key_name(Op op, std::string_view key, int64_t& since) {
 void write_event_full(json::Writer& w, const EventEntry& e) {
   w.StartObject();
   w.Key("event");
-  if (e.listed()) w.RawValue(e.info->json.data(), e.info->json.size(), rapidjson::kObjectType);
-  else w.Null();
+  if (e.listed())
+    w.RawValue(e.info->json.data(), e.info->json.size(), rapidjson::kObjectType);
+  else
+    w.Null();
   w.Key("odds");
   write_odds(w, e, OddsForm::Get);
   w.Key("score");
@@ -113,13 +122,14 @@ void write_event_full(json::Writer& w, const EventEntry& e) {
   w.EndObject();
 }
 
-// The data one key's answer carries (rest/access.h), by the shape of the
+// The data one key's answer carries (protocol/api/access.h), by the shape of the
 // answer, not by what the lists hold right now.
 void key_needs(Op op, const Target& t, Needs& n) {
   const bool full = op == Op::Full || op == Op::All;
   switch (t.kind) {
     case Target::Kind::None:
-    case Target::Kind::SportList: return;  // null, or counts as /v1/sports
+    case Target::Kind::SportList:
+      return;  // null, or counts as /v1/sports
     case Target::Kind::EventList:
       n.add(event_data(t.live));
       if (op == Op::All) n.add(Data::Price).add(Data::Score);
@@ -135,7 +145,8 @@ void key_needs(Op op, const Target& t, Needs& n) {
 void write_value(json::Writer& w, const Snapshot& snap, Op op, const Target& t, int64_t since, int64_t& version) {
   version = snap.seq;
   switch (t.kind) {
-    case Target::Kind::SportList: return write_sports(w, snap, t.live);
+    case Target::Kind::SportList:
+      return write_sports(w, snap, t.live);
     case Target::Kind::EventList: {
       auto groups = list_events(snap, t.live, t.sport, std::nullopt);
       std::vector<const EventEntry*> events = groups.empty() ? std::vector<const EventEntry*>{} : groups[0].events;
@@ -161,10 +172,14 @@ void write_value(json::Writer& w, const Snapshot& snap, Op op, const Target& t, 
     case Target::Kind::Event: {
       const EventEntry& e = *t.event;
       version = e.updated_at;
-      if (op == Op::IfChanged && e.updated_at <= since) w.Null();
-      else if (op == Op::Full || op == Op::All) write_event_full(w, e);
-      else if (e.listed()) w.RawValue(e.info->json.data(), e.info->json.size(), rapidjson::kObjectType);
-      else w.Null();
+      if (op == Op::IfChanged && e.updated_at <= since)
+        w.Null();
+      else if (op == Op::Full || op == Op::All)
+        write_event_full(w, e);
+      else if (e.listed())
+        w.RawValue(e.info->json.data(), e.info->json.size(), rapidjson::kObjectType);
+      else
+        w.Null();
       return;
     }
     case Target::Kind::None:

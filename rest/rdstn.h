@@ -4,13 +4,13 @@
 // op semantics are defined in docs/api.md.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <string>
 #include <string_view>
 
-#include <rapidjson/document.h>
-
-#include "engine/snapshot.h"
-#include "rest/access.h"
+#include "engine/core/snapshot.h"
+#include "protocol/api/access.h"
 
 namespace oddsrelay::rest {
 
@@ -27,7 +27,7 @@ struct RdstnRequest {
 // Parses and validates `body` (every command before any is answered);
 // false with `error` set for a 400.
 bool parse_rdstn(std::string_view body, RdstnRequest& req, std::string& error, RdstnLimits limits = {});
-// Adds the data the answer to `req` carries (rest/access.h): per key, the
+// Adds the data the answer to `req` carries (protocol/api/access.h): per key, the
 // event's own permission for event objects (live or prematch, by the
 // event's state in `snap`), and odds and scores for the {event, odds,
 // score} answers of gf and ga. Sport lists need none (counts, as /v1/sports).

@@ -3,7 +3,7 @@
 #include <array>
 #include <string>
 
-#include "engine/metrics/instruments.h"
+#include "protocol/metrics/instruments.h"
 
 namespace oddsrelay::rest {
 
@@ -14,11 +14,29 @@ namespace {
 // keeps the two in step): a path is its own template, queries are not part
 // of it.
 // The last entry, "other", takes every path not listed.
-constexpr std::string_view kRoutes[] = {
-    "/v1/sports", "/v1/live", "/v1/prematch", "/v1/event", "/v1/odds", "/v1/scores", "/v1/status",
-    "/v1/settlements", "/rdstn", "/v1/stream", "/widget-events", "/widget-data", "/widget", "/v1/markets",
-    "/v1/market-groups", "/ws", "/pt-ws", "/docs/explore", "/docs/settlement", "/stream/play", "/healthz",
-    "/metrics", "other"};
+constexpr std::string_view kRoutes[] = {"/v1/sports",
+                                        "/v1/live",
+                                        "/v1/prematch",
+                                        "/v1/event",
+                                        "/v1/odds",
+                                        "/v1/scores",
+                                        "/v1/status",
+                                        "/v1/settlements",
+                                        "/rdstn",
+                                        "/v1/stream",
+                                        "/widget-events",
+                                        "/widget-data",
+                                        "/widget",
+                                        "/v1/markets",
+                                        "/v1/market-groups",
+                                        "/ws",
+                                        "/pt-ws",
+                                        "/docs/explore",
+                                        "/docs/settlement",
+                                        "/stream/play",
+                                        "/healthz",
+                                        "/metrics",
+                                        "other"};
 constexpr size_t kRouteCount = std::size(kRoutes);
 
 // Every status the server sends; the last entry, 0, is "other".

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/metrics/text_format.h"
+#include "protocol/metrics/text_format.h"
 
 namespace oddsrelay::rest {
 

@@ -7,16 +7,16 @@
 #include <cstdint>
 #include <functional>
 
-#include "engine/published.h"
-#include "engine/snapshot.h"
+#include "engine/catalog/catalog.h"
+#include "engine/core/published.h"
+#include "engine/core/snapshot.h"
+#include "protocol/api/api_keys.h"
+#include "protocol/api/origins.h"
+#include "protocol/api/stream_upgrade.h"
 #include "protocol/json_out.h"
-#include "engine/catalog.h"
-#include "engine/metrics/registry.h"
-#include "rest/api_keys.h"
+#include "protocol/metrics/registry.h"
 #include "rest/client_address.h"
-#include "rest/origins.h"
 #include "rest/stream_addon.h"
-#include "rest/stream_upgrade.h"
 
 namespace oddsrelay::rest {
 
@@ -26,7 +26,8 @@ struct RestContext {
   const SnapshotStore* snapshots = nullptr;
   const Published<KeyStore>* keys = nullptr;
   CatalogPtr catalog;  // the market dictionary; null: /v1/markets answers 404
-  const Published<Catalog>* catalog_updates = nullptr;  // reloaded catalogs (engine/catalog_source.h); may be null
+  const Published<Catalog>* catalog_updates =
+      nullptr;  // reloaded catalogs (engine/catalog/catalog_source.h); may be null
   StreamOptions stream;
   int rate_window_s = 60;
   int64_t started_ms = 0;
@@ -46,10 +47,10 @@ struct RestContext {
   // Set once the journal is replayed and the catalog loaded; until then
   // /healthz answers 503 and every other route 503 too. Null: ready.
   const std::atomic<bool>* ready = nullptr;
-  uint32_t http_threads = 1;  // REST loops (HttpServerOptions::threads): one set of answer caches each
+  uint32_t http_threads = 1;          // REST loops (HttpServerOptions::threads): one set of answer caches each
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
   std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
-  const metrics::Registry* metrics = nullptr;  // GET /metrics here (any key); null: 404, --metrics-listen serves it
+  const metrics::Registry* metrics = nullptr;     // GET /metrics here (any key); null: 404, --metrics-listen serves it
   // Behind a reverse proxy (docs/deploy.md): whose X-Forwarded-For to
   // believe (--trust-proxy), and the base of the URLs handed out
   // (--public-url; unset: http:// and the request's Host).

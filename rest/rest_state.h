@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "rest/api_keys.h"
+#include "protocol/api/api_keys.h"
 #include "rest/handshake_limiter.h"
 #include "rest/loop_caches.h"
 #include "rest/rate_limiter.h"

@@ -3,20 +3,20 @@
 // source address, origin, permission, rate limit) before the route's handler in
 // rest/api/ runs. Stream upgrades (/ws, /pt-ws) pass the same checks and
 // are then handed to the relay. A new route is one line in kRoutes.
-#include <cstring>
-#include <optional>
-
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <cstring>
+#include <optional>
+
+#include "protocol/api/access.h"
+#include "protocol/api/errors.h"
+#include "protocol/api/origins.h"
+#include "protocol/clock.h"
 #include "protocol/http_response.h"
-#include "rest/access.h"
 #include "rest/api/handlers.h"
 #include "rest/call.h"
 #include "rest/client_address.h"
-#include "rest/clock.h"
-#include "rest/errors.h"
-#include "rest/origins.h"
 #include "rest/rest_api.h"
 
 namespace oddsrelay::rest {
@@ -33,7 +33,7 @@ enum RouteFlags : uint8_t {
 struct Route {
   const char* path;
   const char* methods;  // for Allow
-  Needs needs;          // the data every answer of the route carries (rest/access.h)
+  Needs needs;          // the data every answer of the route carries (protocol/api/access.h)
   uint8_t flags;
   void (*answer)(Call&);  // null for streams
   // The data this request's answer carries beyond `needs`, when that
@@ -73,7 +73,7 @@ constexpr Route kRoutes[] = {
     {"/v1/markets", "GET, OPTIONS", need(Data::Dictionary), kCatalog, api::markets},
     {"/v1/market-groups", "GET, OPTIONS", need(Data::Dictionary), kCatalog, api::market_groups},
     // Streams carry several kinds; the relay sends each frame only to keys
-    // whose permissions admit it (relay/fanout.cc), by the same table.
+    // whose permissions admit it (relay/pt_stream.cc, StreamFilter::admits), by the same table.
     {"/ws", "GET", need(Data::LiveEvent), kStream, nullptr},
     {"/pt-ws", "GET", any_of({Data::LiveEvent, Data::PrematchEvent, Data::Price}), kStream, nullptr},
     {"/docs/explore", "GET", kNothing, kPublic, api::explorer},
@@ -157,7 +157,8 @@ std::vector<std::string_view> route_paths() {
 
 RestState::RestState(RestContext c)
     : ctx(std::move(c)), limiter(ctx.rate_window_s), handshakes(ctx.handshakes_per_slot) {
-  for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i) loops.push_back(std::make_unique<LoopCaches>(ctx.catalog, ctx.catalog_updates));
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i)
+    loops.push_back(std::make_unique<LoopCaches>(ctx.catalog, ctx.catalog_updates));
   has_catalog = ctx.catalog != nullptr;
   RAND_bytes(reinterpret_cast<unsigned char*>(&etag_seed), sizeof etag_seed);
   unsigned char raw[16];

@@ -1,7 +1,6 @@
 #include "rest/settlement_views.h"
 
-
-#include "engine/settlement.h"
+#include "engine/settlement/settlement.h"
 
 namespace oddsrelay::rest {
 
@@ -59,8 +58,10 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
       json::key(w, l.key);
       w.StartObject();
       w.Key("line");
-      if (l.line.empty()) w.Null();
-      else json::str(w, l.line);
+      if (l.line.empty())
+        w.Null();
+      else
+        json::str(w, l.line);
       if (l.withdrawn) {  // settled on the read when it was withdrawn
         w.Key("withdrawn");
         w.Bool(true);
@@ -108,8 +109,8 @@ const std::string& SettlementCache::get(const std::shared_ptr<const EventEntry>&
     const Slot& s = it->second;
     // Once ended, the answer rests on the final score alone (and the odds
     // frozen at full time): it changes only with a correction.
-    const bool fresh = ended ? s.ended && s.final_version == e->score->final_version && s.key == e->key
-                             : !s.ended && s.version == e;
+    const bool fresh =
+        ended ? s.ended && s.final_version == e->score->final_version && s.key == e->key : !s.ended && s.version == e;
     if (fresh) return s.json;
   } else {
     if (slots_.size() >= kMaxEntries) slots_.clear();

@@ -1,19 +1,18 @@
 // /v1/settlements (docs/settlement.md "Response"): each event's settlement
-// (engine/settlement.h) encoded as JSON once per final-score version (per
+// (engine/settlement/settlement.h) encoded as JSON once per final-score version (per
 // entry version while the event is not over) and language, then served
 // from the cache. Owned by one REST loop.
 #pragma once
-
-#include "rest/tally.h"
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
 
-#include "engine/catalog.h"
-#include "engine/event_entry.h"
+#include "engine/catalog/catalog.h"
+#include "engine/core/event_entry.h"
 #include "protocol/json_out.h"
+#include "rest/tally.h"
 
 namespace oddsrelay::rest {
 
@@ -43,7 +42,9 @@ class SettlementCache {
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
-    size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.number * 64 + static_cast<uint64_t>(k.lang) * 2 + k.inplay); }
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.number * 64 + static_cast<uint64_t>(k.lang) * 2 + k.inplay);
+    }
   };
   std::unordered_map<Key, Slot, KeyHash> slots_;
   uint64_t catalog_digest_ = 0;  // the catalog the slots were encoded with (a reload clears them)

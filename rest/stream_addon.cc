@@ -1,9 +1,9 @@
 #include "rest/stream_addon.h"
 
-#include <stdexcept>
-
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+
+#include <stdexcept>
 
 #include "protocol/hmac.h"
 
@@ -29,8 +29,8 @@ std::string StreamSigner::sign(std::string_view event, std::string_view key, int
   return hmac_sha256_hex(secret_, msg);
 }
 
-StreamSigner::Check StreamSigner::verify(std::string_view event, std::string_view key, int64_t exp, std::string_view sig,
-                                         int64_t now_s) const {
+StreamSigner::Check StreamSigner::verify(std::string_view event, std::string_view key, int64_t exp,
+                                         std::string_view sig, int64_t now_s) const {
   const std::string want = sign(event, key, exp);
   if (sig.size() != want.size() || CRYPTO_memcmp(sig.data(), want.data(), want.size()) != 0) return Check::BadSignature;
   return now_s > exp ? Check::Expired : Check::Ok;

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rest/origins.h"
+#include "protocol/api/origins.h"
 
 namespace oddsrelay::rest {
 

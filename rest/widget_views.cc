@@ -25,11 +25,15 @@ void write_score_fields(json::Writer& w, const EventEntry& e) {
     w.Null();
   }
   w.Key("clock");
-  if (sc && sc->last.clock) json::str(w, *sc->last.clock);
-  else w.Null();
+  if (sc && sc->last.clock)
+    json::str(w, *sc->last.clock);
+  else
+    w.Null();
   w.Key("period");
-  if (sc && sc->last.period) json::str(w, *sc->last.period);
-  else w.Null();
+  if (sc && sc->last.period)
+    json::str(w, *sc->last.period);
+  else
+    w.Null();
 }
 
 void write_teams(json::Writer& w, const EventEntry& e) {
@@ -53,7 +57,8 @@ void write_widget_events(json::Writer& w, const Snapshot& s) {
   s.events.for_each([&](const EventEntry& e) {
     if (e.listed() && e.live()) live.push_back(&e);
   });
-  std::sort(live.begin(), live.end(), [](auto* a, auto* b) { return std::pair(a->sport(), a->number) < std::pair(b->sport(), b->number); });
+  std::sort(live.begin(), live.end(),
+            [](auto* a, auto* b) { return std::pair(a->sport(), a->number) < std::pair(b->sport(), b->number); });
   w.StartArray();
   for (const EventEntry* e : live) {
     w.StartObject();
@@ -70,8 +75,10 @@ void write_widget_data(json::Writer& w, const EventEntry& e, std::string_view se
   write_score_fields(w, e);
   const ScoreState* sc = e.score.get();
   w.Key("match_length");
-  if (sc && sc->last.match_length) w.Int(*sc->last.match_length);
-  else w.Null();
+  if (sc && sc->last.match_length)
+    w.Int(*sc->last.match_length);
+  else
+    w.Null();
   w.Key("kickoff");
   w.Int64(sc && sc->last.kickoff ? *sc->last.kickoff : e.info->ts);
   w.Key("timeline");

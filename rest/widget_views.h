@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "engine/snapshot.h"
+#include "engine/core/snapshot.h"
 #include "protocol/json_out.h"
 
 namespace oddsrelay::rest {

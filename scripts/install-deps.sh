@@ -9,7 +9,7 @@ set -euo pipefail
 pkgs=(g++ cmake make pkg-config curl libuv1-dev rapidjson-dev libxxhash-dev
       libconcurrentqueue-dev libgtest-dev libbenchmark-dev libssl-dev zlib1g-dev
       python3 python3-websockets libjemalloc-dev clang libclang-rt-14-dev chromium
-      nats-server libnats-dev openssl prometheus nginx-light)
+      nats-server libnats-dev openssl prometheus nginx-light clang-format)
 # Debian's nodejs and npm, unless a node and an npm are already installed.
 command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)

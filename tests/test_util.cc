@@ -6,11 +6,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
+#include "engine/sources/simulator.h"
+#include "engine/storage/feed_file.h"
 #include "protocol/event_json.h"
 #include "protocol/feed_reader.h"
-#include "engine/storage/feed_file.h"
-#include "tools/sources/simulator.h"
 
 namespace oddsrelay::test {
 
@@ -105,10 +105,11 @@ struct OddsSums {
     }
   }
   std::string str() const {
-    return "markets=" + std::to_string(markets) + " lines=" + std::to_string(lines) + " suspended=" +
-           std::to_string(suspended) + " outcomes=" + std::to_string(outcomes) + " locked=" + std::to_string(locked) +
-           " price_sum=" + std::to_string(price) + " prev_price_sum=" + std::to_string(prev_price) +
-           " ts_sum=" + std::to_string(ts) + " ls_sum=" + std::to_string(ls);
+    return "markets=" + std::to_string(markets) + " lines=" + std::to_string(lines) +
+           " suspended=" + std::to_string(suspended) + " outcomes=" + std::to_string(outcomes) +
+           " locked=" + std::to_string(locked) + " price_sum=" + std::to_string(price) +
+           " prev_price_sum=" + std::to_string(prev_price) + " ts_sum=" + std::to_string(ts) +
+           " ls_sum=" + std::to_string(ls);
   }
 };
 
@@ -151,15 +152,15 @@ std::string state_summary(const Snapshot& s) {
          " listed_live=" + std::to_string(s.listed_live) + " listed_prematch=" + std::to_string(s.listed_prematch) +
          " counted_markets=" + std::to_string(s.markets) + " counted_outcomes=" + std::to_string(s.outcomes) +
          " sports=" + std::to_string(s.sports.size()) + "\nevents=" + std::to_string(events) +
-         " listed=" + std::to_string(listed) + " live=" + std::to_string(live) + " key_bytes=" +
-         std::to_string(key_bytes) + " info_bytes=" + std::to_string(info_bytes) + " updated_sum=" +
-         std::to_string(updated_sum) + "\nodds " + odds.str() + "\nscores=" + std::to_string(scores) +
-         " score_ts_sum=" + std::to_string(score_ts) + " goals=" + std::to_string(goals) + " ended=" +
-         std::to_string(ended) + " final_versions=" + std::to_string(final_versions) + " final_at_sum=" +
-         std::to_string(final_at) + " final_goals=" + std::to_string(final_goals) + " timeline_points=" +
-         std::to_string(timeline) + "\nodds_at_end " + at_end.str() + "\nstats=" + std::to_string(stats) +
-         " final=" + std::to_string(stats_final) + " ts_sum=" + std::to_string(stats_ts) + " values_sum=" +
-         std::to_string(stat_sum) + "\n";
+         " listed=" + std::to_string(listed) + " live=" + std::to_string(live) +
+         " key_bytes=" + std::to_string(key_bytes) + " info_bytes=" + std::to_string(info_bytes) +
+         " updated_sum=" + std::to_string(updated_sum) + "\nodds " + odds.str() + "\nscores=" + std::to_string(scores) +
+         " score_ts_sum=" + std::to_string(score_ts) + " goals=" + std::to_string(goals) +
+         " ended=" + std::to_string(ended) + " final_versions=" + std::to_string(final_versions) +
+         " final_at_sum=" + std::to_string(final_at) + " final_goals=" + std::to_string(final_goals) +
+         " timeline_points=" + std::to_string(timeline) + "\nodds_at_end " + at_end.str() +
+         "\nstats=" + std::to_string(stats) + " final=" + std::to_string(stats_final) +
+         " ts_sum=" + std::to_string(stats_ts) + " values_sum=" + std::to_string(stat_sum) + "\n";
 }
 
 }  // namespace oddsrelay::test

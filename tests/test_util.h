@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "protocol/feed_record.h"
 
 namespace oddsrelay::test {

@@ -66,8 +66,8 @@ Join join_log(NatsLink& link, Engine& engine, JoinResult& out, std::string& why,
       g = log_message_at(link, head.stream_seq + 1, next, why);
       if (g == Got::Failed) return Join::Failed;
       if (g == Got::Ok && fit(next, head.epoch, head.seq) != Fit::Next)
-        return why = "the log after the newest snapshot does not continue it (" + std::string(fit_name(fit(next, head.epoch, head.seq))) +
-                     "): waiting for a newer snapshot",
+        return why = "the log after the newest snapshot does not continue it (" +
+                     std::string(fit_name(fit(next, head.epoch, head.seq))) + "): waiting for a newer snapshot",
                Join::NotYet;
     }
     std::string data;

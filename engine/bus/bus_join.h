@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/bus/nats_link.h"
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 
 namespace oddsrelay::bus {
 

@@ -145,7 +145,8 @@ void BusPublisher::run() {
   }
   if (!out_.empty() && !fenced_)
     std::fprintf(stderr, "oddsrelay: bus: stopped with positions %llu..%llu not stored on the bus\n",
-                 static_cast<unsigned long long>(out_.front().first), static_cast<unsigned long long>(out_.back().last));
+                 static_cast<unsigned long long>(out_.front().first),
+                 static_cast<unsigned long long>(out_.back().last));
 }
 
 void BusPublisher::take(const BatchPtr& b) {
@@ -290,7 +291,8 @@ bool BusPublisher::sync(std::string& err) {
   sent_ = 0;
   if (!link_.ensure_streams(opts_.retention, err)) return false;
   StreamState st;
-  if (link_.stream_state(link_.url().stream, st, err) != Got::Ok) return err.empty() ? (err = "stream vanished", false) : false;
+  if (link_.stream_state(link_.url().stream, st, err) != Got::Ok)
+    return err.empty() ? (err = "stream vanished", false) : false;
   if (overflow_) {
     // Records were dropped after what is buffered: the buffer does not lead
     // up to this node's position any more. What the bus lacks is bridged
@@ -411,8 +413,9 @@ void BusPublisher::put_snapshot_now(const SnapshotPtr& s, uint64_t stream_seq) {
   stats_.snapshots.fetch_add(1, std::memory_order_relaxed);
   stats_.last_snapshot_seq.store(h.seq, std::memory_order_relaxed);
   stats_.last_snapshot_bytes.store(h.bytes, std::memory_order_relaxed);
-  stats_.last_snapshot_ms.store(static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()), std::memory_order_relaxed);
+  stats_.last_snapshot_ms.store(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()),
+      std::memory_order_relaxed);
 }
 
 // A log that went quiet still gets its newest state on the bus once the

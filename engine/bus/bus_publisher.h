@@ -15,6 +15,8 @@
 // docs/architecture.md "Scale-out".
 #pragma once
 
+#include <concurrentqueue/blockingconcurrentqueue.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -25,10 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
 #include "engine/bus/nats_link.h"
-#include "engine/pipeline.h"
+#include "engine/core/pipeline.h"
 
 namespace oddsrelay::bus {
 
@@ -109,18 +109,18 @@ class BusPublisher : public BatchSink {
   moodycamel::BlockingConcurrentQueue<BatchPtr> queue_;
 
   // Publisher thread only.
-  std::deque<Out> out_;        // not yet acknowledged, in log order; the first sent_ are in flight
+  std::deque<Out> out_;  // not yet acknowledged, in log order; the first sent_ are in flight
   size_t sent_ = 0;
-  size_t inflight_ = 0;        // acks still to come
-  uint64_t pos_ = 0;           // last position received from the engine
-  uint64_t expected_ = 0;      // the stream's last sequence, as far as this node knows
+  size_t inflight_ = 0;    // acks still to come
+  uint64_t pos_ = 0;       // last position received from the engine
+  uint64_t expected_ = 0;  // the stream's last sequence, as far as this node knows
   bool need_sync_ = true;
   bool overflow_ = false;
-  SnapshotPtr base_;           // state at out_.front().first - 1 while a sync may need it
+  SnapshotPtr base_;  // state at out_.front().first - 1 while a sync may need it
   uint64_t since_snapshot_ = 0;
-  SnapshotPtr latest_;            // state after the newest batch received
-  uint64_t stored_last_ = 0;      // position of the last message the bus stored...
-  uint64_t stored_stream_ = 0;    // ...and its stream sequence
+  SnapshotPtr latest_;          // state after the newest batch received
+  uint64_t stored_last_ = 0;    // position of the last message the bus stored...
+  uint64_t stored_stream_ = 0;  // ...and its stream sequence
   std::chrono::steady_clock::time_point last_snapshot_;
   std::string scratch_;
 

@@ -12,11 +12,16 @@ Fit fit(const LogMessage& m, const std::string& epoch, uint64_t seq) {
 
 const char* fit_name(Fit f) {
   switch (f) {
-    case Fit::Next: return "next";
-    case Fit::Old: return "old";
-    case Fit::Gap: return "gap";
-    case Fit::OtherLog: return "other log";
-    case Fit::Bad: return "bad message";
+    case Fit::Next:
+      return "next";
+    case Fit::Old:
+      return "old";
+    case Fit::Gap:
+      return "gap";
+    case Fit::OtherLog:
+      return "other log";
+    case Fit::Bad:
+      return "bad message";
   }
   return "?";
 }

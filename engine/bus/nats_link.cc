@@ -56,8 +56,10 @@ bool NatsLink::open(const BusUrl& url, const std::string& name, std::string& err
   if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts_, true, on_connected, this);
   if (s != NATS_OK) return err = nats_error("nats options", s), false;
   s = natsConnection_Connect(&nc_, opts_);
-  if (s == NATS_OK) connected_.store(true, std::memory_order_release);
-  else if (s != NATS_NOT_YET_CONNECTED) return err = nats_error(("connect " + server).c_str(), s), false;
+  if (s == NATS_OK)
+    connected_.store(true, std::memory_order_release);
+  else if (s != NATS_NOT_YET_CONNECTED)
+    return err = nats_error(("connect " + server).c_str(), s), false;
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.Wait = 5000;

@@ -6,11 +6,11 @@
 // message, purge) are here so the rest never touches nats.c's structs.
 #pragma once
 
+#include <nats/nats.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
-
-#include <nats/nats.h>
 
 #include "protocol/bus_contract.h"
 

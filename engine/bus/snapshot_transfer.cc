@@ -12,7 +12,8 @@ bool publish_sync(NatsLink& link, const std::string& subject, std::string_view d
   natsMsg* m = nullptr;
   natsStatus s = natsMsg_Create(&m, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
   if (s == NATS_OK && chunk) s = natsMsgHeader_Set(m, kChunkHeader, chunk);
-  if (s == NATS_OK && expect_last) s = natsMsgHeader_Set(m, kExpectedLastSeqHeader, std::to_string(expect_last).c_str());
+  if (s == NATS_OK && expect_last)
+    s = natsMsgHeader_Set(m, kExpectedLastSeqHeader, std::to_string(expect_last).c_str());
   if (s != NATS_OK) {
     natsMsg_Destroy(m);
     return err = nats_error("snapshot message", s), false;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/bus/nats_link.h"
-#include "engine/snapshot.h"
+#include "engine/core/snapshot.h"
 
 namespace oddsrelay::bus {
 

@@ -119,7 +119,9 @@ std::map<uint64_t, std::string> complete_leftovers(const std::string& dir, const
 
 std::string epoch_path(const std::string& dir) { return dir + "/epoch"; }
 std::string snapshot_path(const std::string& dir, uint64_t seq) { return dir + "/snapshot-" + padded(seq) + ".jsonl"; }
-std::string segment_path(const std::string& dir, uint64_t first) { return dir + "/journal-" + padded(first) + ".jsonl"; }
+std::string segment_path(const std::string& dir, uint64_t first) {
+  return dir + "/journal-" + padded(first) + ".jsonl";
+}
 
 DataDirFiles list_data_dir(const std::string& dir) {
   DataDirFiles f;
@@ -127,8 +129,10 @@ DataDirFiles list_data_dir(const std::string& dir) {
   if (!d) return f;
   while (dirent* e = ::readdir(d)) {
     uint64_t n;
-    if (parse_name(e->d_name, "snapshot-", n)) f.snapshots.push_back(n);
-    else if (parse_name(e->d_name, "journal-", n)) f.segments.push_back(n);
+    if (parse_name(e->d_name, "snapshot-", n))
+      f.snapshots.push_back(n);
+    else if (parse_name(e->d_name, "journal-", n))
+      f.segments.push_back(n);
   }
   ::closedir(d);
   std::sort(f.snapshots.begin(), f.snapshots.end());
@@ -152,7 +156,7 @@ std::string new_epoch() {
 DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool read_only) {
   const auto t0 = std::chrono::steady_clock::now();
   DataDirRecovery r;
-  struct stat st{};
+  struct stat st {};
   if (read_only && (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)))
     throw std::runtime_error("no data dir at " + dir);
   if (!read_only && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
@@ -161,7 +165,8 @@ DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool re
   // first segment.
   const std::string legacy = dir + "/journal.jsonl";
   if (::access(legacy.c_str(), F_OK) == 0 && list_data_dir(dir).segments.empty()) {
-    if (read_only) throw std::runtime_error(dir + " has the one-file journal of an earlier version: start oddsrelay on it once");
+    if (read_only)
+      throw std::runtime_error(dir + " has the one-file journal of an earlier version: start oddsrelay on it once");
     if (::rename(legacy.c_str(), segment_path(dir, 1).c_str()) != 0)
       throw std::runtime_error("cannot rename " + legacy + ": " + std::strerror(errno));
   }
@@ -169,7 +174,8 @@ DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool re
   if (files.epoch.empty() && read_only) throw std::runtime_error(dir + " has no epoch file: not a data dir");
   if (files.epoch.empty()) {
     if (!files.snapshots.empty())
-      throw std::runtime_error("data dir " + dir + " has snapshots but no epoch file: not starting a new log over them");
+      throw std::runtime_error("data dir " + dir +
+                               " has snapshots but no epoch file: not starting a new log over them");
     files.epoch = new_epoch();
     write_epoch(dir, files.epoch);
     r.created = true;

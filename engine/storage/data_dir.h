@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 
 namespace oddsrelay {
 
@@ -34,17 +34,17 @@ std::string new_epoch();
 
 struct DataDirRecovery {
   std::string epoch;
-  bool created = false;          // the dir (or its epoch) was made now
-  uint64_t snapshot_seq = 0;     // 0: started from an empty state
+  bool created = false;       // the dir (or its epoch) was made now
+  uint64_t snapshot_seq = 0;  // 0: started from an empty state
   uint64_t snapshot_events = 0;
-  int64_t snapshot_retain_ended_ms = 0;  // the horizon the snapshot was kept with (0: not recorded)
+  int64_t snapshot_retain_ended_ms = 0;        // the horizon the snapshot was kept with (0: not recorded)
   std::vector<std::string> skipped_snapshots;  // "<path>: why" for each newer one that failed
-  uint64_t replayed = 0;         // journal records applied after the snapshot
+  uint64_t replayed = 0;                       // journal records applied after the snapshot
   uint64_t bad_records = 0;
   uint64_t truncated_bytes = 0;
   bool torn_tail = false;
-  uint64_t seq = 0;              // the position the engine is at now
-  uint64_t tail_segment = 0;     // first position of the segment appends go to (0: none yet)
+  uint64_t seq = 0;           // the position the engine is at now
+  uint64_t tail_segment = 0;  // first position of the segment appends go to (0: none yet)
   double millis = 0;
 };
 

@@ -3,12 +3,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
-#include <zlib.h>
 
 #include "protocol/feed_writer.h"
 
@@ -110,7 +109,7 @@ bool FeedFileWriter::open(const std::string& path, std::string& err) {
     err = "cannot open " + path + " for writing: " + std::strerror(errno);
     return false;
   }
-  struct stat st{};
+  struct stat st {};
   bool empty = fstat(fd_, &st) == 0 && st.st_size == 0;
   if (gz) {
     gz_ = gzdopen(fd_, "ab");

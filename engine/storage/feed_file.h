@@ -3,15 +3,15 @@
 // the oddsfeed tool. Reading accepts plain and gzip files alike.
 #pragma once
 
+#include <concurrentqueue/blockingconcurrentqueue.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
-#include "engine/pipeline.h"
+#include "engine/core/pipeline.h"
 #include "protocol/feed_reader.h"
 
 namespace oddsrelay {
@@ -19,10 +19,10 @@ namespace oddsrelay {
 struct FeedReadStats {
   uint64_t lines = 0;
   uint64_t records = 0;
-  uint64_t malformed = 0;     // includes bad checksums
+  uint64_t malformed = 0;  // includes bad checksums
   uint64_t unknown_ops = 0;
   uint64_t unknown_fields = 0;
-  bool torn_tail = false;     // the last line had no newline
+  bool torn_tail = false;  // the last line had no newline
 };
 
 // Pull reader over a plain or gzip file, one record at a time.

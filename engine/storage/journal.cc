@@ -14,7 +14,7 @@ namespace oddsrelay {
 
 SegmentReplay replay_segment(const std::string& path, uint64_t first, uint64_t after, Engine& engine, bool cut_tail) {
   SegmentReplay r;
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot stat " + path + ": " + std::strerror(errno));
   FeedFileReader reader;
   std::string err;

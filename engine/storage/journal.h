@@ -11,14 +11,14 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 
 namespace oddsrelay {
 
 struct SegmentReplay {
-  uint64_t records = 0;        // positions the segment holds (intact and corrupt middle lines)
-  uint64_t applied = 0;        // records applied (those after `after`)
-  uint64_t bad_records = 0;    // corrupt lines skipped (tail included)
+  uint64_t records = 0;      // positions the segment holds (intact and corrupt middle lines)
+  uint64_t applied = 0;      // records applied (those after `after`)
+  uint64_t bad_records = 0;  // corrupt lines skipped (tail included)
   uint64_t truncated_bytes = 0;
   bool torn_tail = false;
 };

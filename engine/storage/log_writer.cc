@@ -22,7 +22,7 @@ bool LogWriter::open(const DataDirRecovery& r, std::string& err) {
   stats_.written_seq.store(seq_);
   stats_.synced_seq.store(seq_);
   last_sync_ = last_snapshot_ = Clock::now();
-  struct stat st{};
+  struct stat st {};
   if (r.snapshot_seq != 0 && ::stat(snapshot_path(dir_, r.snapshot_seq).c_str(), &st) == 0)
     snapshot_bytes_.store(static_cast<uint64_t>(st.st_size));
   // Appends continue the last segment; with none (a new dir, or a snapshot
@@ -92,8 +92,9 @@ void LogWriter::append(const Batch& b) {
     const auto t0 = Clock::now();
     idle_.wait(lock, [&] { return !busy_ && !pending_; });
     stats_.compaction_waits.fetch_add(1, std::memory_order_relaxed);
-    stats_.compaction_wait_ms.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            Clock::now() - t0).count()), std::memory_order_relaxed);
+    stats_.compaction_wait_ms.fetch_add(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()),
+        std::memory_order_relaxed);
   }
   // The segment ends here: the snapshot covers it and everything before.
   if (!open_segment(seq_ + 1, err)) {
@@ -110,8 +111,8 @@ void LogWriter::append(const Batch& b) {
 // the newest snapshot, at least snapshot_min_bytes.
 uint64_t LogWriter::journal_limit() const {
   if (opts_.snapshot_journal_pct == 0) return UINT64_MAX;
-  return std::max(opts_.snapshot_min_bytes, snapshot_bytes_.load(std::memory_order_relaxed) / 100 *
-                                                opts_.snapshot_journal_pct);
+  return std::max(opts_.snapshot_min_bytes,
+                  snapshot_bytes_.load(std::memory_order_relaxed) / 100 * opts_.snapshot_journal_pct);
 }
 
 void LogWriter::tick() {
@@ -151,8 +152,9 @@ void LogWriter::compactor() {
       stats_.last_snapshot_seq.store(info.seq, std::memory_order_relaxed);
       stats_.last_snapshot_bytes.store(info.bytes, std::memory_order_relaxed);
       stats_.last_snapshot_copied.store(info.copied, std::memory_order_relaxed);
-      stats_.last_snapshot_ms.store(static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()), std::memory_order_relaxed);
+      stats_.last_snapshot_ms.store(
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()),
+          std::memory_order_relaxed);
     } else {
       stats_.snapshot_failures.fetch_add(1, std::memory_order_relaxed);
       std::fprintf(stderr, "oddsrelay: snapshot failed: %s\n", err.c_str());

@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/pipeline.h"
+#include "engine/core/pipeline.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/snapshot_file.h"
 
@@ -45,7 +45,7 @@ struct LogOptions {
 struct LogStats {
   std::atomic<uint64_t> records{0}, bytes{0}, syncs{0};
   std::atomic<uint64_t> snapshots{0}, snapshot_failures{0}, last_snapshot_seq{0}, last_snapshot_bytes{0};
-  std::atomic<uint64_t> last_snapshot_ms{0};  // how long writing it took
+  std::atomic<uint64_t> last_snapshot_ms{0};      // how long writing it took
   std::atomic<uint64_t> last_snapshot_copied{0};  // its state lines copied from the one before
   std::atomic<uint64_t> files_deleted{0};
   // Times the log thread waited for a snapshot being written because the
@@ -67,7 +67,7 @@ class LogWriter : public LogStage {
   // Opens the segment appends go to, as recovery left the dir.
   bool open(const DataDirRecovery& r, std::string& err);
   void append(const Batch& b) override;  // the pipeline's log thread
-  void tick() override;                   // likewise, when idle
+  void tick() override;                  // likewise, when idle
   // After the pipeline has stopped: syncs, waits for a snapshot being
   // written, and closes.
   void close();
@@ -99,8 +99,8 @@ class LogWriter : public LogStage {
 
   mutable std::mutex mu_;
   std::condition_variable cv_, idle_;  // the compactor's work; its being done with it
-  SnapshotPtr pending_;  // for the compactor; null when it has nothing to do
-  SnapshotLayout layout_;  // compactor only: the last file it wrote
+  SnapshotPtr pending_;                // for the compactor; null when it has nothing to do
+  SnapshotLayout layout_;              // compactor only: the last file it wrote
   bool busy_ = false, stopping_ = false;
   std::thread thread_;
 };

@@ -1,6 +1,9 @@
 #include "engine/storage/snapshot_file.h"
 
 #include <fcntl.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,10 +14,6 @@
 #include <functional>
 #include <memory>
 #include <vector>
-
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "engine/storage/fs_util.h"
 #include "protocol/event_id.h"
@@ -230,8 +229,8 @@ bool read_markets(const Value& v, MarketList& out, std::string& err) {
       ls[i].first = next;
       ls[i].count = lv[3].Size();
       for (const Value& ov : lv[3].GetArray()) {
-        if (!ov.IsArray() || ov.Size() != 5 || !ov[0].IsUint() || !ov[1].IsInt() || !ov[2].IsUint() ||
-            !ov[3].IsInt() || !ov[4].IsInt64())
+        if (!ov.IsArray() || ov.Size() != 5 || !ov[0].IsUint() || !ov[1].IsInt() || !ov[2].IsUint() || !ov[3].IsInt() ||
+            !ov[4].IsInt64())
           return err = "bad outcome", false;
         os[next++] = Outcome{ov[0].GetUint(), ov[1].GetInt(), ov[2].GetUint(), ov[3].GetInt(), ov[4].GetInt64()};
       }
@@ -263,8 +262,7 @@ bool read_result(std::string_view name, feed::MatchResult& out) {
 }
 
 bool read_score(const Value& v, feed::FeedParser& parser, ScoreState& s, std::string& err) {
-  if (!v.IsObject() || !v.HasMember("rec") || !v.HasMember("tl") || !v["tl"].IsArray())
-    return err = "bad score", false;
+  if (!v.IsObject() || !v.HasMember("rec") || !v.HasMember("tl") || !v["tl"].IsArray()) return err = "bad score", false;
   feed::Record r;
   if (!read_nested(v["rec"], parser, r, err)) return false;
   if (r.op() != feed::Op::Score) return err = "score: not a score record", false;
@@ -285,8 +283,10 @@ bool read_score(const Value& v, feed::FeedParser& parser, ScoreState& s, std::st
     s.final_at = e["at"].GetInt64();
     if (!read_result(e["res"].GetString(), s.final_result)) return err = "bad result", false;
     const Value& f = e["final"];
-    if (f.IsArray() && f.Size() == 2 && f[0].IsInt() && f[1].IsInt()) s.final_score = std::make_pair(f[0].GetInt(), f[1].GetInt());
-    else if (!f.IsNull()) return err = "bad final score", false;
+    if (f.IsArray() && f.Size() == 2 && f[0].IsInt() && f[1].IsInt())
+      s.final_score = std::make_pair(f[0].GetInt(), f[1].GetInt());
+    else if (!f.IsNull())
+      return err = "bad final score", false;
     if (!read_markets(e["odds"], s.odds_at_end, err)) return false;
   }
   return true;
@@ -408,7 +408,8 @@ namespace {
 // one buffer of about 1 MiB.
 class PreviousFile {
  public:
-  explicit PreviousFile(const std::string& path) : fd_(path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  explicit PreviousFile(const std::string& path)
+      : fd_(path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
   ~PreviousFile() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -480,8 +481,8 @@ uint64_t encode(const Snapshot& s, const std::function<void(std::string&)>& flus
     }
     if (!done) write_entry(*e, out, scratch);
     if (next)
-      next->lines.push_back({e->number, e->edit, e->updated_at, flushed + start,
-                             static_cast<uint32_t>(out.size() - start)});
+      next->lines.push_back(
+          {e->number, e->edit, e->updated_at, flushed + start, static_cast<uint32_t>(out.size() - start)});
     ++events;
     if (out.size() >= (1 << 20)) emit();
   }

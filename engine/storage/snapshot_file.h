@@ -17,7 +17,7 @@
 // derived (outcome ts and previous price, line ls, the score timeline and
 // settlement anchor, the lines withdrawn before full time) so that loading gives the same state digest as the
 // records that built it. `feed_clock` (the newest `at` applied) and
-// `evicted` are retention's state (engine/retention.h): the engine goes on
+// `evicted` are retention's state (engine/core/retention.h): the engine goes on
 // evicting at the same records after a load. `retain_ended` records the
 // horizon the state was kept with, for the operator (a restart uses its own
 // --retain-ended). A header of the log's first version lacks the three:
@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 
 namespace oddsrelay {
 
@@ -60,8 +60,8 @@ struct SnapshotLayout {
     uint64_t offset = 0;
     uint32_t length = 0;  // with its newline
   };
-  std::string path;          // empty: nothing to copy from
-  std::vector<Line> lines;   // ascending number, as in the file
+  std::string path;         // empty: nothing to copy from
+  std::vector<Line> lines;  // ascending number, as in the file
 };
 
 // Writes `s` to `path` atomically: a temporary file, fsync, rename, fsync of

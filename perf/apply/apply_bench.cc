@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <unordered_map>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "perf/perf_util.h"
 
 namespace {

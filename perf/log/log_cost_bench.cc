@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "engine/pipeline.h"
+#include "engine/core/pipeline.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/log_writer.h"
 #include "perf/perf_util.h"

@@ -1,4 +1,4 @@
-// What the line history (engine/line_history.h) costs and what it buys, on
+// What the line history (engine/core/line_history.h) costs and what it buys, on
 // the simulator's own book: the simulator runs on virtual time through a
 // real engine until its fixtures have played out; for every fixture whose
 // whole life was seen (pre-match, kick-off, full time) it reports the lines
@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/catalog.h"
-#include "engine/engine.h"
-#include "engine/settlement.h"
-#include "tools/sources/simulator.h"
+#include "engine/catalog/catalog.h"
+#include "engine/core/engine.h"
+#include "engine/settlement/settlement.h"
+#include "engine/sources/simulator.h"
 
 using namespace oddsrelay;
 

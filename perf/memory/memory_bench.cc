@@ -14,7 +14,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "perf/perf_util.h"
 
 using namespace oddsrelay;

@@ -1,8 +1,8 @@
 // GET /v1/event?id=: one listed event's object, as the engine encoded it.
 #include <rapidjson/document.h>
 
+#include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
-#include "rest/errors.h"
 #include "rest/params.h"
 
 namespace oddsrelay::rest::api {

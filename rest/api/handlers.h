@@ -6,34 +6,34 @@
 // also has a declare_* function the router calls before the permission check.
 #pragma once
 
-#include "rest/access.h"
+#include "protocol/api/access.h"
 #include "rest/call.h"
 
 namespace oddsrelay::rest::api {
 
-void sports(Call& c);                         // GET /v1/sports
-void live(Call& c);                           // GET /v1/live
-void prematch(Call& c);                       // GET /v1/prematch
-void event(Call& c);                          // GET /v1/event
+void sports(Call& c);    // GET /v1/sports
+void live(Call& c);      // GET /v1/live
+void prematch(Call& c);  // GET /v1/prematch
+void event(Call& c);     // GET /v1/event
 void declare_event(Call& c, Needs& n);
-void odds(Call& c);                           // GET and POST /v1/odds
-void scores(Call& c);                         // GET /v1/scores
-void settlements(Call& c);                    // GET /v1/settlements
-void markets(Call& c);                        // GET /v1/markets
-void market_groups(Call& c);                  // GET /v1/market-groups
-void status(Call& c);                         // GET /v1/status
-void metrics(Call& c);                        // GET /metrics (not with --metrics-listen)
-void stream_url(Call& c);                     // GET /v1/stream
-void widget_events(Call& c);                  // GET /widget-events
-void widget_data(Call& c);                    // GET /widget-data
-void widget_page(Call& c);                    // GET /widget
-void rdstn(Call& c);                          // POST /rdstn
+void odds(Call& c);           // GET and POST /v1/odds
+void scores(Call& c);         // GET /v1/scores
+void settlements(Call& c);    // GET /v1/settlements
+void markets(Call& c);        // GET /v1/markets
+void market_groups(Call& c);  // GET /v1/market-groups
+void status(Call& c);         // GET /v1/status
+void metrics(Call& c);        // GET /metrics (not with --metrics-listen)
+void stream_url(Call& c);     // GET /v1/stream
+void widget_events(Call& c);  // GET /widget-events
+void widget_data(Call& c);    // GET /widget-data
+void widget_page(Call& c);    // GET /widget
+void rdstn(Call& c);          // POST /rdstn
 void declare_rdstn(Call& c, Needs& n);
 
 // Routes without a key: the URL or the page carries its own credential.
-void healthz(Call& c);                        // GET /healthz
-void stream_play(Call& c);                    // GET /stream/play
-void settlement_policy(Call& c);              // GET, HEAD /docs/settlement
-void explorer(Call& c);                       // GET /docs/explore
+void healthz(Call& c);            // GET /healthz
+void stream_play(Call& c);        // GET /stream/play
+void settlement_policy(Call& c);  // GET, HEAD /docs/settlement
+void explorer(Call& c);           // GET /docs/explore
 
 }  // namespace oddsrelay::rest::api

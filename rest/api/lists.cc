@@ -1,8 +1,8 @@
 // GET /v1/live and GET /v1/prematch: the listed events, by sport. Answers
 // are cached per parameters and engine state (rest/list_cache.h).
+#include "engine/views/json_views.h"
+#include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
-#include "rest/errors.h"
-#include "rest/json_views.h"
 #include "rest/params.h"
 
 namespace oddsrelay::rest::api {
@@ -22,8 +22,10 @@ std::string encode(const Snapshot& snap, bool live, std::optional<int32_t> sport
     w.Int64(snap.last_live_at);
   }
   w.Key("sport");
-  if (sport) w.Int(*sport);
-  else w.Null();
+  if (sport)
+    w.Int(*sport);
+  else
+    w.Null();
   w.Key("data");
   if (sport) {
     write_events(w, groups.empty() ? std::vector<const EventEntry*>{} : groups[0].events);
@@ -56,8 +58,10 @@ void list(Call& c, bool live) {
   ListCache::Answer* a = cache.find(*c.snap, live, sport, limit);
   if (!a) a = &cache.put(*c.snap, live, sport, limit, encode(*c.snap, live, sport, limit));
   const std::string* gz = a->body.size() > Call::kGzipMin && c.accepts_gzip() ? cache.gzip(*a) : nullptr;
-  if (gz) c.send_json(200, *gz, "gzip");
-  else c.send_json(200, a->body, {});
+  if (gz)
+    c.send_json(200, *gz, "gzip");
+  else
+    c.send_json(200, a->body, {});
 }
 
 }  // namespace

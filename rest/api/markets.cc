@@ -1,7 +1,7 @@
 // GET /v1/markets and GET /v1/market-groups: the catalog's encodings, built
 // once per parameter set (rest/catalog_views.h), with ETag and 304.
+#include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
-#include "rest/errors.h"
 #include "rest/params.h"
 
 namespace oddsrelay::rest::api {

@@ -2,13 +2,13 @@
 // with a weak ETag and 304) and POST /v1/odds (one market, 5-element
 // tuples, a bare object; no ETag: a POST answer is not cached, and a
 // matching If-None-Match on POST would have to be a 412).
-#include <algorithm>
-
 #include <rapidjson/document.h>
 
+#include <algorithm>
+
+#include "engine/views/json_views.h"
+#include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
-#include "rest/errors.h"
-#include "rest/json_views.h"
 #include "rest/gzip_pieces.h"
 #include "rest/odds_cache.h"
 #include "rest/odds_etag.h"

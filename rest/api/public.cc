@@ -1,10 +1,10 @@
 // The routes without a key: /healthz for load balancers (nothing about the
 // data), the settlement policy document, and the explorer page, which
 // carries the origin-locked demo key.
+#include "protocol/api/errors.h"
+#include "protocol/clock.h"
 #include "rest/api/handlers.h"
-#include "rest/clock.h"
 #include "rest/embedded_files.h"
-#include "rest/errors.h"
 
 namespace oddsrelay::rest::api {
 
@@ -19,9 +19,7 @@ void healthz(Call& c) {
   c.send(ready ? 200 : 503);
 }
 
-void settlement_policy(Call& c) {
-  c.send_raw(200, "text/markdown; charset=utf-8", rest::settlement_policy());
-}
+void settlement_policy(Call& c) { c.send_raw(200, "text/markdown; charset=utf-8", rest::settlement_policy()); }
 
 void explorer(Call& c) {
   auto ev = c.param("event");

@@ -8,8 +8,10 @@ namespace oddsrelay::rest::api {
 // A body that does not validate declares nothing more and is answered 400.
 void declare_rdstn(Call& c, Needs& n) {
   c.rdstn.emplace();
-  if (parse_rdstn(c.req.body, *c.rdstn, c.rdstn_error)) rdstn_needs(*c.rdstn, *c.snap, n);
-  else if (c.rdstn_error.empty()) c.rdstn_error = "Invalid body";
+  if (parse_rdstn(c.req.body, *c.rdstn, c.rdstn_error))
+    rdstn_needs(*c.rdstn, *c.snap, n);
+  else if (c.rdstn_error.empty())
+    c.rdstn_error = "Invalid body";
 }
 
 void rdstn(Call& c) {

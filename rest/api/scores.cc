@@ -2,8 +2,8 @@
 // every listed event with one.
 #include <algorithm>
 
+#include "engine/views/json_views.h"
 #include "rest/api/handlers.h"
-#include "rest/json_views.h"
 #include "rest/params.h"
 
 namespace oddsrelay::rest::api {

@@ -2,9 +2,9 @@
 // lang: each event's settlement record from the settlement cache.
 #include <unordered_set>
 
+#include "protocol/api/errors.h"
 #include "protocol/event_id.h"
 #include "rest/api/handlers.h"
-#include "rest/errors.h"
 #include "rest/params.h"
 
 namespace oddsrelay::rest::api {

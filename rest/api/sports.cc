@@ -1,5 +1,6 @@
 // GET /v1/sports: the sports held with their live and pre-match counts.
 #include "protocol/sports.h"
+
 #include "rest/api/handlers.h"
 
 namespace oddsrelay::rest::api {

@@ -1,9 +1,9 @@
 // GET /v1/status: counters for operators, from this snapshot and the
 // components' own counters; nothing here needs a permission.
+#include "protocol/api/errors.h"
+#include "protocol/clock.h"
 #include "rest/api/handlers.h"
-#include "rest/clock.h"
 #include "rest/http_server.h"
-#include "rest/errors.h"
 #include "rest/metrics_endpoint.h"
 
 namespace oddsrelay::rest::api {
@@ -102,8 +102,10 @@ void status(Call& c) {
   c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.lists.gzips(); }));
   c.w.EndObject();
   c.w.Key("feed");
-  if (ctx.feed_status) ctx.feed_status(c.w);
-  else c.w.Null();
+  if (ctx.feed_status)
+    ctx.feed_status(c.w);
+  else
+    c.w.Null();
   c.w.Key("settlements");
   c.w.StartObject();
   c.w.Key("computed");
@@ -120,11 +122,15 @@ void status(Call& c) {
     ctx.webhook_status(c.w);
   }
   c.w.Key("log");
-  if (ctx.log_status) ctx.log_status(c.w);
-  else c.w.Null();
+  if (ctx.log_status)
+    ctx.log_status(c.w);
+  else
+    c.w.Null();
   c.w.Key("bus");
-  if (ctx.bus_status) ctx.bus_status(c.w);
-  else c.w.Null();
+  if (ctx.bus_status)
+    ctx.bus_status(c.w);
+  else
+    c.w.Null();
   if (ctx.server) {
     c.w.Key("http");
     c.w.StartObject();

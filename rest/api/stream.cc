@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "protocol/api/errors.h"
+#include "protocol/clock.h"
 #include "rest/api/handlers.h"
-#include "rest/clock.h"
-#include "rest/errors.h"
 #include "rest/params.h"
 
 namespace oddsrelay::rest::api {
@@ -46,9 +46,12 @@ void stream_play(Call& c) {
   auto e = exp ? parse_int(*exp) : std::nullopt;
   if (!event || !key || !e || !sig) return c.error(403, err::kBadStreamSignature);
   switch (c.st.stream_signer.verify(*event, *key, *e, *sig, wall_ms() / 1000)) {
-    case StreamSigner::Check::BadSignature: return c.error(403, err::kBadStreamSignature);
-    case StreamSigner::Check::Expired: return c.error(403, err::kStreamExpired);
-    case StreamSigner::Check::Ok: break;
+    case StreamSigner::Check::BadSignature:
+      return c.error(403, err::kBadStreamSignature);
+    case StreamSigner::Check::Expired:
+      return c.error(403, err::kStreamExpired);
+    case StreamSigner::Check::Ok:
+      break;
   }
   c.begin_success();
   c.w.Key("event_id");

@@ -1,8 +1,8 @@
 // The match tracker: GET /widget-events (live events), GET /widget-data
 // (one event with the key's widget settings) and GET /widget (the page).
+#include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
 #include "rest/embedded_files.h"
-#include "rest/errors.h"
 #include "rest/params.h"
 #include "rest/widget_views.h"
 

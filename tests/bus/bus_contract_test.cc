@@ -43,7 +43,8 @@ TEST(BusContract, MsgIdIsEpochColonLastPosition) {
   ASSERT_TRUE(parse_msg_id("1c449176dc1d:18416", e, s));
   EXPECT_EQ(e, "1c449176dc1d");
   EXPECT_EQ(s, 18416u);
-  for (const char* bad : {"", "abc", ":5", "e:", "e:0", "e:-1", "e:5x", "a:b:5"}) EXPECT_FALSE(parse_msg_id(bad, e, s)) << bad;
+  for (const char* bad : {"", "abc", ":5", "e:", "e:0", "e:-1", "e:5x", "a:b:5"})
+    EXPECT_FALSE(parse_msg_id(bad, e, s)) << bad;
 }
 
 TEST(BusContract, LinesOfAMessage) {
@@ -80,16 +81,16 @@ LogMessage msg(const std::string& epoch, uint64_t last, uint64_t records) {
 }
 
 TEST(LogFit, OnlyTheExactContinuationIsApplied) {
-  EXPECT_EQ(fit(msg("e", 10, 3), "e", 7), Fit::Next);   // positions 8..10 after 7
+  EXPECT_EQ(fit(msg("e", 10, 3), "e", 7), Fit::Next);  // positions 8..10 after 7
   EXPECT_EQ(fit(msg("e", 1, 1), "e", 0), Fit::Next);
-  EXPECT_EQ(fit(msg("e", 7, 3), "e", 7), Fit::Old);     // already applied (a resend)
+  EXPECT_EQ(fit(msg("e", 7, 3), "e", 7), Fit::Old);  // already applied (a resend)
   EXPECT_EQ(fit(msg("e", 5, 2), "e", 7), Fit::Old);
-  EXPECT_EQ(fit(msg("e", 12, 3), "e", 7), Fit::Gap);    // 10..12: 8 and 9 missing
-  EXPECT_EQ(fit(msg("e", 9, 3), "e", 7), Fit::Gap);     // 7..9 overlaps: not a continuation
+  EXPECT_EQ(fit(msg("e", 12, 3), "e", 7), Fit::Gap);  // 10..12: 8 and 9 missing
+  EXPECT_EQ(fit(msg("e", 9, 3), "e", 7), Fit::Gap);   // 7..9 overlaps: not a continuation
   EXPECT_EQ(fit(msg("f", 10, 3), "e", 7), Fit::OtherLog);
-  EXPECT_EQ(fit(msg("", 10, 3), "e", 7), Fit::Bad);     // no Nats-Msg-Id
-  EXPECT_EQ(fit(msg("e", 10, 0), "e", 7), Fit::Bad);    // no records
-  EXPECT_EQ(fit(msg("e", 2, 3), "e", 0), Fit::Bad);     // more records than positions
+  EXPECT_EQ(fit(msg("", 10, 3), "e", 7), Fit::Bad);   // no Nats-Msg-Id
+  EXPECT_EQ(fit(msg("e", 10, 0), "e", 7), Fit::Bad);  // no records
+  EXPECT_EQ(fit(msg("e", 2, 3), "e", 0), Fit::Bad);   // more records than positions
 }
 
 }  // namespace

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/pipeline.h"
-#include "engine/state_digest.h"
+#include "engine/core/pipeline.h"
+#include "engine/core/state_digest.h"
 #include "engine/storage/snapshot_file.h"
 #include "tests/test_util.h"
 

@@ -3,7 +3,7 @@
 // that name real markets, names composed per language with English
 // fallback; the loader's checks (a bad file is refused with one line, never
 // a crash); and CatalogSource's reloads (unchanged, replaced, bad file kept).
-#include "engine/catalog.h"
+#include "engine/catalog/catalog.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "engine/catalog_source.h"
-#include "tools/sources/sim_catalog.h"
-#include "tools/sources/sim_pricing.h"
+#include "engine/catalog/catalog_source.h"
+#include "engine/sources/sim_catalog.h"
+#include "engine/sources/sim_pricing.h"
 
 namespace oddsrelay {
 namespace {
@@ -30,12 +30,18 @@ TEST(Catalog, HasEverySpecMarketWithItsMeaning) {
     std::set<uint32_t> outcomes;
   };
   const Want wants[] = {
-      {1001, "1x2", {2001, 2002, 2003}},         {1004, "correct_score", {2004, 2005}},
-      {1005, "handicap_asian", {2006, 2007}},    {1007, "total", {2008, 2009}},
-      {1009, "dnb", {2010, 2011}},               {1011, "handicap_asian", {2012, 2013}},
-      {1012, "correct_score", {2014, 2015}},     {1018, "total", {2016, 2017}},
-      {1019, "btts", {2018, 2019}},              {1054, "handicap_asian", {2020, 2021}},
-      {1080, "total", {2022, 2023}},             {1128, "corners_total", {2024, 2025}},
+      {1001, "1x2", {2001, 2002, 2003}},
+      {1004, "correct_score", {2004, 2005}},
+      {1005, "handicap_asian", {2006, 2007}},
+      {1007, "total", {2008, 2009}},
+      {1009, "dnb", {2010, 2011}},
+      {1011, "handicap_asian", {2012, 2013}},
+      {1012, "correct_score", {2014, 2015}},
+      {1018, "total", {2016, 2017}},
+      {1019, "btts", {2018, 2019}},
+      {1054, "handicap_asian", {2020, 2021}},
+      {1080, "total", {2022, 2023}},
+      {1128, "corners_total", {2024, 2025}},
   };
   for (const Want& w : wants) {
     const CatalogMarket* m = cat().market(w.id);
@@ -81,7 +87,7 @@ TEST(Catalog, OutcomeIdsArePerMarket) {
 }
 
 // The simulator prices the interface's markets with the catalog's ids and
-// meanings (tools/sources/sim_catalog.cc).
+// meanings (engine/sources/sim_catalog.cc).
 TEST(Catalog, SimulatorOutcomeIdsAreTheCatalogs) {
   const std::map<uint32_t, std::vector<std::string>> names = {
       {1001, {"Home", "Draw", "Away"}}, {1004, {"Score", "Other"}}, {1005, {"Home", "Away"}},
@@ -224,11 +230,14 @@ TEST(Catalog, BadFilesAreRefusedWithAReason) {
       {base + R"("markets":[],"tabs":{}})", "markets is empty"},
       {base + R"("markets":{},"tabs":{}})", "'markets' is not an array"},
       {base + R"("markets":[7],"tabs":{}})", "a market is not an object"},
-      {base + R"("markets":[{"id":5,"sports":1,"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})", "'sports' is not an array"},
-      {base + R"("markets":[{"id":5,"sports":["1"],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})", "sport that is not"},
+      {base + R"("markets":[{"id":5,"sports":1,"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})",
+       "'sports' is not an array"},
+      {base + R"("markets":[{"id":5,"sports":["1"],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})",
+       "sport that is not"},
       {base + R"("markets":[{"id":5,"sports":[],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})", "has no sport"},
       {base + R"("markets":[{"id":5,"sports":[1],"name":"X","outcomes":[1]}],"tabs":{}})", "'name' is not an object"},
-      {base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X"},"outcomes":["1"]}],"tabs":{}})", "outcome is not a positive"},
+      {base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X"},"outcomes":["1"]}],"tabs":{}})",
+       "outcome is not a positive"},
       {base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X"},"outcomes":[]}],"tabs":{}})", "has no outcomes"},
       {base + R"("markets":[{"id":-5,"sports":[1],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})", "market id is not"},
       {base + one.substr(0, one.size() - 2) + R"(,{"id":5,"sports":[2],"name":{"en":"Y"},"outcomes":[1]}],"tabs":{}})",
@@ -250,7 +259,8 @@ TEST(Catalog, BadFilesAreRefusedWithAReason) {
     EXPECT_NE(got.find(why), std::string::npos) << json << " -> " << got;
     EXPECT_EQ(got.find('\n'), std::string::npos) << got;  // one line
   }
-  auto ok = Catalog::parse(base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X","family":"X"},"outcomes":[1]}],"tabs":{}})");
+  auto ok = Catalog::parse(
+      base + R"("markets":[{"id":5,"sports":[1],"name":{"en":"X","family":"X"},"outcomes":[1]}],"tabs":{}})");
   EXPECT_EQ(ok->markets().size(), 1u);
   EXPECT_EQ(ok->version(), "t");
 }

@@ -1,10 +1,10 @@
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 
 #include <gtest/gtest.h>
 
 #include <tuple>
 
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay {
@@ -22,10 +22,11 @@ const Market* find_market(const Snapshot& s, uint64_t number, uint32_t id) {
 
 TEST(Engine, DerivesSpecialLsAndTs) {
   Engine e;
-  test::apply_all(e, {market(1000, "s7-1.5", 1001, {{"s", 0, {{2001, 185, 0}, {2002, 340, 0}}},
-                                                    {"s2.5", 0, {{2101, 190, 0}}},
-                                                    {"s1:0", 0, {{2201, 700, 0}}},
-                                                    {"s-0.75", 1, {}}})});
+  test::apply_all(e, {market(1000, "s7-1.5", 1001,
+                             {{"s", 0, {{2001, 185, 0}, {2002, 340, 0}}},
+                              {"s2.5", 0, {{2101, 190, 0}}},
+                              {"s1:0", 0, {{2201, 700, 0}}},
+                              {"s-0.75", 1, {}}})});
   const Market* m = find_market(*e.current(), 5, 1001);
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->lines.size(), 4u);
@@ -62,7 +63,8 @@ TEST(Engine, OutcomeTsChangesOnlyWithPriceOrFlags) {
 
 TEST(Engine, EmptyLinesRemoveTheMarket) {
   Engine e;
-  test::apply_all(e, {market(1, "5", 1001, {{"s", 0, {{2001, 185, 0}}}}), market(1, "5", 1019, {{"s", 0, {{2010, 150, 0}}}})});
+  test::apply_all(
+      e, {market(1, "5", 1001, {{"s", 0, {{2001, 185, 0}}}}), market(1, "5", 1019, {{"s", 0, {{2010, 150, 0}}}})});
   EXPECT_EQ(e.current()->markets, 2u);
   test::apply_all(e, {test::rec(R"({"at":2,"op":"market","id":"5","market":1001,"lines":{}})")});
   EXPECT_EQ(find_market(*e.current(), 5, 1001), nullptr);
@@ -143,7 +145,8 @@ TEST(Engine, RemovedEventsScoreKeepsTheEventsKickoff) {
   test::apply_all(e, {test::rec(R"({"at":5,"op":"score","id":"7","home":2,"away":0,"status":"ended"})")});
   EXPECT_EQ(e.current()->events.find(7)->score->last.kickoff, std::optional<int64_t>(1767225600));
   EXPECT_EQ(e.current()->events.find(7)->score->last.home, std::optional<int32_t>(2));
-  test::apply_all(e, {test::rec(R"({"at":6,"op":"score","id":"7","home":2,"away":0,"status":"ended","kickoff":1767229200})")});
+  test::apply_all(
+      e, {test::rec(R"({"at":6,"op":"score","id":"7","home":2,"away":0,"status":"ended","kickoff":1767229200})")});
   EXPECT_EQ(e.current()->events.find(7)->score->last.kickoff, std::optional<int64_t>(1767229200));
   // A record's own kickoff is never replaced by the event's.
   test::apply_all(e, {test::event(7, "8", 1, true),
@@ -167,8 +170,7 @@ TEST(Engine, RemoveOfUnknownEventIsSkippedAndCounted) {
 TEST(Engine, RemoveAndReAddDoNotDependOnBatching) {
   const std::vector<std::string> lines = {
       R"({"at":1,"op":"event","id":"s7-1.9","event":{"h":"A","a":"B","sport":1,"live":false,"ts":5}})",
-      R"({"at":2,"op":"remove","id":"s7-1.9"})",
-      R"({"at":3,"op":"remove","id":"s7-1.9"})",
+      R"({"at":2,"op":"remove","id":"s7-1.9"})", R"({"at":3,"op":"remove","id":"s7-1.9"})",
       R"({"at":4,"op":"market","id":"9","market":1001,"lines":{"s":{"s":0,"o":{"1":[150,0]}}}})"};
   auto run = [&](bool one_batch) {
     Engine e;
@@ -255,7 +257,8 @@ TEST(Engine, PublishedSnapshotsNeverChange) {
   test::apply_all(e, {test::event(1, "1", 1, true), market(1, "1", 1001, {{"s", 0, {{2001, 185, 0}}}})});
   SnapshotPtr old = e.current();
   for (int i = 0; i < 50; ++i)
-    test::apply_all(e, {market(10 + i, "1", 1001, {{"s", 0, {{2001, 200 + i, 0}}}}), test::event(10 + i, std::to_string(100 + i), 2, false)});
+    test::apply_all(e, {market(10 + i, "1", 1001, {{"s", 0, {{2001, 200 + i, 0}}}}),
+                        test::event(10 + i, std::to_string(100 + i), 2, false)});
   EXPECT_EQ(old->events.size(), 1u);
   EXPECT_EQ(old->events.find(1)->market(1001)->outcomes[0].price, 185);
   EXPECT_EQ(e.current()->events.find(1)->market(1001)->outcomes[0].price, 249);

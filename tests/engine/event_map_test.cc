@@ -1,4 +1,4 @@
-#include "engine/event_map.h"
+#include "engine/core/event_map.h"
 
 #include <gtest/gtest.h>
 

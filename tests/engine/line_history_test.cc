@@ -1,16 +1,16 @@
-// The line history (engine/line_history.h): which lines an event keeps as
+// The line history (engine/core/line_history.h): which lines an event keeps as
 // withdrawn, with which read, when it stops changing, that it is copied on
 // write like the rest of the state, its bound, and that the state digest
 // sees it.
-#include "engine/line_history.h"
+#include "engine/core/line_history.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
-#include "engine/state_digest.h"
+#include "engine/core/engine.h"
+#include "engine/core/state_digest.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay {
@@ -46,14 +46,15 @@ feed::Record score(int64_t at, const std::string& status, int h, int a) {
 
 TEST(LineHistory, RungThatLeavesTheLadderIsKeptWithItsLastRead) {
   Engine e;
-  test::apply_all(e, {test::event(1, kId, 1, true),
-                      market(10, kId, 1007, {{"s1.5", 0, {{2101, 130, 0}, {2102, 320, 0}}},
-                                             {"s2.5", 0, {{2101, 190, 0}, {2102, 190, 0}}}}),
-                      market(20, kId, 1007, {{"s1.5", 1, {{2101, 125, 0}, {2102, 340, 4}}},
-                                             {"s2.5", 0, {{2101, 185, 0}, {2102, 195, 0}}}}),
-                      // The ladder moves: 1.5 goes, 3.5 comes.
-                      market(30, kId, 1007, {{"s2.5", 0, {{2101, 150, 0}, {2102, 240, 0}}},
-                                             {"s3.5", 0, {{2101, 260, 0}, {2102, 145, 0}}}})});
+  test::apply_all(
+      e, {test::event(1, kId, 1, true),
+          market(10, kId, 1007,
+                 {{"s1.5", 0, {{2101, 130, 0}, {2102, 320, 0}}}, {"s2.5", 0, {{2101, 190, 0}, {2102, 190, 0}}}}),
+          market(20, kId, 1007,
+                 {{"s1.5", 1, {{2101, 125, 0}, {2102, 340, 4}}}, {"s2.5", 0, {{2101, 185, 0}, {2102, 195, 0}}}}),
+          // The ladder moves: 1.5 goes, 3.5 comes.
+          market(30, kId, 1007,
+                 {{"s2.5", 0, {{2101, 150, 0}, {2102, 240, 0}}}, {"s3.5", 0, {{2101, 260, 0}, {2102, 145, 0}}}})});
   EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s1.5 s=1 2101:125:0 2102:340:4 ls=20"}));
   EXPECT_EQ(entry(e).history->lines, 1u);
   EXPECT_EQ(entry(e).history->dropped, 0u);
@@ -82,14 +83,15 @@ TEST(LineHistory, RemovedMarketKeepsEveryLine) {
                       // Pre-match markets go at kick-off: a removal record.
                       test::rec(R"({"at":20,"op":"market","id":")" + kId + R"(","market":1004,"lines":{}})")});
   EXPECT_EQ(entry(e).market(1004), nullptr);
-  EXPECT_EQ(withdrawn(entry(e), 1004), (std::vector<std::string>{"s1:0 s=0 2201:700:0 ls=10", "s s=0 2202:400:0 ls=10"}));
+  EXPECT_EQ(withdrawn(entry(e), 1004),
+            (std::vector<std::string>{"s1:0 s=0 2201:700:0 ls=10", "s s=0 2202:400:0 ls=10"}));
 }
 
 TEST(LineHistory, RemovedEventKeepsItsLinesWhileItHasAScore) {
   Engine e;
-  test::apply_all(e, {test::event(1, kId, 1, true), score(2, "live", 0, 0),
-                      market(10, kId, 1001, {{"s", 0, {{2001, 200, 0}}}}),
-                      test::rec(R"({"at":20,"op":"remove","id":")" + kId + R"("})")});
+  test::apply_all(
+      e, {test::event(1, kId, 1, true), score(2, "live", 0, 0), market(10, kId, 1001, {{"s", 0, {{2001, 200, 0}}}}),
+          test::rec(R"({"at":20,"op":"remove","id":")" + kId + R"("})")});
   ASSERT_NE(e.current()->events.find(42), nullptr);
   EXPECT_EQ(withdrawn(entry(e), 1001), (std::vector<std::string>{"s s=0 2001:200:0 ls=10"}));
 }

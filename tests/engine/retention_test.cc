@@ -1,19 +1,20 @@
-// Retention (engine/retention.h): an ended or unlisted event leaves the
+// Retention (engine/core/retention.h): an ended or unlisted event leaves the
 // state once the feed clock (the newest `at`) is the horizon past its last
 // record, not a millisecond before; a listed event that has not ended stays;
 // a late record for an evicted event starts it afresh; and the state at
 // every seq is the same however the records are batched, because eviction
 // happens inside apply(), record by record.
+#include "engine/core/retention.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
-#include "engine/engine.h"
-#include "engine/retention.h"
-#include "engine/state_digest.h"
+#include "engine/core/engine.h"
+#include "engine/core/state_digest.h"
+#include "engine/sources/simulator.h"
 #include "tests/test_util.h"
-#include "tools/sources/simulator.h"
 
 namespace oddsrelay {
 namespace {
@@ -44,9 +45,8 @@ TEST(Retention, EndedEventLeavesAtTheHorizonNotBefore) {
   // 3: removed at 1000 without a final, with stats. 4: pre-match, no end.
   test::apply_all(e, {test::event(500, "1", 1, true), market(500, "1", 1001, {{"s", 0, {{2001, 185, 0}}}}),
                       test::event(500, "2", 1, true), test::event(500, "3", 2, true),
-                      test::rec(R"({"at":600,"op":"stats","id":"3","corners":[1,0]})"),
-                      test::event(500, "4", 1, false), score(1000, "1", 2, 1, "ended"),
-                      test::rec(R"({"at":1000,"op":"remove","id":"3"})")});
+                      test::rec(R"({"at":600,"op":"stats","id":"3","corners":[1,0]})"), test::event(500, "4", 1, false),
+                      score(1000, "1", 2, 1, "ended"), test::rec(R"({"at":1000,"op":"remove","id":"3"})")});
   SnapshotPtr s = e.current();
   EXPECT_EQ(s->ended, 1u);
   EXPECT_EQ(s->ended_live, 1u);
@@ -147,7 +147,7 @@ TEST(Retention, EvictedAndBackWithinOneBatchIsOneChange) {
   Engine e;
   e.set_retain_ended_ms(kHorizon);
   test::apply_all(e, {test::event(1000, "1", 1, true), score(1000, "1", 2, 1, "ended")});
-  e.apply(tick(1000 + kHorizon));               // evicts 1
+  e.apply(tick(1000 + kHorizon));                       // evicts 1
   e.apply(test::event(1000 + kHorizon, "1", 1, true));  // and it comes back
   BatchPtr b = e.commit();
   size_t for_1 = 0;
@@ -184,7 +184,7 @@ std::vector<feed::Record> sim_feed(size_t n) {
 
 constexpr int64_t kSimHorizon = 3000;
 
-// The lines an event withdrew (engine/line_history.h) live in its entry:
+// The lines an event withdrew (engine/core/line_history.h) live in its entry:
 // they count in the state's bytes while it is held and leave with it.
 TEST(Retention, WithdrawnLinesCountAndLeaveWithTheirEvent) {
   Engine e;
@@ -252,7 +252,8 @@ TEST(Retention, EveryBatchingGivesTheSameStateAtEverySeq) {
       in_batch = 0;
       if (mode == 3) limit = 1 + rng() % 300;
       if (BatchPtr b = e.commit()) {
-        ASSERT_EQ(state_digest(*b->snapshot), digest[b->snapshot->seq]) << "mode " << mode << " seq " << b->snapshot->seq;
+        ASSERT_EQ(state_digest(*b->snapshot), digest[b->snapshot->seq])
+            << "mode " << mode << " seq " << b->snapshot->seq;
         ++compared;
       }
     }

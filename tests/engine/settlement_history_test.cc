@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
-#include "engine/settlement.h"
+#include "engine/core/engine.h"
+#include "engine/settlement/settlement.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay {
@@ -37,14 +37,16 @@ class Book {
                std::to_string(id) + R"(,"lines":{}})");
   }
   Book& score(int64_t at, const std::string& status, int h, int a, const std::string& extra = "") {
-    return rec(R"({"at":)" + std::to_string(at) + R"(,"op":"score","id":")" + kId + R"(","home":)" +
-               std::to_string(h) + R"(,"away":)" + std::to_string(a) + R"(,"status":")" + status + "\"" + extra + "}");
+    return rec(R"({"at":)" + std::to_string(at) + R"(,"op":"score","id":")" + kId + R"(","home":)" + std::to_string(h) +
+               R"(,"away":)" + std::to_string(a) + R"(,"status":")" + status + "\"" + extra + "}");
   }
   Book& rec(const std::string& line) {
     test::apply_all(engine_, {test::rec(line)});
     return *this;
   }
-  Settlement settle(bool inplay = false) { return oddsrelay::settle(*engine_.current()->events.find(43), cat(), inplay); }
+  Settlement settle(bool inplay = false) {
+    return oddsrelay::settle(*engine_.current()->events.find(43), cat(), inplay);
+  }
   // Every (market, line) the settlement lists, in order.
   std::vector<std::string> lines() {
     std::vector<std::string> out;
@@ -95,12 +97,14 @@ TEST(SettlementHistory, MarketRemovedAtKickOffSettlesFromTheFinalScore) {
 
 TEST(SettlementHistory, RungWithdrawnOpenSettlesWithPushesAndQuarterLines) {
   Book b;
-  b.market(10, 1007, {{"s3", 0, {{2008, 240, 0}, {2009, 155, 0}}}, {"s2.25", 0, {{2008, 180, 0}, {2009, 200, 0}}},
-                      {"s1.5", 0, {{2008, 130, 0}, {2009, 320, 0}}}})
+  b.market(10, 1007,
+           {{"s3", 0, {{2008, 240, 0}, {2009, 155, 0}}},
+            {"s2.25", 0, {{2008, 180, 0}, {2009, 200, 0}}},
+            {"s1.5", 0, {{2008, 130, 0}, {2009, 320, 0}}}})
       .market(20, 1007, {{"s1.5", 0, {{2008, 120, 0}, {2009, 350, 0}}}})
       .score(30, "ended", 2, 1);
   EXPECT_SETTLED(b.get(1007, "s1.5", 2008), R::Win, "", false);
-  EXPECT_SETTLED(b.get(1007, "s3", 2008), R::Void, reason::kPush, true);         // rule 4
+  EXPECT_SETTLED(b.get(1007, "s3", 2008), R::Void, reason::kPush, true);            // rule 4
   EXPECT_SETTLED(b.get(1007, "s2.25", 2009), R::Void, reason::kQuarterLine, true);  // rule 6
 }
 
@@ -143,18 +147,21 @@ TEST(SettlementHistory, CorrectScoreOtherCountsWithdrawnScorelines) {
   b.market(10, 1004, {{"s0:0", 0, {{2004, 900, 0}}}, {"s1:0", 0, {{2004, 700, 0}}}, {"s", 0, {{2005, 400, 0}}}})
       .score(15, "live", 1, 0)
       .market(16, 1004, {{"s1:0", 0, {{2004, 300, 0}}}, {"s", 0, {{2005, 300, 0}}}})  // 0:0 is gone
-      .score(30, "ended", 0, 0);  // VAR took the goal back
+      .score(30, "ended", 0, 0);                                                      // VAR took the goal back
   EXPECT_SETTLED(b.get(1004, "s0:0", 2004), R::Win, "", true);
   EXPECT_SETTLED(b.get(1004, "s", 2005), R::Lose, "", false);  // 0:0 was listed: Other loses
 }
 
 TEST(SettlementHistory, AbandonedAndNoScoreApplyToWithdrawnLines) {
   Book a;
-  a.market(10, 1001, {{"s", 0, {{2001, 200, 0}}}}).remove_market(20, 1001).score(30, "ended", 1, 0, R"(,"result":"abandoned")");
+  a.market(10, 1001, {{"s", 0, {{2001, 200, 0}}}})
+      .remove_market(20, 1001)
+      .score(30, "ended", 1, 0, R"(,"result":"abandoned")");
   EXPECT_SETTLED(a.get(1001, "s", 2001), R::Void, reason::kAbandoned, true);  // rule 8
   Book n;
-  n.market(10, 1001, {{"s", 0, {{2001, 200, 0}}}}).remove_market(20, 1001).rec(
-      R"({"at":30,"op":"score","id":")" + kId + R"(","status":"ended"})");
+  n.market(10, 1001, {{"s", 0, {{2001, 200, 0}}}})
+      .remove_market(20, 1001)
+      .rec(R"({"at":30,"op":"score","id":")" + kId + R"(","status":"ended"})");
   EXPECT_SETTLED(n.get(1001, "s", 2001), R::Void, reason::kNoScore, true);  // rule 3
 }
 
@@ -189,7 +196,9 @@ TEST(SettlementHistory, CorrectionReRunsWithdrawnLinesAndCountsRevisions) {
 
 TEST(SettlementHistory, LinesPricedOnlyAfterFullTimeAreNotSettled) {
   Book b;
-  b.market(10, 1001, {{"s", 0, {{2001, 200, 0}}}}).score(20, "ended", 1, 0).market(30, 1019, {{"s", 0, {{2018, 180, 0}}}});
+  b.market(10, 1001, {{"s", 0, {{2001, 200, 0}}}})
+      .score(20, "ended", 1, 0)
+      .market(30, 1019, {{"s", 0, {{2018, 180, 0}}}});
   EXPECT_EQ(b.lines(), (std::vector<std::string>{"1001/s"}));
 }
 

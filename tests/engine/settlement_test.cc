@@ -1,14 +1,14 @@
 // Settlement V1, rule by rule and market family by family (docs/settlement.md):
 // each case builds one event in a real engine, ends it with a score, and
 // checks one outcome's result and reason.
-#include "engine/settlement.h"
+#include "engine/settlement/settlement.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay {
@@ -47,8 +47,9 @@ class Scenario {
     test::apply_all(engine_, {test::event(1000, "s7-1.77", 1, true), test::market(1001, "s7-1.77", market, lines)});
   }
   Scenario& score(const std::string& status, int h, int a, const std::string& extra = "", int64_t at = 2000) {
-    std::string line = R"({"at":)" + std::to_string(at) + R"(,"op":"score","id":"s7-1.77","home":)" + std::to_string(h) +
-                       R"(,"away":)" + std::to_string(a) + R"(,"status":")" + status + "\"" + extra + "}";
+    std::string line = R"({"at":)" + std::to_string(at) + R"(,"op":"score","id":"s7-1.77","home":)" +
+                       std::to_string(h) + R"(,"away":)" + std::to_string(a) + R"(,"status":")" + status + "\"" +
+                       extra + "}";
     test::apply_all(engine_, {test::rec(line)});
     return *this;
   }
@@ -56,7 +57,9 @@ class Scenario {
     test::apply_all(engine_, {test::rec(R"({"at":3000,"op":"score","id":"s7-1.77","status":"ended"})")});
     return *this;
   }
-  Settlement settle(bool inplay = false) { return oddsrelay::settle(*engine_.current()->events.find(77), cat(), inplay); }
+  Settlement settle(bool inplay = false) {
+    return oddsrelay::settle(*engine_.current()->events.find(77), cat(), inplay);
+  }
   Got get(const std::string& key, uint32_t outcome, bool inplay = false) {
     Settlement s = settle(inplay);
     for (const auto& m : s.markets)
@@ -74,11 +77,11 @@ class Scenario {
   uint32_t market_;
 };
 
-#define EXPECT_RESULT(got, res, why)         \
-  do {                                       \
-    Got g_ = (got);                          \
-    EXPECT_EQ(g_.result, res) << g_.reason;  \
-    EXPECT_EQ(g_.reason, why);               \
+#define EXPECT_RESULT(got, res, why)        \
+  do {                                      \
+    Got g_ = (got);                         \
+    EXPECT_EQ(g_.result, res) << g_.reason; \
+    EXPECT_EQ(g_.reason, why);              \
   } while (0)
 
 TEST(Settlement, MatchWinner1x2) {
@@ -91,7 +94,11 @@ TEST(Settlement, MatchWinner1x2) {
 
 TEST(Settlement, DoubleChance) {
   uint32_t m = market_of("double_chance");
-  Scenario s(m, {{"s", 0, {{(int)outcome_of(m, "1X"), 120, 0}, {(int)outcome_of(m, "12"), 130, 0}, {(int)outcome_of(m, "X2"), 140, 0}}}});
+  Scenario s(
+      m,
+      {{"s",
+        0,
+        {{(int)outcome_of(m, "1X"), 120, 0}, {(int)outcome_of(m, "12"), 130, 0}, {(int)outcome_of(m, "X2"), 140, 0}}}});
   s.score("ended", 1, 1);
   EXPECT_RESULT(s.get("s", outcome_of(m, "1X")), R::Win, "");
   EXPECT_RESULT(s.get("s", outcome_of(m, "12")), R::Lose, "");
@@ -150,8 +157,16 @@ TEST(Settlement, AsianHandicapSignsWholeHalfQuarter) {
 
 TEST(Settlement, EuropeanHandicapTieVoidsSidesDrawWins) {
   uint32_t m = market_of("handicap_european");
-  Scenario s(m, {{"s-1", 0, {{(int)outcome_of(m, "Home"), 300, 0}, {(int)outcome_of(m, "Draw"), 350, 0}, {(int)outcome_of(m, "Away"), 200, 0}}},
-                 {"s1", 0, {{(int)outcome_of(m, "Home"), 130, 0}, {(int)outcome_of(m, "Draw"), 500, 0}, {(int)outcome_of(m, "Away"), 700, 0}}}});
+  Scenario s(m, {{"s-1",
+                  0,
+                  {{(int)outcome_of(m, "Home"), 300, 0},
+                   {(int)outcome_of(m, "Draw"), 350, 0},
+                   {(int)outcome_of(m, "Away"), 200, 0}}},
+                 {"s1",
+                  0,
+                  {{(int)outcome_of(m, "Home"), 130, 0},
+                   {(int)outcome_of(m, "Draw"), 500, 0},
+                   {(int)outcome_of(m, "Away"), 700, 0}}}});
   s.score("ended", 2, 1);
   EXPECT_RESULT(s.get("s-1", outcome_of(m, "Home")), R::Void, reason::kPush);  // rule 5
   EXPECT_RESULT(s.get("s-1", outcome_of(m, "Away")), R::Void, reason::kPush);
@@ -219,7 +234,11 @@ TEST(Settlement, Combos) {
   for (const auto& m : cat().markets())
     if (m.in_sport(1) && m.kind == "combo_1x2_total" && m.period == "ft" && m.name.en.ends_with("2.5")) ct = m.id;
   ASSERT_NE(ct, 0u);
-  Scenario t(ct, {{"s", 0, {{(int)outcome_of(ct, "Draw & Under & 2.5"), 500, 0}, {(int)outcome_of(ct, "Draw & Over & 2.5"), 900, 0}}}});
+  Scenario t(
+      ct,
+      {{"s",
+        0,
+        {{(int)outcome_of(ct, "Draw & Under & 2.5"), 500, 0}, {(int)outcome_of(ct, "Draw & Over & 2.5"), 900, 0}}}});
   t.score("ended", 1, 1);
   EXPECT_RESULT(t.get("s", outcome_of(ct, "Draw & Under & 2.5")), R::Win, "");
   EXPECT_RESULT(t.get("s", outcome_of(ct, "Draw & Over & 2.5")), R::Lose, "");

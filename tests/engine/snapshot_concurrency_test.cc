@@ -6,9 +6,9 @@
 #include <atomic>
 #include <thread>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
+#include "engine/sources/simulator.h"
 #include "tests/test_util.h"
-#include "tools/sources/simulator.h"
 
 namespace oddsrelay {
 
@@ -34,7 +34,10 @@ TEST(SnapshotConcurrency, ReadersOnlyEverSeeWholeBatches) {
         size_t n = 0;
         s->events.for_each([&](const EventEntry& ev) {
           const Market* m = ev.market(1001);
-          if (!m) { failures++; return; }
+          if (!m) {
+            failures++;
+            return;
+          }
           if (price < 0) price = m->outcomes[0].price;
           if (m->outcomes[0].price != price) failures++;
           ++n;
@@ -76,8 +79,8 @@ TEST(SnapshotConcurrency, SnapshotCountersMatchContentsUnderLoad) {
       });
       uint64_t per_sport = 0;
       for (const auto& c : s->sports) per_sport += c.live + c.prematch;
-      if (live != s->listed_live || pre != s->listed_prematch || markets != s->markets ||
-          outcomes != s->outcomes || per_sport != live + pre)
+      if (live != s->listed_live || pre != s->listed_prematch || markets != s->markets || outcomes != s->outcomes ||
+          per_sport != live + pre)
         failures++;
       checks++;
     }

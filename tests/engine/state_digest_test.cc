@@ -3,7 +3,7 @@
 // leans on it, so it is tested here on its own: it sees every field (one
 // variant per field must change it), it ignores how the state was reached
 // (order of unrelated records, batching), and its value is pinned.
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
 
 #include <gtest/gtest.h>
 
@@ -36,20 +36,27 @@ std::vector<std::string> base_feed() {
       R"("event":{"c":[1,"England",1,"GB"],"t":[1001,"Premier League",1],"g":33,"ts":1767225600,"h":"Hull","a":"Bury","co":303,"map":{},"s":0,"live":true,"sport":1})";
   return {
       R"({"at":)" + at(0) + R"(,"op":"event","id":"s7-1.101",)" + ev101 + "}",
-      R"({"at":)" + at(100) + R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{"s":{"s":0,"o":{"2001":[185,0],"2002":[340,0],"2003":[420,1]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[180,0]}},"s3":{"s":0,"o":{}}}})",
+      R"({"at":)" + at(100) +
+          R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{"s":{"s":0,"o":{"2001":[185,0],"2002":[340,0],"2003":[420,1]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[180,0]}},"s3":{"s":0,"o":{}}}})",
       R"({"at":)" + at(150) + R"(,"op":"event","id":"s7-1.202",)" + ev202 + "}",
-      R"({"at":)" + at(200) + R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{"s":{"s":0,"o":{"2001":[190,0],"2002":[340,0],"2003":[420,1]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[180,0]}},"s3":{"s":0,"o":{}}}})",
-      R"({"at":)" + at(250) + R"(,"op":"market","id":"s7-1.202","market":1002,"lines":{"s":{"s":0,"o":{"3001":[150,0],"3002":[250,0]}}}})",
-      R"({"at":)" + at(300) + R"(,"op":"score","id":"s7-1.101","home":0,"away":0,"status":"live","clock":"10:00","period":"1H","match_length":90,"kickoff":1767225600})",
+      R"({"at":)" + at(200) +
+          R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{"s":{"s":0,"o":{"2001":[190,0],"2002":[340,0],"2003":[420,1]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[180,0]}},"s3":{"s":0,"o":{}}}})",
+      R"({"at":)" + at(250) +
+          R"(,"op":"market","id":"s7-1.202","market":1002,"lines":{"s":{"s":0,"o":{"3001":[150,0],"3002":[250,0]}}}})",
+      R"({"at":)" + at(300) +
+          R"(,"op":"score","id":"s7-1.101","home":0,"away":0,"status":"live","clock":"10:00","period":"1H","match_length":90,"kickoff":1767225600})",
       R"({"at":)" + at(350) + R"(,"op":"event","id":"s7-1.303",)" + ev303 + "}",
-      R"({"at":)" + at(400) + R"(,"op":"score","id":"s7-1.101","home":1,"away":0,"status":"live","clock":"23:00","period":"1H","match_length":90,"kickoff":1767225600})",
+      R"({"at":)" + at(400) +
+          R"(,"op":"score","id":"s7-1.101","home":1,"away":0,"status":"live","clock":"23:00","period":"1H","match_length":90,"kickoff":1767225600})",
       R"({"at":)" + at(450) + R"(,"op":"score","id":"s7-1.303","status":"scheduled","postponed":true})",
       R"({"at":)" + at(500) + R"(,"op":"stats","id":"s7-1.101","corners":[3,1],"yellow_cards":[1,0]})",
       R"({"at":)" + at(550) + R"(,"op":"remove","id":"s7-1.303"})",
-      R"({"at":)" + at(600) + R"(,"op":"score","id":"s7-1.101","home":2,"away":1,"status":"ended","clock":"90:00","period":"FT","match_length":90,"kickoff":1767225600,"ht":[1,0],"result":"completed"})",
+      R"({"at":)" + at(600) +
+          R"(,"op":"score","id":"s7-1.101","home":2,"away":1,"status":"ended","clock":"90:00","period":"FT","match_length":90,"kickoff":1767225600,"ht":[1,0],"result":"completed"})",
       R"({"at":)" + at(650) + R"(,"op":"market","id":"404","market":7,"lines":{"s0.5":{"s":0,"o":{"11":[120,0]}}}})",
       R"({"at":)" + at(700) + R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{}})",
-      R"({"at":)" + at(750) + R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{"s":{"s":0,"o":{"2001":[500,0],"2002":[100,1]}}}})",
+      R"({"at":)" + at(750) +
+          R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{"s":{"s":0,"o":{"2001":[500,0],"2002":[100,1]}}}})",
       R"({"at":)" + at(800) + R"(,"op":"stats","id":"s7-1.101","shots":[10,4],"final":true})",
       R"({"at":)" + at(900) + R"(,"op":"event","id":"s7-1.202",)" + ev202 + "}",
   };
@@ -147,7 +154,10 @@ std::vector<Variant> variants() {
       {"sports: sport id", [](Snapshot& s) { s.sports.at(1).sport = 6; }},
       {"sports: live", [](Snapshot& s) { ++s.sports.at(0).live; }},
       {"sports: prematch", [](Snapshot& s) { ++s.sports.at(1).prematch; }},
-      {"sports: one more", [](Snapshot& s) { s.sports.push_back({9, 1, 0}); }},
+      {"sports: one more",
+       [](Snapshot& s) {
+         s.sports.push_back({9, 1, 0});
+       }},
       // event
       {"event missing", [](Snapshot& s) { s.events.erase(404, kVariantEdit); }},
       {"event key", [](Snapshot& s) { entry(s, 101, [](EventEntry& e) { e.key = "s7-101"; }); }},
@@ -156,7 +166,8 @@ std::vector<Variant> variants() {
       {"event info c absent", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.c.reset(); }); }},
       {"event info c.id", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { ++o.c->id; }); }},
       {"event info c.name", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.c->name = "Wales"; }); }},
-      {"event info c.source_sport", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { ++o.c->source_sport; }); }},
+      {"event info c.source_sport",
+       [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { ++o.c->source_sport; }); }},
       {"event info c.iso2", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.c->iso2 = "GG"; }); }},
       {"event info t absent", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.t.reset(); }); }},
       {"event info t.id", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { ++o.t->id; }); }},
@@ -167,7 +178,8 @@ std::vector<Variant> variants() {
       {"event info h", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.h = "Leeds U"; }); }},
       {"event info a", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.a = "York C"; }); }},
       {"event info co", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { ++o.co; }); }},
-      {"event info map key", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.map.at(0).key = "s7_l2.101"; }); }},
+      {"event info map key",
+       [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.map.at(0).key = "s7_l2.101"; }); }},
       {"event info map p", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.map.at(0).p = 1; }); }},
       {"event info map entry", [](Snapshot& s) { info(s, 202, [](feed::EventObject& o) { o.map.clear(); }); }},
       {"event info s", [](Snapshot& s) { info(s, 101, [](feed::EventObject& o) { o.s = 1; }); }},
@@ -177,10 +189,12 @@ std::vector<Variant> variants() {
       {"event info sport", [](Snapshot& s) { info(s, 202, [](feed::EventObject& o) { o.sport = 6; }); }},
       // market, line, outcome (event 101: market 1001, lines s with 2001, 2002)
       {"market removed", [](Snapshot& s) { entry(s, 202, [](EventEntry& e) { e.markets.clear(); }); }},
-      {"market id", [](Snapshot& s) {
+      {"market id",
+       [](Snapshot& s) {
          entry(s, 404, [](EventEntry& e) {
            e.markets.at(0).id = 8;
-           e.markets.at(0).ptr = copy_market(*e.markets.at(0), [](Line*, Outcome*) {}, 8);
+           e.markets.at(0).ptr = copy_market(
+               *e.markets.at(0), [](Line*, Outcome*) {}, 8);
          });
        }},
       {"line key", [](Snapshot& s) { market(s, 101, 0, [](Line* l, Outcome*) { l[0].key = LineKey("s1"); }); }},
@@ -198,7 +212,8 @@ std::vector<Variant> variants() {
       {"score home", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { ++*c.last.home; }); }},
       {"score away", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { ++*c.last.away; }); }},
       {"score home absent", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.home.reset(); }); }},
-      {"score status", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.status = feed::ScoreStatus::Live; }); }},
+      {"score status",
+       [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.status = feed::ScoreStatus::Live; }); }},
       {"score clock", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.clock = "90:01"; }); }},
       {"score clock absent", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.clock.reset(); }); }},
       {"score period", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.period = "ET"; }); }},
@@ -206,19 +221,22 @@ std::vector<Variant> variants() {
       {"score ht", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.ht = std::make_pair(0, 0); }); }},
       {"score ht absent", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.ht.reset(); }); }},
       {"score kickoff", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { ++*c.last.kickoff; }); }},
-      {"score result", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.result = feed::MatchResult::Abandoned; }); }},
+      {"score result",
+       [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.last.result = feed::MatchResult::Abandoned; }); }},
       {"score postponed", [](Snapshot& s) { score(s, 303, [](ScoreState& c) { c.last.postponed = false; }); }},
       // score: timeline
       {"timeline at", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { ++c.timeline.at(1).at; }); }},
       {"timeline home", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { ++c.timeline.at(1).home; }); }},
       {"timeline away", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { ++c.timeline.at(1).away; }); }},
       {"timeline clock", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.timeline.at(1).clock = "24:00"; }); }},
-      {"timeline point dropped", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.timeline.erase(c.timeline.begin()); }); }},
+      {"timeline point dropped",
+       [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.timeline.erase(c.timeline.begin()); }); }},
       // score: settlement anchor
       {"ended", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.ended = false; }); }},
       {"final score", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.final_score = std::make_pair(2, 2); }); }},
       {"final score absent", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.final_score.reset(); }); }},
-      {"final result", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.final_result = feed::MatchResult::Cancelled; }); }},
+      {"final result",
+       [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.final_result = feed::MatchResult::Cancelled; }); }},
       {"final version", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { ++c.final_version; }); }},
       {"final at", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { ++c.final_at; }); }},
       {"odds at end: market dropped", [](Snapshot& s) { score(s, 101, [](ScoreState& c) { c.odds_at_end.clear(); }); }},
@@ -238,8 +256,10 @@ std::vector<Variant> variants() {
     // Each value: changed where present, added where absent.
     v.push_back({feed::kStatNames[i], [i](Snapshot& s) {
                    stats(s, [i](StatsState& c) {
-                     if (c.values[i]) ++c.values[i]->second;
-                     else c.values[i] = std::make_pair(0, 0);
+                     if (c.values[i])
+                       ++c.values[i]->second;
+                     else
+                       c.values[i] = std::make_pair(0, 0);
                    });
                  }});
   }
@@ -289,9 +309,12 @@ TEST(StateDigest, DerivedCountersAndConfigurationAreNotInIt) {
   SnapshotPtr base = build(base_feed());
   const uint64_t base_digest = state_digest(*base);
   const std::function<void(Snapshot&)> edits[] = {
-      [](Snapshot& s) { ++s.ended; },          [](Snapshot& s) { ++s.ended_live; },
-      [](Snapshot& s) { ++s.ended_prematch; }, [](Snapshot& s) { s.bytes += 64; },
-      [](Snapshot& s) { s.retain_ended_ms = 1000; }, [](Snapshot& s) { ++s.seq; },
+      [](Snapshot& s) { ++s.ended; },
+      [](Snapshot& s) { ++s.ended_live; },
+      [](Snapshot& s) { ++s.ended_prematch; },
+      [](Snapshot& s) { s.bytes += 64; },
+      [](Snapshot& s) { s.retain_ended_ms = 1000; },
+      [](Snapshot& s) { ++s.seq; },
   };
   for (const auto& edit : edits) {
     Snapshot copy = *base;
@@ -334,12 +357,29 @@ TEST(StateDigest, FeedVariantsOfSettlementInputsChangeTheDigest) {
   const std::vector<FeedVariant> cases = {
       // Only the odds before full time differ; the market is pulled and
       // re-offered after it, so the current odds are the same.
-      {"odds at end", "AL 101", with(base, 3, R"({"at":)" + at(200) + R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{"s":{"s":0,"o":{"2001":[195,0],"2002":[340,0],"2003":[420,1]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[180,0]}},"s3":{"s":0,"o":{}}}})")},
-      {"timeline clock", "P 101", with(base, 7, R"({"at":)" + at(400) + R"(,"op":"score","id":"s7-1.101","home":1,"away":0,"status":"live","clock":"24:00","period":"1H","match_length":90,"kickoff":1767225600})")},
-      {"half-time score", "S 101", with(base, 11, R"({"at":)" + at(600) + R"(,"op":"score","id":"s7-1.101","home":2,"away":1,"status":"ended","clock":"90:00","period":"FT","match_length":90,"kickoff":1767225600,"ht":[0,0],"result":"completed"})")},
-      {"final result", "S 101", with(base, 11, R"({"at":)" + at(600) + R"(,"op":"score","id":"s7-1.101","home":2,"away":1,"status":"ended","clock":"90:00","period":"FT","match_length":90,"kickoff":1767225600,"ht":[1,0],"result":"abandoned"})")},
+      {"odds at end", "AL 101",
+       with(
+           base, 3,
+           R"({"at":)" + at(200) +
+               R"(,"op":"market","id":"s7-1.101","market":1001,"lines":{"s":{"s":0,"o":{"2001":[195,0],"2002":[340,0],"2003":[420,1]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[180,0]}},"s3":{"s":0,"o":{}}}})")},
+      {"timeline clock", "P 101",
+       with(
+           base, 7,
+           R"({"at":)" + at(400) +
+               R"(,"op":"score","id":"s7-1.101","home":1,"away":0,"status":"live","clock":"24:00","period":"1H","match_length":90,"kickoff":1767225600})")},
+      {"half-time score", "S 101",
+       with(
+           base, 11,
+           R"({"at":)" + at(600) +
+               R"(,"op":"score","id":"s7-1.101","home":2,"away":1,"status":"ended","clock":"90:00","period":"FT","match_length":90,"kickoff":1767225600,"ht":[0,0],"result":"completed"})")},
+      {"final result", "S 101",
+       with(
+           base, 11,
+           R"({"at":)" + at(600) +
+               R"(,"op":"score","id":"s7-1.101","home":2,"away":1,"status":"ended","clock":"90:00","period":"FT","match_length":90,"kickoff":1767225600,"ht":[1,0],"result":"abandoned"})")},
       {"display id", "E 101", with(base, 0, std::string(base[0]).replace(base[0].find("s7-1.101"), 8, "s7-101"))},
-      {"stats value", "T 101", with(base, 9, R"({"at":)" + at(500) + R"(,"op":"stats","id":"s7-1.101","corners":[3,2],"yellow_cards":[1,0]})")},
+      {"stats value", "T 101",
+       with(base, 9, R"({"at":)" + at(500) + R"(,"op":"stats","id":"s7-1.101","corners":[3,2],"yellow_cards":[1,0]})")},
       {"event object", "E 202", with(base, 16, std::string(base[16]).replace(base[16].find("\"Ana\""), 5, "\"Ann\""))},
   };
   for (const auto& c : cases) {

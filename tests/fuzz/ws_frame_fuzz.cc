@@ -16,8 +16,12 @@ struct Sink {
     if (op != kText && op != kBinary) std::abort();
     if (op == kText && !oddsrelay::valid_utf8(p)) std::abort();
   }
-  void on_ping(std::string_view p) { if (p.size() > 125) std::abort(); }
-  void on_pong(std::string_view p) { if (p.size() > 125) std::abort(); }
+  void on_ping(std::string_view p) {
+    if (p.size() > 125) std::abort();
+  }
+  void on_pong(std::string_view p) {
+    if (p.size() > 125) std::abort();
+  }
   void on_close(uint16_t, std::string_view) {}
   void on_error(uint16_t c, const char*) {
     if (c != kProtocolError && c != kInvalidPayload && c != kMessageTooBig) std::abort();

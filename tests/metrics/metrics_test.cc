@@ -1,4 +1,4 @@
-// The metrics module (engine/metrics/): fixed-bucket histograms and counters
+// The metrics module (protocol/metrics/): fixed-bucket histograms and counters
 // that threads update without locks, and their exposition in the Prometheus
 // text format, checked byte for byte on a small registry.
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/metrics/data_path.h"
-#include "engine/metrics/instruments.h"
-#include "engine/metrics/registry.h"
-#include "engine/metrics/text_format.h"
+#include "protocol/metrics/data_path.h"
+#include "protocol/metrics/instruments.h"
+#include "protocol/metrics/registry.h"
+#include "protocol/metrics/text_format.h"
 
 namespace oddsrelay::metrics {
 namespace {

@@ -42,14 +42,33 @@ TEST(EventId, EveryFormResolvesToOneIdentity) {
 }
 
 TEST(EventId, RejectsGarbage) {
-  for (const char* id : {"", "s", "s7", "s7-", "s7-.5", "s7-101.", "s7_x101.5", "s7_l5", "s7_l.5", "x7-1.5",
-                         "-5", "+5", " 5", "5 ", "0", "s7-0", "12a", "s7-1.2.3", "s7--1.5", "s-1.5",
-                         "99999999999999999999", "s7-1.99999999999999999999", "s7_l1.5x", "s7-1_2.5"})
+  for (const char* id : {"",
+                         "s",
+                         "s7",
+                         "s7-",
+                         "s7-.5",
+                         "s7-101.",
+                         "s7_x101.5",
+                         "s7_l5",
+                         "s7_l.5",
+                         "x7-1.5",
+                         "-5",
+                         "+5",
+                         " 5",
+                         "5 ",
+                         "0",
+                         "s7-0",
+                         "12a",
+                         "s7-1.2.3",
+                         "s7--1.5",
+                         "s-1.5",
+                         "99999999999999999999",
+                         "s7-1.99999999999999999999",
+                         "s7_l1.5x",
+                         "s7-1_2.5"})
     EXPECT_FALSE(parse_event_id(id).ok()) << "'" << id << "'";
 }
 
-TEST(EventId, LargestNumberFits) {
-  EXPECT_EQ(parse_event_id("9999999999999999999").number, 9999999999999999999ull);
-}
+TEST(EventId, LargestNumberFits) { EXPECT_EQ(parse_event_id("9999999999999999999").number, 9999999999999999999ull); }
 
 }  // namespace oddsrelay

@@ -14,8 +14,12 @@ LineStatus parse(FeedParser& p, const std::string& line, Record& r) { return p.p
 TEST(FeedReader, ParsesMarketRecord) {
   FeedParser p;
   Record r;
-  ASSERT_EQ(parse(p, R"({"at":5,"op":"market","id":"s7-1.99","market":1001,"lines":{"s":{"s":0,"o":{"2001":[185,0],"2002":[340,0],"2003":[420,0]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[195,4]}},"s3.5":{"s":0,"o":{}}}})", r),
-            LineStatus::Record)
+  ASSERT_EQ(
+      parse(
+          p,
+          R"({"at":5,"op":"market","id":"s7-1.99","market":1001,"lines":{"s":{"s":0,"o":{"2001":[185,0],"2002":[340,0],"2003":[420,0]}},"s2.5":{"s":1,"o":{"2101":[190,0],"2102":[195,4]}},"s3.5":{"s":0,"o":{}}}})",
+          r),
+      LineStatus::Record)
       << p.error();
   EXPECT_EQ(r.at, 5);
   EXPECT_EQ(r.number, 99u);
@@ -34,16 +38,28 @@ TEST(FeedReader, ParsesMarketRecord) {
 TEST(FeedReader, ParsesEventScoreStatsRemove) {
   FeedParser p;
   Record r;
-  ASSERT_EQ(parse(p, R"({"at":1,"op":"event","id":"s7-1.99","event":{"c":[1,"England",1,"GB"],"t":[2,"PL",1],"g":3,"ts":100,"h":"A","a":"B","co":4,"map":{"s7_l1.99":{"p":0}},"s":0,"ms":12,"live":true,"sport":1}})", r),
-            LineStatus::Record) << p.error();
+  ASSERT_EQ(
+      parse(
+          p,
+          R"({"at":1,"op":"event","id":"s7-1.99","event":{"c":[1,"England",1,"GB"],"t":[2,"PL",1],"g":3,"ts":100,"h":"A","a":"B","co":4,"map":{"s7_l1.99":{"p":0}},"s":0,"ms":12,"live":true,"sport":1}})",
+          r),
+      LineStatus::Record)
+      << p.error();
   const auto& e = *std::get<std::shared_ptr<const EventObject>>(r.body);
   EXPECT_EQ(e.h, "A");
   EXPECT_TRUE(e.live);
   EXPECT_EQ(e.map.size(), 1u);
-  EXPECT_EQ(e.json, R"({"c":[1,"England",1,"GB"],"t":[2,"PL",1],"g":3,"ts":100,"h":"A","a":"B","co":4,"map":{"s7_l1.99":{"p":0}},"s":0,"ms":12,"live":true,"sport":1})");
+  EXPECT_EQ(
+      e.json,
+      R"({"c":[1,"England",1,"GB"],"t":[2,"PL",1],"g":3,"ts":100,"h":"A","a":"B","co":4,"map":{"s7_l1.99":{"p":0}},"s":0,"ms":12,"live":true,"sport":1})");
 
-  ASSERT_EQ(parse(p, R"({"at":2,"op":"score","id":"99","home":1,"away":null,"status":"ended","clock":"90:00","ht":[1,0],"result":"abandoned"})", r),
-            LineStatus::Record) << p.error();
+  ASSERT_EQ(
+      parse(
+          p,
+          R"({"at":2,"op":"score","id":"99","home":1,"away":null,"status":"ended","clock":"90:00","ht":[1,0],"result":"abandoned"})",
+          r),
+      LineStatus::Record)
+      << p.error();
   const auto& s = std::get<ScoreRec>(r.body);
   EXPECT_EQ(*s.home, 1);
   EXPECT_FALSE(s.away.has_value());
@@ -51,7 +67,8 @@ TEST(FeedReader, ParsesEventScoreStatsRemove) {
   EXPECT_EQ(s.result, MatchResult::Abandoned);
   EXPECT_EQ(s.ht->first, 1);
 
-  ASSERT_EQ(parse(p, R"({"at":3,"op":"stats","id":"99","corners":[5,3],"cards":[2,1],"final":true})", r), LineStatus::Record);
+  ASSERT_EQ(parse(p, R"({"at":3,"op":"stats","id":"99","corners":[5,3],"cards":[2,1],"final":true})", r),
+            LineStatus::Record);
   const auto& st = std::get<StatsRec>(r.body);
   EXPECT_EQ(st.values[0]->first, 5);
   EXPECT_TRUE(st.final);
@@ -140,7 +157,8 @@ TEST(FeedReader, ReusesParserAcrossManyLines) {
   FeedParser p;
   Record r;
   for (int i = 0; i < 20000; ++i) {
-    std::string line = R"({"at":)" + std::to_string(i) + R"(,"op":"market","id":"7","market":1,"lines":{"s":{"s":0,"o":{"1":[150,0]}}}})";
+    std::string line = R"({"at":)" + std::to_string(i) +
+                       R"(,"op":"market","id":"7","market":1,"lines":{"s":{"s":0,"o":{"1":[150,0]}}}})";
     ASSERT_EQ(parse(p, line, r), LineStatus::Record);
     ASSERT_EQ(r.at, i);
   }

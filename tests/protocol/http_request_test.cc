@@ -39,14 +39,16 @@ TEST(HttpRequest, WaitsForTheWholeRequestAndBody) {
   std::string s = "POST /v1/odds HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello";
   RequestParser p;
   Request r;
-  for (size_t n = 0; n < s.size(); ++n) ASSERT_EQ(p.parse(std::string_view(s).substr(0, n), r).status, ParseStatus::Incomplete) << n;
+  for (size_t n = 0; n < s.size(); ++n)
+    ASSERT_EQ(p.parse(std::string_view(s).substr(0, n), r).status, ParseStatus::Incomplete) << n;
   ParseResult res = p.parse(s, r);
   ASSERT_EQ(res.status, ParseStatus::Complete);
   EXPECT_EQ(r.body, "hello");
 }
 
 TEST(HttpRequest, PipelinedRequestsAreConsumedOneAtATime) {
-  std::string one = "GET /a HTTP/1.1\r\nHost: a\r\n\r\n", two = "GET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+  std::string one = "GET /a HTTP/1.1\r\nHost: a\r\n\r\n",
+              two = "GET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
   std::string buf = one + two;
   RequestParser p;
   Request r;

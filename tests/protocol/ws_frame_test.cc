@@ -113,13 +113,13 @@ TEST(WsFrame, ReservedBitsAndUnknownOpcodesAre1002) {
 }
 
 TEST(WsFrame, ControlFramesMustBeWholeAndSmall) {
-  EXPECT_EQ(run(client_frame(0x09, "x")).error, kProtocolError);                   // fragmented ping
+  EXPECT_EQ(run(client_frame(0x09, "x")).error, kProtocolError);                    // fragmented ping
   EXPECT_EQ(run(client_frame(0x89, std::string(126, 'x'))).error, kProtocolError);  // 126 bytes
   EXPECT_EQ(run(client_frame(0x89, std::string(125, 'x'))).error, 0);
 }
 
 TEST(WsFrame, ContinuationRules) {
-  EXPECT_EQ(run(client_frame(0x80, "x")).error, kProtocolError);                           // nothing to continue
+  EXPECT_EQ(run(client_frame(0x80, "x")).error, kProtocolError);                            // nothing to continue
   EXPECT_EQ(run(client_frame(0x01, "a") + client_frame(0x81, "b")).error, kProtocolError);  // new message mid-way
 }
 
@@ -132,7 +132,7 @@ TEST(WsFrame, MessageSizeLimitIs1009) {
 TEST(WsFrame, InvalidUtf8TextIs1007) {
   EXPECT_EQ(run(client_frame(0x81, "\xc3\x28")).error, kInvalidPayload);
   EXPECT_EQ(run(client_frame(0x01, "\xe2\x82") + client_frame(0x80, "\xac")).error, 0);  // split across fragments
-  EXPECT_EQ(run(client_frame(0x82, "\xc3\x28")).error, 0);  // binary is not checked
+  EXPECT_EQ(run(client_frame(0x82, "\xc3\x28")).error, 0);                               // binary is not checked
 }
 
 TEST(WsFrame, CloseFrames) {
@@ -164,11 +164,11 @@ TEST(WsFrame, ServerFramesRoundTripThroughTheHeaderRules) {
 TEST(Utf8, Validation) {
   EXPECT_TRUE(valid_utf8("plain ascii"));
   EXPECT_TRUE(valid_utf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"));  // é € 😀
-  EXPECT_FALSE(valid_utf8("\xc0\xaf"));          // overlong
-  EXPECT_FALSE(valid_utf8("\xed\xa0\x80"));      // surrogate
-  EXPECT_FALSE(valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_FALSE(valid_utf8("\xe2\x82"));          // truncated
-  EXPECT_FALSE(valid_utf8("\x80"));              // lone continuation
+  EXPECT_FALSE(valid_utf8("\xc0\xaf"));                             // overlong
+  EXPECT_FALSE(valid_utf8("\xed\xa0\x80"));                         // surrogate
+  EXPECT_FALSE(valid_utf8("\xf4\x90\x80\x80"));                     // above U+10FFFF
+  EXPECT_FALSE(valid_utf8("\xe2\x82"));                             // truncated
+  EXPECT_FALSE(valid_utf8("\x80"));                                 // lone continuation
 }
 
 TEST(RelayFrame, EncodeAndParse) {

@@ -5,16 +5,15 @@
 // (from = previous seq + 1) and say how many frames were replaced; a stream
 // past its byte bound is doomed, once, and counted. And the outbox lists a
 // stream to write once per turn however many frames it got.
-#include "relay/pt_stream.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
+#include "protocol/api/api_keys.h"
 #include "relay/hub.h"
-#include "rest/api_keys.h"
+#include "relay/pt_stream.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay::relay {
@@ -81,8 +80,8 @@ TEST_F(Fanout, EachStreamGetsWhatItsFilterAdmitsThenTheInfo) {
   StreamConn* other_sport = stream(kAll, {2});
   StreamConn* no_odds = stream(rest::kPermLive);
   Group g = turn({test::event(1000, "7", 1, true), test::market(1100, "7", 1001, {{"s", 0, {{2001, 185, 0}}}})});
-  EXPECT_EQ(take(*all), (std::vector<std::string>{payload(g.frames[1].frame->bytes()), payload(g.frames[2].frame->bytes()),
-                                                   payload(g.marker->bytes())}));
+  EXPECT_EQ(take(*all), (std::vector<std::string>{payload(g.frames[1].frame->bytes()),
+                                                  payload(g.frames[2].frame->bytes()), payload(g.marker->bytes())}));
   std::vector<std::string> kinds;
   for (auto& p : take(*no_odds)) kinds.push_back(kind(p));
   EXPECT_EQ(kinds, (std::vector<std::string>{"evt:1", "INFO"}));  // its class (live only), no prices
@@ -160,11 +159,12 @@ TEST_F(Fanout, TurnsTakenTogetherGoOutAsOneGroupWithOneInfo) {
   EXPECT_EQ(g.seq, turns[2]->seq);
   EXPECT_EQ(g.at, 1002);
   ASSERT_EQ(g.frames.size(), turns[0]->frames.size() + turns[1]->frames.size() + turns[2]->frames.size());
-  EXPECT_EQ(g.frames.back().frame->bytes().data(), turns[2]->frames.back().frame->bytes().data());  // shared, not copied
-  EXPECT_EQ(payload(g.marker->bytes()), "INFO\x1FPUB\x1F{\"seq\":" + std::to_string(g.seq) + ",\"from\":" +
-                                            std::to_string(g.from) + ",\"at\":1002,\"applied_us\":" +
-                                            std::to_string(turns[2]->stamps.applied_us) + ",\"encoded_us\":" +
-                                            std::to_string(turns[2]->stamps.encoded_us) + "}");
+  EXPECT_EQ(g.frames.back().frame->bytes().data(),
+            turns[2]->frames.back().frame->bytes().data());  // shared, not copied
+  EXPECT_EQ(payload(g.marker->bytes()),
+            "INFO\x1FPUB\x1F{\"seq\":" + std::to_string(g.seq) + ",\"from\":" + std::to_string(g.from) +
+                ",\"at\":1002,\"applied_us\":" + std::to_string(turns[2]->stamps.applied_us) +
+                ",\"encoded_us\":" + std::to_string(turns[2]->stamps.encoded_us) + "}");
   ASSERT_EQ(g.live.size(), 3u);
   EXPECT_EQ(g.live[2].number, 9u);
 }

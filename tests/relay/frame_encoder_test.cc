@@ -48,9 +48,10 @@ class FrameEncoderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     engine.set_epoch("ep0123");
-    test::apply_all(engine, {test::event(1000, "s7-1.501", 1, true),
-                             test::market(1001, "s7-1.501", 1001, {{"s", 0, {{2001, 150, 0}, {2002, 300, 0}, {2003, 500, 0}}}}),
-                             test::market(1002, "s7-1.501", 1007, {{"s2.5", 1, {{2101, 190, 0}, {2102, 185, 0}}}})});
+    test::apply_all(engine,
+                    {test::event(1000, "s7-1.501", 1, true),
+                     test::market(1001, "s7-1.501", 1001, {{"s", 0, {{2001, 150, 0}, {2002, 300, 0}, {2003, 500, 0}}}}),
+                     test::market(1002, "s7-1.501", 1007, {{"s2.5", 1, {{2101, 190, 0}, {2102, 185, 0}}}})});
   }
   Engine engine;
 };

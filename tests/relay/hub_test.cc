@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "relay/relay_server.h"
 #include "relay/stream_conn.h"
 #include "tests/test_util.h"
@@ -79,8 +79,8 @@ TEST_F(HubFixture, InfoCarriesRecordsAndMicrosecondStamps) {
 
 TEST_F(HubFixture, PrematchEventOnlyForKeysThatSeePrematchAndNoOdds) {
   Hub hub(engine.current(), stats);
-  TurnPtr t = hub.encode(apply({test::event(1000, "9", 2, /*live=*/false),
-                                test::market(1100, "9", 1001, {{"s", 0, {{2001, 185, 0}}}})}));
+  TurnPtr t = hub.encode(
+      apply({test::event(1000, "9", 2, /*live=*/false), test::market(1100, "9", 1001, {{"s", 0, {{2001, 185, 0}}}})}));
   ASSERT_TRUE(t);
   ASSERT_EQ(t->frames.size(), 2u);
   EXPECT_EQ(t->frames[0].events, kPrematchEvents);
@@ -107,7 +107,7 @@ TEST_F(HubFixture, OneReferencePerLoopPerFrameNotPerSubscriber) {
   ASSERT_EQ(shared.use_count(), 1);
   {
     Group loop_a = local_group(*t), loop_b = local_group(*t);
-    EXPECT_EQ(shared.use_count(), 3);  // the turn's and one per loop
+    EXPECT_EQ(shared.use_count(), 3);                                 // the turn's and one per loop
     std::vector<FrameRef> subscribers(1000, loop_a.frames[0].frame);  // a loop's subscribers take local references
     EXPECT_EQ(shared.use_count(), 3);
     // The very same bytes, not copies.

@@ -37,8 +37,8 @@ TEST(ResumeWindow, ByteBoundEvictsOldestFirst) {
   ResumeWindow probe(SIZE_MAX, 60'000);
   probe.add(group(1, 2, 1000), 0);
   const size_t one = probe.bytes();
-  EXPECT_GT(one, 1000u);   // the frame's bytes count...
-  EXPECT_LT(one, 1400u);   // ...plus a little bookkeeping
+  EXPECT_GT(one, 1000u);  // the frame's bytes count...
+  EXPECT_LT(one, 1400u);  // ...plus a little bookkeeping
 
   ResumeWindow w(3 * one, 60'000);
   w.add(group(1, 2, 1000), 0);

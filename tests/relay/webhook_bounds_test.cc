@@ -5,11 +5,10 @@
 // The receiver is a closed loopback port, and the first backoff is long, so
 // once the first callback has failed the endpoint's thread holds it and
 // everything after it waits in the queues.
-#include "relay/webhooks.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "relay/webhooks.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay::relay {

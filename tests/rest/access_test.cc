@@ -1,6 +1,6 @@
-// The permission table and its check (rest/access.h), and the per-key
+// The permission table and its check (protocol/api/access.h), and the per-key
 // stream handshake bound (rest/handshake_limiter.h), on explicit times.
-#include "rest/access.h"
+#include "protocol/api/access.h"
 
 #include <gtest/gtest.h>
 

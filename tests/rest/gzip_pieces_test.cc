@@ -3,9 +3,8 @@
 // in order.
 #include "rest/gzip_pieces.h"
 
-#include <zlib.h>
-
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <random>
 #include <vector>

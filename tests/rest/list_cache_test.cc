@@ -2,9 +2,8 @@
 // serves only the state (epoch, seq) and the parameters it was built for.
 #include "rest/list_cache.h"
 
-#include <zlib.h>
-
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 namespace oddsrelay::rest {
 namespace {
@@ -27,10 +26,10 @@ TEST(ListCache, AnAnswerServesItsStateAndParametersOnly) {
   EXPECT_EQ(c.find(s1, true, {}, {})->body, "live-all@10");
   EXPECT_EQ(c.find(s1, true, 1, {})->body, "live-1@10");
   EXPECT_EQ(c.find(s1, false, 1, 5)->body, "pre-1-5@10");
-  EXPECT_EQ(c.find(s1, false, 1, {}), nullptr);  // another limit
-  EXPECT_EQ(c.find(s1, false, {}, {}), nullptr);  // the other list
-  EXPECT_EQ(c.find(s1, true, 2, {}), nullptr);   // another sport
-  EXPECT_EQ(c.find(s2, true, {}, {}), nullptr);  // a later state
+  EXPECT_EQ(c.find(s1, false, 1, {}), nullptr);         // another limit
+  EXPECT_EQ(c.find(s1, false, {}, {}), nullptr);        // the other list
+  EXPECT_EQ(c.find(s1, true, 2, {}), nullptr);          // another sport
+  EXPECT_EQ(c.find(s2, true, {}, {}), nullptr);         // a later state
   EXPECT_EQ(c.find(other_log, true, {}, {}), nullptr);  // the same seq of another log
   c.put(s2, true, {}, {}, "live-all@11");
   EXPECT_EQ(c.find(s2, true, {}, {})->body, "live-all@11");

@@ -4,14 +4,13 @@
 #include "rest/proxy_protocol.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
+#include "protocol/api/errors.h"
 #include "protocol/http_response.h"
-#include "rest/errors.h"
 #include "rest/http_server.h"
 #include "rest/request_metrics.h"
 
@@ -49,12 +48,12 @@ TEST(ProxyLine, AbsentIncompleteAndMalformed) {
   EXPECT_EQ(parse_proxy_line("PROXY TCP4 198.51.100.7 10.0.0.5 5").status, S::Incomplete);
   EXPECT_EQ(parse_proxy_line("PROXY TCP4 198.51.100.7 10.0.0.5 51234 443\r").status, S::Incomplete);
   for (const char* bad : {
-           "PROXY TCP4 198.51.100.7 10.0.0.5 51234\r\n",          // a field missing
-           "PROXY TCP4 198.51.100.7 10.0.0.5 51234 443 9\r\n",    // one too many
-           "PROXY TCP4  198.51.100.7 10.0.0.5 51234 443\r\n",     // two spaces
-           "PROXY TCP4 2001:db8::7 10.0.0.5 51234 443\r\n",       // v6 under TCP4
-           "PROXY TCP6 198.51.100.7 2001:db8::1 51234 443\r\n",   // v4 under TCP6
-           "PROXY TCP4 198.51.100.7 10.0.0.5 65536 443\r\n",      // port out of range
+           "PROXY TCP4 198.51.100.7 10.0.0.5 51234\r\n",         // a field missing
+           "PROXY TCP4 198.51.100.7 10.0.0.5 51234 443 9\r\n",   // one too many
+           "PROXY TCP4  198.51.100.7 10.0.0.5 51234 443\r\n",    // two spaces
+           "PROXY TCP4 2001:db8::7 10.0.0.5 51234 443\r\n",      // v6 under TCP4
+           "PROXY TCP6 198.51.100.7 2001:db8::1 51234 443\r\n",  // v4 under TCP6
+           "PROXY TCP4 198.51.100.7 10.0.0.5 65536 443\r\n",     // port out of range
            "PROXY TCP4 198.51.100.7 10.0.0.5 5x 443\r\n",
            "PROXY UDP4 198.51.100.7 10.0.0.5 51234 443\r\n",
            "PROXY TCP4 host.example 10.0.0.5 51234 443\r\n",

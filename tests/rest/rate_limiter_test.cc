@@ -63,8 +63,10 @@ TEST(RateLimiterThreads, OneKeyFromManyThreadsGetsExactlyTheLimit) {
     ts.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
         auto v = rl.check(hot, 6000 + i % 30);  // all in the window [6000, 6060)
-        if (v.allowed) allowed.fetch_add(1);
-        else if (v.remaining != 0 || v.retry_after != 60 - i % 30) bad_remaining.fetch_add(1);
+        if (v.allowed)
+          allowed.fetch_add(1);
+        else if (v.remaining != 0 || v.retry_after != 60 - i % 30)
+          bad_remaining.fetch_add(1);
         if (t == 0 && i < 20 && rl.check(other, 6000).allowed) other_allowed.fetch_add(1);
       }
     });

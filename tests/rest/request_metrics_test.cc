@@ -5,11 +5,10 @@
 #include "rest/request_metrics.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <string>
 
@@ -42,7 +41,7 @@ TEST(RequestMetrics, CountsByRouteTemplateAndStatus) {
   count_response("/v1/live", "HTTP/1.1 200 OK\r\n\r\n", false);
   count_response("/v1/live?sport=1", "HTTP/1.1 200 OK\r\n\r\n", false);  // a raw target is not a route
   count_response("/anything/else", "HTTP/1.1 404 Not Found\r\n\r\n", false);
-  count_response("/ws", "", true);                                  // upgraded: the relay writes the 101
+  count_response("/ws", "", true);                                         // upgraded: the relay writes the 101
   count_response("/v1/live", "HTTP/1.1 418 I'm a teapot\r\n\r\n", false);  // a code the server never sends
   count_refused(431);
   EXPECT_EQ(requests_counted("/v1/live", 200), live200 + 2);

@@ -1,13 +1,13 @@
-#include "tools/sources/simulator.h"
+#include "engine/sources/simulator.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
+#include "engine/sources/sim_catalog.h"
 #include "protocol/event_id.h"
 #include "protocol/feed_writer.h"
-#include "tools/sources/sim_catalog.h"
 
 namespace oddsrelay::sim {
 
@@ -73,8 +73,12 @@ TEST(Simulator, CoversSportsMarketsAndTheMatchLifecycle) {
         if (s.status == feed::ScoreStatus::Ended) results.insert(s.result);
         break;
       }
-      case feed::Op::Stats: stats = true; break;
-      case feed::Op::Remove: ++removes; break;
+      case feed::Op::Stats:
+        stats = true;
+        break;
+      case feed::Op::Remove:
+        ++removes;
+        break;
     }
   }
   EXPECT_GE(sports.size(), 20u);

@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "engine/pipeline.h"
-#include "engine/state_digest.h"
-#include "tests/test_util.h"
+#include "engine/core/pipeline.h"
+#include "engine/core/state_digest.h"
+#include "engine/sources/simulator.h"
 #include "engine/storage/feed_file.h"
-#include "tools/sources/simulator.h"
+#include "tests/test_util.h"
 
 namespace oddsrelay {
 

@@ -4,20 +4,20 @@
 // mean; the older snapshot goes at the new one's rename, and a new snapshot
 // a power loss left under its .tmp name is recovered, so deleting early
 // never leaves a restart without a snapshot to fall back on.
-#include <chrono>
-#include <thread>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
+#include "engine/sources/simulator.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/log_writer.h"
 #include "engine/storage/snapshot_file.h"
 #include "tests/test_util.h"
-#include "tools/sources/simulator.h"
 
 namespace oddsrelay {
 namespace {
@@ -32,7 +32,7 @@ std::vector<feed::Record> sim_records(size_t n) {
 }
 
 uint64_t size_of(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 

@@ -7,11 +7,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
+#include "engine/sources/simulator.h"
 #include "engine/storage/log_writer.h"
 #include "engine/storage/snapshot_file.h"
 #include "tests/test_util.h"
-#include "tools/sources/simulator.h"
 
 namespace oddsrelay {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
 #include "protocol/feed_writer.h"
 #include "tests/test_util.h"
 
@@ -140,7 +140,8 @@ TEST(FeedFileReader, TornLastLineIsNotARecord) {
 
 TEST(FeedFileReader, StopsAtUnsupportedVersion) {
   test::TempDir dir;
-  test::write_file(dir.file("f"), std::string(R"({"op":"header","format":"oddsfeed","version":9})") + "\n" + kGood + "\n");
+  test::write_file(dir.file("f"),
+                   std::string(R"({"op":"header","format":"oddsfeed","version":9})") + "\n" + kGood + "\n");
   FeedFileReader r;
   std::string err;
   ASSERT_TRUE(r.open(dir.file("f"), err));

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/log_writer.h"
 #include "tests/test_util.h"

@@ -8,9 +8,9 @@
 
 #include <algorithm>
 
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
+#include "engine/sources/simulator.h"
 #include "tests/test_util.h"
-#include "tools/sources/simulator.h"
 
 namespace oddsrelay {
 namespace {

@@ -5,9 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace oddsrelay {
@@ -101,11 +100,40 @@ TEST(Cli, RetentionAndSoakOptions) {
 TEST(Cli, EveryFlag) {
   Options o;
   std::string err;
-  ASSERT_TRUE(parse({"--listen", "0.0.0.0:9000", "--feed", "sim:seed=7,events=50,rate=1000,minute=100", "--capture",
-                     "c.jsonl", "--data-dir=d", "--keys", "k.json", "--catalog", "cat.json", "--progress", "0.5",
-                     "--exit-after-replay", "--header-timeout", "1500", "--idle-timeout=2500", "--rate-window", "7",
-                     "--ws-update", "250", "--ws-ping", "400", "--max-queue-bytes", "70000", "--stream-sports",
-                     "3,4,12", "--stream-ttl", "90", "--webhook-retries", "2", "--webhook-timeout", "750", "--retain-ended=2h"},
+  ASSERT_TRUE(parse({"--listen",
+                     "0.0.0.0:9000",
+                     "--feed",
+                     "sim:seed=7,events=50,rate=1000,minute=100",
+                     "--capture",
+                     "c.jsonl",
+                     "--data-dir=d",
+                     "--keys",
+                     "k.json",
+                     "--catalog",
+                     "cat.json",
+                     "--progress",
+                     "0.5",
+                     "--exit-after-replay",
+                     "--header-timeout",
+                     "1500",
+                     "--idle-timeout=2500",
+                     "--rate-window",
+                     "7",
+                     "--ws-update",
+                     "250",
+                     "--ws-ping",
+                     "400",
+                     "--max-queue-bytes",
+                     "70000",
+                     "--stream-sports",
+                     "3,4,12",
+                     "--stream-ttl",
+                     "90",
+                     "--webhook-retries",
+                     "2",
+                     "--webhook-timeout",
+                     "750",
+                     "--retain-ended=2h"},
                     o, err))
       << err;
   EXPECT_EQ(o.host, "0.0.0.0");
@@ -167,9 +195,10 @@ TEST(Cli, IntegerFlagsTakeTheirBoundsAndRefuseTheRest) {
 }
 
 TEST(Cli, StringFlagsNeedAValue) {
-  const std::pair<const char*, std::string Options::*> flags[] = {
-      {"--capture", &Options::capture}, {"--data-dir", &Options::data_dir},
-      {"--keys", &Options::keys},       {"--catalog", &Options::catalog}};
+  const std::pair<const char*, std::string Options::*> flags[] = {{"--capture", &Options::capture},
+                                                                  {"--data-dir", &Options::data_dir},
+                                                                  {"--keys", &Options::keys},
+                                                                  {"--catalog", &Options::catalog}};
   for (auto [name, field] : flags) {
     SCOPED_TRACE(name);
     Options o;
@@ -196,7 +225,8 @@ TEST(Cli, ListenFeedProgressAndStreamSports) {
   EXPECT_EQ(o.feed.speed, 4);
   EXPECT_EQ(o.stream_sports, (std::vector<int32_t>{100000}));
 
-  for (const char* bad : {"8080", "h:0", "h:70000", ":80", "h:", "h:x", ""}) expect_refused({"--listen", bad}, "bad --listen");
+  for (const char* bad : {"8080", "h:0", "h:70000", ":80", "h:", "h:x", ""})
+    expect_refused({"--listen", bad}, "bad --listen");
   expect_refused({"--listen"}, "--listen needs a value");
   for (const char* bad : {"x", "-1", "", "1s"}) expect_refused({"--progress", bad}, "bad --progress");
   expect_refused({"--progress"}, "--progress needs a value");
@@ -232,19 +262,32 @@ TEST(Cli, SimSpecBounds) {
   EXPECT_EQ(f.sim.events, 1000000u);
   EXPECT_EQ(f.sim.rate, 10000000);
   EXPECT_EQ(f.sim.minute_ms, 600000);
-  for (const char* bad : {"sim:events=0", "sim:events=1000001", "sim:rate=10000001", "sim:minute=9", "sim:minute=600001",
-                          "sim:seed=", "sim:seed"})
+  for (const char* bad : {"sim:events=0", "sim:events=1000001", "sim:rate=10000001", "sim:minute=9",
+                          "sim:minute=600001", "sim:seed=", "sim:seed"})
     expect_refused({"--feed", bad}, "bad --feed sim option");
 }
 
 TEST(Cli, BadInputGivesOneLineReasons) {
-  for (std::vector<const char*> args : std::vector<std::vector<const char*>>{
-           {"--bogus"}, {"--listen"}, {"--listen", "8080"}, {"--listen", "h:0"}, {"--listen", "h:70000"},
-           {"--feed", "kafka"}, {"--feed", "sim:rate=0"}, {"--feed", "sim:seed=x"}, {"--feed", "sim:color=red"},
-           {"--feed", "replay:"}, {"--feed", "replay:f,speed=0"}, {"--feed", "replay:f,speed=fast"},
-           {"--progress", "-1"}, {"-x"}, {"positional"},
-           {"--retain-ended", "0s"}, {"--retain-ended", "96"}, {"--retain-ended"},
-           {"--feed", "sim:tick=5"}, {"--feed", "sim:correct=1001"}}) {
+  for (std::vector<const char*> args : std::vector<std::vector<const char*>>{{"--bogus"},
+                                                                             {"--listen"},
+                                                                             {"--listen", "8080"},
+                                                                             {"--listen", "h:0"},
+                                                                             {"--listen", "h:70000"},
+                                                                             {"--feed", "kafka"},
+                                                                             {"--feed", "sim:rate=0"},
+                                                                             {"--feed", "sim:seed=x"},
+                                                                             {"--feed", "sim:color=red"},
+                                                                             {"--feed", "replay:"},
+                                                                             {"--feed", "replay:f,speed=0"},
+                                                                             {"--feed", "replay:f,speed=fast"},
+                                                                             {"--progress", "-1"},
+                                                                             {"-x"},
+                                                                             {"positional"},
+                                                                             {"--retain-ended", "0s"},
+                                                                             {"--retain-ended", "96"},
+                                                                             {"--retain-ended"},
+                                                                             {"--feed", "sim:tick=5"},
+                                                                             {"--feed", "sim:correct=1001"}}) {
     Options o;
     std::string err;
     EXPECT_FALSE(parse(args, o, err)) << args[0];
@@ -272,7 +315,8 @@ TEST(Cli, CatalogReload) {
   EXPECT_EQ(o.catalog_reload_ms, 0);
   ASSERT_TRUE(parse({"--catalog-reload", "1s"}, o, err)) << err;
   EXPECT_EQ(o.catalog_reload_ms, 1000);
-  for (const char* bad : {"0s", "10", "1w", "-1h", ""}) expect_refused({"--catalog-reload", bad}, "bad --catalog-reload");
+  for (const char* bad : {"0s", "10", "1w", "-1h", ""})
+    expect_refused({"--catalog-reload", bad}, "bad --catalog-reload");
   expect_refused({"--catalog-reload"}, "--catalog-reload");
 }
 
@@ -319,8 +363,8 @@ TEST(Cli, BusFlags) {
   EXPECT_EQ(d.publish_max_bytes, int64_t{1} << 30);
   EXPECT_EQ(d.publish_snapshot_every, 50000);
   for (std::vector<const char*> bad : {
-           std::vector<const char*>{"--feed", "nats://h:1"},                       // no stream
-           std::vector<const char*>{"--feed", "nats://h:1/A.B"},                   // not a stream name
+           std::vector<const char*>{"--feed", "nats://h:1"},      // no stream
+           std::vector<const char*>{"--feed", "nats://h:1/A.B"},  // not a stream name
            std::vector<const char*>{"--publish", "http://h:1/S"},
            std::vector<const char*>{"--publish-max-bytes", "12X"},
            std::vector<const char*>{"--publish-max-bytes", "1K"},                  // under 1M
@@ -388,7 +432,8 @@ TEST(Cli, TrustProxyAndPublicUrl) {
   EXPECT_FALSE(parse({"--trust-proxy", "10.0.0.0/8,proxy"}, p, err));
   EXPECT_EQ(err, "bad --trust-proxy: 'proxy' is not an address or CIDR (CIDR[,CIDR], e.g. 127.0.0.1/32,10.0.0.0/8)");
   EXPECT_FALSE(parse({"--public-url", "odds.example.com"}, p, err));
-  EXPECT_EQ(err, "bad --public-url: 'odds.example.com' is not an http:// or https:// URL (scheme://host[:port][/path])");
+  EXPECT_EQ(err,
+            "bad --public-url: 'odds.example.com' is not an http:// or https:// URL (scheme://host[:port][/path])");
   EXPECT_FALSE(parse({"--trust-proxy"}, p, err));
   EXPECT_EQ(err, "--trust-proxy needs a value");
   const std::string usage = kUsage;

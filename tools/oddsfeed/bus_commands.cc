@@ -9,7 +9,7 @@
 #include "engine/bus/bus_publisher.h"
 #include "engine/bus/log_reader.h"
 #include "engine/bus/snapshot_transfer.h"
-#include "engine/state_digest.h"
+#include "engine/core/state_digest.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
 #include "protocol/feed_reader.h"
@@ -35,7 +35,8 @@ bool connect(bus::NatsLink& link, const std::string& url, std::string& err) {
 bool catch_up(bus::NatsLink& link, Engine& engine, const std::string& epoch, uint64_t from, uint64_t upto,
               uint64_t& messages, std::string& err) {
   bus::StreamState st;
-  if (link.stream_state(link.url().stream, st, err) != bus::Got::Ok) return err.empty() ? (err = "no stream", false) : false;
+  if (link.stream_state(link.url().stream, st, err) != bus::Got::Ok)
+    return err.empty() ? (err = "no stream", false) : false;
   if (from > st.last_seq) return true;
   bus::LogReader reader;
   if (!reader.open(link, from, err)) return false;
@@ -49,8 +50,8 @@ bool catch_up(bus::NatsLink& link, Engine& engine, const std::string& epoch, uin
     bus::Fit f = bus::fit(m, epoch, seq);
     if (f == bus::Fit::Old) continue;
     if (f != bus::Fit::Next)
-      return err = "log message #" + std::to_string(m.stream_seq) + " does not follow seq " + std::to_string(seq) + ": " +
-                   bus::fit_name(f),
+      return err = "log message #" + std::to_string(m.stream_seq) + " does not follow seq " + std::to_string(seq) +
+                   ": " + bus::fit_name(f),
              false;
     std::string bad;
     bus::for_each_line(m.data, [&](std::string_view line) {
@@ -60,8 +61,10 @@ bool catch_up(bus::NatsLink& link, Engine& engine, const std::string& epoch, uin
         bad = parser->error();
         return;
       }
-      if (engine.apply(std::move(rec)) == ApplyResult::Applied) ++seq;
-      else bad = "a record the engine skips (its position would be lost)";
+      if (engine.apply(std::move(rec)) == ApplyResult::Applied)
+        ++seq;
+      else
+        bad = "a record the engine skips (its position would be lost)";
     });
     if (!bad.empty()) return err = "log message #" + std::to_string(m.stream_seq) + ": " + bad, false;
     engine.commit();
@@ -82,7 +85,8 @@ int bus_digest(const std::string& url, uint64_t upto) {
   bool corrupt = false;
   if (bus::join_log(link, engine, j, err, corrupt) != bus::Join::Joined) return fail("cannot join: " + err);
   if (upto < j.seq)
-    return fail("the bus's newest snapshot is at seq " + std::to_string(j.seq) + ", past --seq " + std::to_string(upto));
+    return fail("the bus's newest snapshot is at seq " + std::to_string(j.seq) + ", past --seq " +
+                std::to_string(upto));
   uint64_t messages = 0;
   if (!catch_up(link, engine, j.epoch, j.next_stream_seq, upto, messages, err)) return fail(err);
   SnapshotPtr s = engine.current();
@@ -108,7 +112,8 @@ int bus_publish(const std::string& input, const std::string& url) {
   } else {
     bus::JoinResult j;
     bool corrupt = false;
-    if (bus::join_log(link, engine, j, err, corrupt) != bus::Join::Joined) return fail("cannot join the log there: " + err);
+    if (bus::join_log(link, engine, j, err, corrupt) != bus::Join::Joined)
+      return fail("cannot join the log there: " + err);
     uint64_t messages = 0;
     if (!catch_up(link, engine, j.epoch, j.next_stream_seq, UINT64_MAX, messages, err)) return fail(err);
   }
@@ -135,8 +140,10 @@ int bus_publish(const std::string& input, const std::string& url) {
   };
   while (reader.next(r)) {
     ++read;
-    if (engine.apply(std::move(r)) == ApplyResult::Applied) ++in_batch;
-    else ++skipped;
+    if (engine.apply(std::move(r)) == ApplyResult::Applied)
+      ++in_batch;
+    else
+      ++skipped;
     r = feed::Record{};
     if (in_batch == 256) flush();
   }

@@ -7,6 +7,7 @@
 // inspect and digest read a data dir (snapshot + journal) as well as a single
 // file; digest reads the log on the bus too.
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -16,17 +17,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include <zlib.h>
-
-#include "engine/engine.h"
-#include "engine/state_digest.h"
-#include "protocol/feed_writer.h"
-#include "tools/oddsfeed/bus_commands.h"
-#include "tools/oddsrelay/cli.h"
+#include "engine/core/engine.h"
+#include "engine/core/state_digest.h"
+#include "engine/sources/simulator.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
 #include "engine/storage/snapshot_file.h"
-#include "tools/sources/simulator.h"
+#include "protocol/feed_writer.h"
+#include "tools/oddsfeed/bus_commands.h"
+#include "tools/oddsrelay/cli.h"
 
 using namespace oddsrelay;
 
@@ -79,15 +78,20 @@ int gen(int argc, char** argv) {
     std::string a = argv[i];
     auto val = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
-    if ((a == "-o" || a == "--out") && (v = val())) out_path = v;
-    else if (a == "--records" && (v = val())) records = std::strtoull(v, nullptr, 10), records_given = true;
+    if ((a == "-o" || a == "--out") && (v = val()))
+      out_path = v;
+    else if (a == "--records" && (v = val()))
+      records = std::strtoull(v, nullptr, 10), records_given = true;
     else if (a == "--span" && (v = val())) {
       if (!parse_duration(v, span_ms)) return fail(std::string("gen: bad --span ") + v + " (e.g. 30d, 96h)");
-    }
-    else if (a == "--sim" && (v = val())) sim_spec = std::string("sim:") + v;
-    else if (a == "--seed" && (v = val())) sim_spec += std::string(sim_spec == "sim" ? ":" : ",") + "seed=" + v;
-    else if (a == "--start" && (v = val())) start = std::strtoll(v, nullptr, 10);
-    else return fail("gen: bad or incomplete option '" + a + "'");
+    } else if (a == "--sim" && (v = val()))
+      sim_spec = std::string("sim:") + v;
+    else if (a == "--seed" && (v = val()))
+      sim_spec += std::string(sim_spec == "sim" ? ":" : ",") + "seed=" + v;
+    else if (a == "--start" && (v = val()))
+      start = std::strtoll(v, nullptr, 10);
+    else
+      return fail("gen: bad or incomplete option '" + a + "'");
   }
   if (out_path.empty()) return fail("gen: -o FILE is required");
   if (records == 0) return fail("gen: --records must be positive");
@@ -99,12 +103,16 @@ int gen(int argc, char** argv) {
   bool gz = out_path.size() > 3 && out_path.compare(out_path.size() - 3, 3, ".gz") == 0;
   gzFile zf = nullptr;
   FILE* f = nullptr;
-  if (gz) zf = gzopen(out_path.c_str(), "wb6");
-  else f = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
+  if (gz)
+    zf = gzopen(out_path.c_str(), "wb6");
+  else
+    f = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
   if (!zf && !f) return fail("cannot write " + out_path + ": " + std::strerror(errno));
   auto write = [&](const std::string& s) {
-    if (zf) gzwrite(zf, s.data(), static_cast<unsigned>(s.size()));
-    else std::fwrite(s.data(), 1, s.size(), f);
+    if (zf)
+      gzwrite(zf, s.data(), static_cast<unsigned>(s.size()));
+    else
+      std::fwrite(s.data(), 1, s.size(), f);
   };
 
   std::string buf;
@@ -138,9 +146,12 @@ int gen(int argc, char** argv) {
     if (n < records) sim.step(sim.now() + static_cast<int64_t>(sim.step_ms()), recs);
   }
   write(buf);
-  if (zf) gzclose(zf);
-  else if (f == stdout) std::fflush(f);
-  else std::fclose(f);
+  if (zf)
+    gzclose(zf);
+  else if (f == stdout)
+    std::fflush(f);
+  else
+    std::fclose(f);
   std::fprintf(stderr, "oddsfeed: wrote %" PRIu64 " records to %s\n", n, out_path.c_str());
   return 0;
 }
@@ -161,7 +172,8 @@ int inspect(const std::string& path) {
   feed::Record r;
   while (reader.next(r)) {
     per_op[feed::op_name(r.op())]++;
-    if (r.op() == feed::Op::Event) sport_of[r.number] = std::get<std::shared_ptr<const feed::EventObject>>(r.body)->sport;
+    if (r.op() == feed::Op::Event)
+      sport_of[r.number] = std::get<std::shared_ptr<const feed::EventObject>>(r.body)->sport;
     auto it = sport_of.find(r.number);
     per_sport[it == sport_of.end() ? 0 : it->second]++;
     if (!any) first = last = r.at;
@@ -174,7 +186,8 @@ int inspect(const std::string& path) {
               "\nunknown_fields: %" PRIu64 "\nevents: %zu\n",
               path.c_str(), st.lines, st.records, st.malformed, st.unknown_ops, st.unknown_fields, sport_of.size());
   if (any)
-    std::printf("time span: %" PRId64 " .. %" PRId64 " (%.1f s)\n", first, last, static_cast<double>(last - first) / 1000);
+    std::printf("time span: %" PRId64 " .. %" PRId64 " (%.1f s)\n", first, last,
+                static_cast<double>(last - first) / 1000);
   std::printf("per op:\n");
   for (auto& [op, n] : per_op) std::printf("  %-8s %" PRIu64 "\n", op.c_str(), n);
   std::printf("per sport (0 = records before any event record):\n");
@@ -187,7 +200,7 @@ int inspect(const std::string& path) {
 }
 
 bool is_dir(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -253,7 +266,7 @@ int inspect_dir(const std::string& dir) {
       std::printf("snapshot seq=%" PRIu64 " UNUSABLE: %s\n", seq, err.c_str());
   }
   for (uint64_t first : f.segments) {
-    struct stat st{};
+    struct stat st {};
     ::stat(segment_path(dir, first).c_str(), &st);
     std::printf("journal first=%" PRIu64 " bytes=%lld\n", first, static_cast<long long>(st.st_size));
   }

@@ -1,14 +1,13 @@
 #include "tools/oddsload/load_client.h"
 
 #include <time.h>
+#include <uv.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <uv.h>
 
 namespace oddsrelay::load {
 
@@ -92,12 +91,16 @@ void close_client(Client* c) {
 }
 
 void forward(Loader* L, std::string_view frame) {
-  std::string post = "POST " + L->o.forward_path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: " +
-                     std::to_string(frame.size()) + "\r\n\r\n";
+  std::string post =
+      "POST " + L->o.forward_path +
+      " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(frame.size()) +
+      "\r\n\r\n";
   post.append(frame);
   ++L->r.forwarded;
-  if (L->pub_up) send_bytes(reinterpret_cast<uv_stream_t*>(&L->pub), std::move(post));
-  else L->pub_backlog += post;
+  if (L->pub_up)
+    send_bytes(reinterpret_cast<uv_stream_t*>(&L->pub), std::move(post));
+  else
+    L->pub_backlog += post;
 }
 
 void on_text(Client* c, std::string_view p) {
@@ -122,15 +125,17 @@ void on_text(Client* c, std::string_view p) {
     }
     ++L->r.infos;
     json_number(body, "from", from);
-    if (json_number(body, "conflated", conflated)) L->r.conflated += static_cast<uint64_t>(conflated);
-    else if (c->last_seq >= 0 && static_cast<int64_t>(from) != c->last_seq + 1) ++L->r.gaps;
+    if (json_number(body, "conflated", conflated))
+      L->r.conflated += static_cast<uint64_t>(conflated);
+    else if (c->last_seq >= 0 && static_cast<int64_t>(from) != c->last_seq + 1)
+      ++L->r.gaps;
     c->last_seq = static_cast<int64_t>(seq);
     if (c->forwarder) {
       if (now < L->measure_from - 300'000) return;  // let every baseline subscriber connect first
       // The baseline's clock starts when the frame is published to it.
       char stamped[160];
-      int n = std::snprintf(stamped, sizeof stamped, "INFO\x1FPUB\x1F{\"seq\":%.0f,\"from\":%.0f,\"at\":%.3f}", seq, from,
-                            static_cast<double>(wall_us()) / 1000.0);
+      int n = std::snprintf(stamped, sizeof stamped, "INFO\x1FPUB\x1F{\"seq\":%.0f,\"from\":%.0f,\"at\":%.3f}", seq,
+                            from, static_cast<double>(wall_us()) / 1000.0);
       forward(L, std::string_view(stamped, static_cast<size_t>(n)));
       return;
     }
@@ -191,7 +196,8 @@ size_t parse_frames(Client* c, const char* d, size_t n) {
     if (n - pos < head + len) break;
     std::string_view payload(d + pos + head, len);
     pos += head + len;
-    if (op == 1 || op == 0) on_text(c, payload);
+    if (op == 1 || op == 0)
+      on_text(c, payload);
     else if (op == 9) {
       ++c->L->r.pings;
       send_frame(c, 10, payload);
@@ -274,12 +280,13 @@ void start_client(Loader* L, bool forwarder) {
                "GET " + path + " HTTP/1.1\r\nHost: " + L->o.host +
                    "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                    "Sec-WebSocket-Version: 13\r\n\r\n");
-    uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp),
-                  [](uv_handle_t* h, size_t, uv_buf_t* b) {
-                    auto* c = static_cast<Client*>(h->data);
-                    *b = uv_buf_init(c->L->buf, sizeof c->L->buf);
-                  },
-                  on_read);
+    uv_read_start(
+        reinterpret_cast<uv_stream_t*>(&c->tcp),
+        [](uv_handle_t* h, size_t, uv_buf_t* b) {
+          auto* c = static_cast<Client*>(h->data);
+          *b = uv_buf_init(c->L->buf, sizeof c->L->buf);
+        },
+        on_read);
   });
 }
 
@@ -300,12 +307,13 @@ void start_publisher(Loader* L) {
     if (!L->pub_backlog.empty()) send_bytes(reinterpret_cast<uv_stream_t*>(&L->pub), std::move(L->pub_backlog));
     L->pub_backlog.clear();
     // Responses are read and dropped.
-    uv_read_start(reinterpret_cast<uv_stream_t*>(&L->pub),
-                  [](uv_handle_t* h, size_t, uv_buf_t* b) {
-                    auto* L = static_cast<Loader*>(h->data);
-                    *b = uv_buf_init(L->buf, sizeof L->buf);
-                  },
-                  [](uv_stream_t*, ssize_t, const uv_buf_t*) {});
+    uv_read_start(
+        reinterpret_cast<uv_stream_t*>(&L->pub),
+        [](uv_handle_t* h, size_t, uv_buf_t* b) {
+          auto* L = static_cast<Loader*>(h->data);
+          *b = uv_buf_init(L->buf, sizeof L->buf);
+        },
+        [](uv_stream_t*, ssize_t, const uv_buf_t*) {});
   });
 }
 
@@ -323,8 +331,8 @@ void on_tick(uv_timer_t* t) {
     const double dt = static_cast<double>(now - L->last_progress) / 1e6;
     std::fprintf(stderr, "oddsload: t=%.0fs connected=%u frames/s=%.0f p50=%.2fms p99=%.2fms gaps=%llu\n", elapsed,
                  L->r.connected, static_cast<double>(L->r.frames - L->progress_frames) / dt,
-                 static_cast<double>(L->r.latency.quantile(0.5)) / 1000.0, static_cast<double>(L->r.latency.quantile(0.99)) / 1000.0,
-                 static_cast<unsigned long long>(L->r.gaps));
+                 static_cast<double>(L->r.latency.quantile(0.5)) / 1000.0,
+                 static_cast<double>(L->r.latency.quantile(0.99)) / 1000.0, static_cast<unsigned long long>(L->r.gaps));
     L->progress_frames = L->r.frames;
     L->last_progress = now;
   }

@@ -45,7 +45,7 @@ struct LoadResult {
   uint64_t forwarded = 0;
   double seconds = 0;  // measured span (after warm-up)
   uint64_t frames_measured = 0, bytes_measured = 0;
-  Histogram latency;   // us, feed record `at` to the subscriber
+  Histogram latency;  // us, feed record `at` to the subscriber
   // The same span in stages, from the INFO's server stamps (applied_us,
   // encoded_us) where the server sends them: record `at` -> engine applied
   // the group -> relay encoded it -> the subscriber parsed the INFO.

@@ -3,8 +3,8 @@
 // parses every frame, checks that /pt-ws INFO frames leave no seq gap, and
 // reports frames/s, bytes/s and delivery latency percentiles. Runs for a
 // bounded time and stops by itself; loopback or any host you name.
-#include <csignal>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -66,14 +66,16 @@ bool split_hostport(std::string_view s, std::string& host, uint16_t& port, std::
 
 std::string stage_json(const Histogram& h) {
   char b[200];
-  std::snprintf(b, sizeof b, "{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64
-                ",\"samples\":%" PRIu64 "}", h.quantile(0.5), h.quantile(0.99), h.quantile(0.999), h.max(), h.count());
+  std::snprintf(b, sizeof b,
+                "{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"p999\":%" PRIu64 ",\"max\":%" PRIu64 ",\"samples\":%" PRIu64
+                "}",
+                h.quantile(0.5), h.quantile(0.99), h.quantile(0.999), h.max(), h.count());
   return b;
 }
 
 void stage_line(const char* name, const Histogram& h) {
-  std::printf("  %-18s us: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64 "  max %" PRIu64 "\n", name, h.quantile(0.5),
-              h.quantile(0.99), h.quantile(0.999), h.max());
+  std::printf("  %-18s us: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64 "  max %" PRIu64 "\n", name,
+              h.quantile(0.5), h.quantile(0.99), h.quantile(0.999), h.max());
 }
 
 }  // namespace
@@ -108,14 +110,22 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "oddsload: bad --connect (HOST:PORT)\n");
         return 2;
       }
-    } else if (a == "--path") o.path = need();
-    else if (a == "--key") o.api_key = need();
-    else if (a == "--connections") o.connections = static_cast<uint32_t>(number(1, 100000));
-    else if (a == "--duration") o.duration_s = number(0.1, 86400);
-    else if (a == "--warmup") o.warmup_s = number(0, 3600);
-    else if (a == "--connect-rate") o.connect_rate = static_cast<uint32_t>(number(1, 1e6));
-    else if (a == "--progress") o.progress_s = number(0, 3600);
-    else if (a == "--json") json = true;
+    } else if (a == "--path")
+      o.path = need();
+    else if (a == "--key")
+      o.api_key = need();
+    else if (a == "--connections")
+      o.connections = static_cast<uint32_t>(number(1, 100000));
+    else if (a == "--duration")
+      o.duration_s = number(0.1, 86400);
+    else if (a == "--warmup")
+      o.warmup_s = number(0, 3600);
+    else if (a == "--connect-rate")
+      o.connect_rate = static_cast<uint32_t>(number(1, 1e6));
+    else if (a == "--progress")
+      o.progress_s = number(0, 3600);
+    else if (a == "--json")
+      json = true;
     else if (a == "--forward") {
       o.forward = true;
       if (!split_hostport(need(), o.forward_host, o.forward_port, &o.forward_path)) {
@@ -147,14 +157,15 @@ int main(int argc, char** argv) {
             ",\"relay_subscriber\":" + stage_json(r.relay_subscriber);
     }
     us += "}";
-    std::printf("{\"connections\":%u,\"connected\":%u,\"failed\":%u,\"closed_early\":%u,\"seconds\":%.2f,"
-                "\"frames\":%" PRIu64 ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64
-                ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64 ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
-                ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"latency_us\":%s}\n",
-                o.connections, r.connected, r.failed, r.closed_early, r.seconds, r.frames,
-                static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
-                r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)),
-                ms(r.latency.quantile(0.999)), ms(r.latency.max()), us.c_str());
+    std::printf(
+        "{\"connections\":%u,\"connected\":%u,\"failed\":%u,\"closed_early\":%u,\"seconds\":%.2f,"
+        "\"frames\":%" PRIu64 ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64
+        ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64 ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
+        ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"latency_us\":%s}\n",
+        o.connections, r.connected, r.failed, r.closed_early, r.seconds, r.frames,
+        static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
+        r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)),
+        ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)), ms(r.latency.max()), us.c_str());
   } else {
     std::printf("connections %u/%u (failed %u, closed early %u) over %.1f s measured\n", r.connected, o.connections,
                 r.failed, r.closed_early, r.seconds);

@@ -8,9 +8,9 @@
 
 #include "engine/bus/bus_join.h"
 #include "engine/bus/bus_publisher.h"
+#include "engine/bus/bus_source.h"
 #include "engine/bus/nats_link.h"
 #include "protocol/json_out.h"
-#include "tools/sources/bus_source.h"
 
 namespace oddsrelay {
 

@@ -1,7 +1,7 @@
 // When the server reads --catalog FILE again: on SIGHUP (the main thread
 // calls now()) and every --catalog-reload interval (the main thread's signal
 // wait is cut short to poll() on time). The reading and publishing are
-// engine/catalog_source.h's; this decides when, and logs one line per
+// engine/catalog/catalog_source.h's; this decides when, and logs one line per
 // outcome: every SIGHUP, and a scheduled reload only when it replaced the
 // catalog or failed (an unchanged file every hour says nothing).
 #pragma once
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "engine/catalog_source.h"
+#include "engine/catalog/catalog_source.h"
 
 namespace oddsrelay {
 

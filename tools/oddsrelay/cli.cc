@@ -203,12 +203,18 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
       size_t eq = kv.find('=');
       std::string_view k = kv.substr(0, eq), v = eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
       uint64_t n = 0;
-      if (k == "seed" && parse_u64(v, n)) out.sim.seed = n;
-      else if (k == "events" && parse_u64(v, n) && n >= 1 && n <= 1'000'000) out.sim.events = static_cast<uint32_t>(n);
-      else if (k == "rate" && parse_u64(v, n) && n >= 1 && n <= 10'000'000) out.sim.rate = static_cast<double>(n);
-      else if (k == "minute" && parse_u64(v, n) && n >= 10 && n <= 600'000) out.sim.minute_ms = static_cast<int64_t>(n);
-      else if (k == "tick" && parse_u64(v, n) && n >= 10 && n <= 3'600'000) out.sim.tick_ms = static_cast<int64_t>(n);
-      else if (k == "correct" && parse_u64(v, n) && n <= 1000) out.sim.correct_permille = static_cast<uint32_t>(n);
+      if (k == "seed" && parse_u64(v, n))
+        out.sim.seed = n;
+      else if (k == "events" && parse_u64(v, n) && n >= 1 && n <= 1'000'000)
+        out.sim.events = static_cast<uint32_t>(n);
+      else if (k == "rate" && parse_u64(v, n) && n >= 1 && n <= 10'000'000)
+        out.sim.rate = static_cast<double>(n);
+      else if (k == "minute" && parse_u64(v, n) && n >= 10 && n <= 600'000)
+        out.sim.minute_ms = static_cast<int64_t>(n);
+      else if (k == "tick" && parse_u64(v, n) && n >= 10 && n <= 3'600'000)
+        out.sim.tick_ms = static_cast<int64_t>(n);
+      else if (k == "correct" && parse_u64(v, n) && n <= 1000)
+        out.sim.correct_permille = static_cast<uint32_t>(n);
       else {
         err = "bad --feed sim option '" + std::string(kv) +
               "' (seed=N, events=1..1000000, rate=1..10000000, minute=10..600000, tick=10..3600000, correct=0..1000)";
@@ -224,7 +230,8 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
     if (sp != std::string::npos) {
       std::string v = rest.substr(sp + 7);
       rest.resize(sp);
-      if (v == "max") out.speed = 0;
+      if (v == "max")
+        out.speed = 0;
       else if (!parse_double(v, out.speed) || !(out.speed > 0) || out.speed > 1e6) {
         err = "bad replay speed '" + v + "' (a positive factor of real time, or max)";
         return false;
@@ -259,14 +266,24 @@ bool parse_duration(std::string_view spec, int64_t& ms) {
   if (spec.size() < 2) return false;
   int64_t unit = 0;
   switch (spec.back()) {
-    case 'd': unit = 86'400'000; break;
-    case 'h': unit = 3'600'000; break;
-    case 'm': unit = 60'000; break;
-    case 's': unit = 1000; break;
-    default: return false;
+    case 'd':
+      unit = 86'400'000;
+      break;
+    case 'h':
+      unit = 3'600'000;
+      break;
+    case 'm':
+      unit = 60'000;
+      break;
+    case 's':
+      unit = 1000;
+      break;
+    default:
+      return false;
   }
   uint64_t n = 0;
-  if (!parse_u64(spec.substr(0, spec.size() - 1), n) || n == 0 || n > 3650ull * 86'400'000 / static_cast<uint64_t>(unit))
+  if (!parse_u64(spec.substr(0, spec.size() - 1), n) || n == 0 ||
+      n > 3650ull * 86'400'000 / static_cast<uint64_t>(unit))
     return false;
   ms = static_cast<int64_t>(n) * unit;
   return true;
@@ -283,19 +300,35 @@ bool parse_resume_window(const std::string& spec, Options& out, std::string& err
     bool seconds = false;
     if (!part.empty()) {
       switch (part.back()) {
-        case 's': seconds = true; part.remove_suffix(1); break;
-        case 'K': mult = 1u << 10; part.remove_suffix(1); break;
-        case 'M': mult = 1u << 20; part.remove_suffix(1); break;
-        case 'G': mult = 1u << 30; part.remove_suffix(1); break;
-        default: break;
+        case 's':
+          seconds = true;
+          part.remove_suffix(1);
+          break;
+        case 'K':
+          mult = 1u << 10;
+          part.remove_suffix(1);
+          break;
+        case 'M':
+          mult = 1u << 20;
+          part.remove_suffix(1);
+          break;
+        case 'G':
+          mult = 1u << 30;
+          part.remove_suffix(1);
+          break;
+        default:
+          break;
       }
     }
-    if (!parse_u64(part, n) || (seconds && (n < 1 || n > 86400)) || (!seconds && (n * mult < 1 << 16 || n > (uint64_t{1} << 40) / mult))) {
+    if (!parse_u64(part, n) || (seconds && (n < 1 || n > 86400)) ||
+        (!seconds && (n * mult < 1 << 16 || n > (uint64_t{1} << 40) / mult))) {
       err = "bad --resume-window '" + spec + "' (e.g. 128M,60s: bytes 64K..1T with K/M/G, seconds 1..86400 with s)";
       return false;
     }
-    if (seconds) out.resume_window_s = static_cast<int64_t>(n);
-    else out.resume_window_bytes = n * mult;
+    if (seconds)
+      out.resume_window_s = static_cast<int64_t>(n);
+    else
+      out.resume_window_bytes = n * mult;
     any = true;
   }
   if (!any) {
@@ -428,10 +461,20 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       std::string_view num = v;
       if (o->bytes && !num.empty()) {
         switch (num.back()) {
-          case 'K': mult = 1u << 10; num.remove_suffix(1); break;
-          case 'M': mult = 1u << 20; num.remove_suffix(1); break;
-          case 'G': mult = 1u << 30; num.remove_suffix(1); break;
-          default: break;
+          case 'K':
+            mult = 1u << 10;
+            num.remove_suffix(1);
+            break;
+          case 'M':
+            mult = 1u << 20;
+            num.remove_suffix(1);
+            break;
+          case 'G':
+            mult = 1u << 30;
+            num.remove_suffix(1);
+            break;
+          default:
+            break;
         }
       }
       if (!parse_u64(num, n) || n > o->max / mult || n * mult < o->min || n * mult > o->max) {

@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/retention.h"
+#include "engine/core/retention.h"
+#include "engine/sources/simulator.h"
+#include "protocol/api/origins.h"
 #include "rest/client_address.h"
-#include "rest/origins.h"
-#include "tools/sources/simulator.h"
 
 namespace oddsrelay {
 
@@ -33,7 +33,7 @@ struct Options {
   std::string capture;
   std::string data_dir;
   std::string keys;
-  std::string catalog;  // market catalog file; empty: the one built in
+  std::string catalog;                    // market catalog file; empty: the one built in
   int64_t catalog_reload_ms = 3'600'000;  // --catalog FILE read again this often; 0: only on SIGHUP
   double progress_s = 5;
   int64_t header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
@@ -55,14 +55,14 @@ struct Options {
   int64_t snapshot_interval_s = 300;   // ...or this long, whichever comes first
   std::string publish;                 // nats://HOST:PORT/STREAM: publish the log there (ingest node)
   int64_t publish_max_age_s = 86'400;  // the log stream keeps messages this long...
-  int64_t publish_max_bytes = int64_t{1} << 30;  // ...and at most this many bytes
-  int64_t publish_buffer = int64_t{256} << 20;   // records kept while the bus is away, in bytes
-  int64_t publish_snapshot_every = 50'000;       // a snapshot on the bus after this many records...
-  int64_t publish_snapshot_interval_s = 60;      // ...or this long with any record
-  uint64_t resume_window_bytes = 128u << 20;  // /pt-ws and /ws resume: frames kept, at most...
-  int64_t resume_window_s = 60;               // ...and for at most this long
-  int64_t retain_ended_ms = kDefaultRetainEndedMs;  // retention horizon in feed time (engine/retention.h)
-  std::vector<int32_t> stream_sports = {1, 2, 5};  // live events of these sports have a stream
+  int64_t publish_max_bytes = int64_t{1} << 30;     // ...and at most this many bytes
+  int64_t publish_buffer = int64_t{256} << 20;      // records kept while the bus is away, in bytes
+  int64_t publish_snapshot_every = 50'000;          // a snapshot on the bus after this many records...
+  int64_t publish_snapshot_interval_s = 60;         // ...or this long with any record
+  uint64_t resume_window_bytes = 128u << 20;        // /pt-ws and /ws resume: frames kept, at most...
+  int64_t resume_window_s = 60;                     // ...and for at most this long
+  int64_t retain_ended_ms = kDefaultRetainEndedMs;  // retention horizon in feed time (engine/core/retention.h)
+  std::vector<int32_t> stream_sports = {1, 2, 5};   // live events of these sports have a stream
   rest::TrustedProxies trust_proxy;  // proxies whose X-Forwarded-For / PROXY line is believed; empty: none
   rest::PublicUrl public_url;        // base of the URLs handed out; unset: http://<Host>
   bool exit_after_replay = false;

@@ -20,22 +20,22 @@
 #include <memory>
 #include <stdexcept>
 
-#include "engine/pipeline.h"
+#include "engine/core/pipeline.h"
+#include "engine/core/state_digest.h"
+#include "engine/sources/sources.h"
+#include "engine/storage/data_dir.h"
+#include "engine/storage/feed_file.h"
+#include "engine/storage/log_writer.h"
+#include "protocol/api/api_keys.h"
 #include "relay/relay_server.h"
 #include "relay/webhooks.h"
-#include "rest/metrics_endpoint.h"
-#include "rest/api_keys.h"
 #include "rest/http_server.h"
+#include "rest/metrics_endpoint.h"
 #include "rest/rest_api.h"
-#include "engine/state_digest.h"
 #include "tools/oddsrelay/bus_node.h"
 #include "tools/oddsrelay/catalog_reload.h"
 #include "tools/oddsrelay/cli.h"
 #include "tools/oddsrelay/node_metrics.h"
-#include "engine/storage/data_dir.h"
-#include "engine/storage/feed_file.h"
-#include "engine/storage/log_writer.h"
-#include "tools/sources/sources.h"
 
 using namespace oddsrelay;
 
@@ -47,9 +47,9 @@ void print_progress(const Engine& engine, const Source& src, uint64_t& last_appl
   double rate = interval_s > 0 ? static_cast<double>(applied - last_applied) / interval_s : 0;
   last_applied = applied;
   std::fprintf(stderr,
-               "progress: applied=%" PRIu64 " (%.0f/s) skipped=%" PRIu64 " malformed=%" PRIu64
-               " events live=%" PRIu64 " prematch=%" PRIu64 " markets=%" PRIu64 " outcomes=%" PRIu64
-               " seq=%" PRIu64 " held=%zu ended=%" PRIu64 " evicted=%" PRIu64 "%s\n",
+               "progress: applied=%" PRIu64 " (%.0f/s) skipped=%" PRIu64 " malformed=%" PRIu64 " events live=%" PRIu64
+               " prematch=%" PRIu64 " markets=%" PRIu64 " outcomes=%" PRIu64 " seq=%" PRIu64 " held=%zu ended=%" PRIu64
+               " evicted=%" PRIu64 "%s\n",
                applied, rate, engine.skipped(), src.status().malformed.load(), s->listed_live, s->listed_prematch,
                s->markets, s->outcomes, s->seq, s->events.size(), s->ended, s->evicted,
                src.status().done ? " feed=done" : "");
@@ -184,12 +184,15 @@ int run(const Options& opt) {
     return st.records.load() > 0 && !(st.done.load() && !st.error.empty());
   };
   ctx.bus_status = [&link, &source, &publisher](json::Writer& w) {
-    if (const auto* follower = dynamic_cast<const BusSource*>(source.get())) write_follower_status(w, link, *follower);
-    else if (publisher) write_publisher_status(w, link, *publisher);
-    else w.Null();
+    if (const auto* follower = dynamic_cast<const BusSource*>(source.get()))
+      write_follower_status(w, link, *follower);
+    else if (publisher)
+      write_publisher_status(w, link, *publisher);
+    else
+      w.Null();
   };
   ctx.started_ms = wall_ms();
-  const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim ? "sim"
+  const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim      ? "sim"
                                   : opt.feed.kind == FeedSpec::Kind::Replay ? "replay"
                                   : opt.feed.kind == FeedSpec::Kind::Bus    ? "bus"
                                                                             : "none";
@@ -221,8 +224,8 @@ int run(const Options& opt) {
   http_opts.trusted_proxies = &opt.trust_proxy;
   rest::HttpServer http(http_opts, api);
   api.set_server(&http);
-  register_node_metrics(metrics_registry,
-                        NodeParts{ready, engine, feed_pipeline, relay, journal, publisher, source, link, http, started_ms});
+  register_node_metrics(metrics_registry, NodeParts{ready, engine, feed_pipeline, relay, journal, publisher, source,
+                                                    link, http, started_ms});
   rest::MetricsHandler metrics_handler(metrics_registry);
   std::unique_ptr<rest::HttpServer> metrics_http;
   std::string err;
@@ -267,10 +270,11 @@ int run(const Options& opt) {
                  "oddsrelay: joined log %s at seq %" PRIu64 " from %s in %.0f ms; following %s from stream seq %" PRIu64
                  "\n",
                  joined.epoch.c_str(), joined.seq,
-                 joined.from_snapshot ? ("a snapshot (" + std::to_string(joined.snapshot_events) + " events, " +
-                                         std::to_string(joined.snapshot_bytes) + " bytes, " +
-                                         std::to_string(joined.chunks) + " chunks)").c_str()
-                                      : "the log's start",
+                 joined.from_snapshot
+                     ? ("a snapshot (" + std::to_string(joined.snapshot_events) + " events, " +
+                        std::to_string(joined.snapshot_bytes) + " bytes, " + std::to_string(joined.chunks) + " chunks)")
+                           .c_str()
+                     : "the log's start",
                  joined.millis, link.url().str().c_str(), joined.next_stream_seq);
   } else if (opt.data_dir.empty()) {
     engine.set_epoch(new_epoch());  // no log kept: every start is a new one
@@ -289,8 +293,8 @@ int run(const Options& opt) {
                    r.torn_tail ? (std::to_string(r.truncated_bytes) + " bytes").c_str() : "", r.seq, r.millis);
       if (r.snapshot_retain_ended_ms != 0 && r.snapshot_retain_ended_ms != opt.retain_ended_ms)
         std::fprintf(stderr,
-                     "oddsrelay: note: the snapshot was kept with --retain-ended %" PRId64
-                     " s; going on with %" PRId64 " s (a replay of this log with one horizon throughout would differ)\n",
+                     "oddsrelay: note: the snapshot was kept with --retain-ended %" PRId64 " s; going on with %" PRId64
+                     " s (a replay of this log with one horizon throughout would differ)\n",
                      r.snapshot_retain_ended_ms / 1000, opt.retain_ended_ms / 1000);
       LogOptions lo;
       lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
@@ -337,7 +341,8 @@ int run(const Options& opt) {
   relay_opts.slow_timeout_ms = static_cast<int>(opt.slow_timeout_s * 1000);
   relay_opts.resume_window_bytes = static_cast<size_t>(opt.resume_window_bytes);
   relay_opts.resume_window_ms = static_cast<int>(opt.resume_window_s * 1000);
-  relay_opts.threads = opt.relay_threads > 0 ? static_cast<unsigned>(opt.relay_threads) : relay::default_relay_threads();
+  relay_opts.threads =
+      opt.relay_threads > 0 ? static_cast<unsigned>(opt.relay_threads) : relay::default_relay_threads();
   relay = std::make_unique<relay::RelayServer>(relay_opts, engine.store());
   pipeline.add_sink(relay.get());
   relay->start();
@@ -350,10 +355,14 @@ int run(const Options& opt) {
   webhooks->start();
   pipeline.start();
 
-  if (opt.feed.kind == FeedSpec::Kind::Sim) source = std::make_unique<SimSource>(opt.feed.sim, pipeline);
-  else if (opt.feed.kind == FeedSpec::Kind::Replay) source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
-  else if (opt.feed.kind == FeedSpec::Kind::Bus) source = std::make_unique<BusSource>(link, joined, pipeline);
-  else source = std::make_unique<NoSource>();
+  if (opt.feed.kind == FeedSpec::Kind::Sim)
+    source = std::make_unique<SimSource>(opt.feed.sim, pipeline);
+  else if (opt.feed.kind == FeedSpec::Kind::Replay)
+    source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
+  else if (opt.feed.kind == FeedSpec::Kind::Bus)
+    source = std::make_unique<BusSource>(link, joined, pipeline);
+  else
+    source = std::make_unique<NoSource>();
   source->start();
   std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", source->describe().c_str());
   ready.store(true, std::memory_order_release);
@@ -363,8 +372,9 @@ int run(const Options& opt) {
     std::fprintf(stderr, "oddsrelay: public URL %s/v1/status (%zu trusted proxy networks)\n",
                  opt.public_url.base.c_str(), opt.trust_proxy.size());
   if (!demo_key.empty())
-    std::fprintf(stderr, "oddsrelay: demo API key (sandbox, all permissions): %s\n"
-                         "  try: curl -H 'X-API-Key: %s' http://%s:%u/v1/live\n",
+    std::fprintf(stderr,
+                 "oddsrelay: demo API key (sandbox, all permissions): %s\n"
+                 "  try: curl -H 'X-API-Key: %s' http://%s:%u/v1/live\n",
                  demo_key.c_str(), demo_key.c_str(), shown_host, opt.port);
 
   uint64_t last_applied = engine.applied();

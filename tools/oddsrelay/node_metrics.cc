@@ -1,16 +1,16 @@
 #include "tools/oddsrelay/node_metrics.h"
 
-#include "engine/metrics/data_path.h"
-#include "engine/metrics/process.h"
+#include "engine/bus/bus_source.h"
+#include "protocol/metrics/data_path.h"
+#include "protocol/metrics/process.h"
 #include "rest/request_metrics.h"
-#include "tools/sources/bus_source.h"
 
 namespace oddsrelay {
 
 namespace {
 
-using metrics::Type;
 using metrics::TextWriter;
+using metrics::Type;
 
 uint64_t behind(uint64_t ahead, uint64_t at) { return ahead > at ? ahead - at : 0; }
 

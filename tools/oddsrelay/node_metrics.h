@@ -11,12 +11,12 @@
 
 #include "engine/bus/bus_publisher.h"
 #include "engine/bus/nats_link.h"
-#include "engine/metrics/registry.h"
-#include "engine/pipeline.h"
+#include "engine/core/pipeline.h"
+#include "engine/sources/sources.h"
 #include "engine/storage/log_writer.h"
+#include "protocol/metrics/registry.h"
 #include "relay/relay_server.h"
 #include "rest/http_server.h"
-#include "tools/sources/sources.h"
 
 namespace oddsrelay {
 
@@ -29,7 +29,7 @@ struct NodeParts {
   const Engine& engine;
   const Pipeline* const& pipeline;
   const std::unique_ptr<relay::RelayServer>& relay;
-  const std::unique_ptr<LogWriter>& journal;  // null without --data-dir
+  const std::unique_ptr<LogWriter>& journal;            // null without --data-dir
   const std::unique_ptr<bus::BusPublisher>& publisher;  // null without --publish
   const std::unique_ptr<Source>& source;
   const bus::NatsLink& link;

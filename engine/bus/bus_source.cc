@@ -1,0 +1,165 @@
+#include "engine/bus/bus_source.h"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "engine/bus/log_reader.h"
+#include "protocol/feed_reader.h"
+
+namespace oddsrelay {
+
+void BusSource::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void BusSource::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string BusSource::describe() const {
+  const bus::JoinResult j = joined();
+  return "bus " + link_.url().str() + " (epoch " + j.epoch + ", from seq " + std::to_string(j.seq) + ")";
+}
+
+void BusSource::note(const std::string& why) {
+  std::lock_guard lock(mu_);
+  error_ = why;
+}
+
+void BusSource::fail(const std::string& why) {
+  note(why);
+  stats_.stopped = true;
+  std::fprintf(stderr, "oddsrelay: stopped following the bus: %s; serving the state at seq %llu (restart to rejoin)\n",
+               why.c_str(), static_cast<unsigned long long>(stats_.seq.load()));
+}
+
+bool BusSource::rejoin(const std::string& why) {
+  stats_.rejoining = true;
+  note(why + "; rejoining");
+  const uint64_t at = stats_.seq.load(std::memory_order_relaxed);
+  std::fprintf(stderr, "oddsrelay: bus: %s; rejoining from the newest snapshot\n", why.c_str());
+  std::string last;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    std::string wait_why;
+    if (link_.connected()) {
+      // A fresh engine: the state being served stays whole until the new
+      // one has loaded and passed every check.
+      auto fresh = std::make_unique<Engine>();
+      bus::JoinResult j;
+      bool corrupt = false;
+      const bus::Join r = bus::join_log(link_, *fresh, j, wait_why, corrupt);
+      if (r == bus::Join::Joined && j.epoch == epoch_ && j.seq <= at) {
+        // Rejoining there would take the state back: a newer snapshot comes
+        // within the ingest's cadence.
+        wait_why = "the newest snapshot (seq " + std::to_string(j.seq) + ") is not past this edge's seq " +
+                   std::to_string(at) + ": waiting for a newer one";
+      } else if (r == bus::Join::Joined) {
+        if (!pipeline_.replace_state(*fresh)) return false;
+        {
+          std::lock_guard lock(mu_);
+          joined_ = j;
+          error_ = why + "; rejoined at seq " + std::to_string(j.seq);
+        }
+        epoch_ = j.epoch;
+        stats_.seq.store(j.seq, std::memory_order_relaxed);
+        stats_.stream_seq.store(j.next_stream_seq - 1, std::memory_order_relaxed);
+        stats_.rejoins.fetch_add(1, std::memory_order_relaxed);
+        stats_.rejoining = false;
+        std::fprintf(stderr,
+                     "oddsrelay: rejoined log %s at seq %llu from a snapshot (%llu events, %llu bytes) in %.0f ms; "
+                     "following from stream seq %llu\n",
+                     j.epoch.c_str(), static_cast<unsigned long long>(j.seq),
+                     static_cast<unsigned long long>(j.snapshot_events),
+                     static_cast<unsigned long long>(j.snapshot_bytes), j.millis,
+                     static_cast<unsigned long long>(j.next_stream_seq));
+        return true;
+      } else if (corrupt) {
+        wait_why = "the newest snapshot does not load: " + wait_why;
+      }
+    } else {
+      wait_why = "waiting for the bus";
+    }
+    if (wait_why != last) std::fprintf(stderr, "oddsrelay: bus: cannot rejoin yet: %s\n", wait_why.c_str());
+    last = wait_why;
+    for (int i = 0; i < 5 && !stop_.load(std::memory_order_relaxed); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+void BusSource::run() {
+  auto parser = std::make_unique<feed::FeedParser>();
+  bus::LogReader reader;
+  bus::LogMessage m;
+  bool open = false;
+  std::string err, last_err;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (!open) {
+      // The next message after the last one applied: after a reader failure
+      // nothing is skipped or applied twice.
+      if (!link_.connected() || !reader.open(link_, stats_.stream_seq.load() + 1, err)) {
+        if (link_.connected() && err != last_err) std::fprintf(stderr, "oddsrelay: bus: %s; retrying\n", err.c_str());
+        last_err = err;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
+      open = true;
+    }
+    auto r = reader.next(m, 100, err);
+    if (r == bus::LogReader::Next::Timeout) continue;
+    if (r == bus::LogReader::Next::Failed) {
+      reader.close();
+      open = false;
+      stats_.resubscribes.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const uint64_t seq = stats_.seq.load(std::memory_order_relaxed);
+    const bus::Fit f = bus::fit(m, epoch_, seq);
+    if (f == bus::Fit::Old) continue;
+    if (f != bus::Fit::Next) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "log message #%llu (%s:%llu, %llu records) does not follow seq %llu of %s: %s",
+                    static_cast<unsigned long long>(m.stream_seq), m.epoch.c_str(),
+                    static_cast<unsigned long long>(m.last), static_cast<unsigned long long>(m.records),
+                    static_cast<unsigned long long>(seq), epoch_.c_str(), bus::fit_name(f));
+      if (f == bus::Fit::Bad) {
+        fail(buf);
+        break;
+      }
+      // A gap or another log: the stream moved on without this edge.
+      reader.close();
+      open = false;
+      if (!rejoin(buf)) break;
+      continue;
+    }
+    // Parse the whole message first: a line that is not a record would move
+    // every later position, so none of the message is applied then.
+    std::vector<feed::Record> recs;
+    recs.reserve(m.records);
+    std::string bad;
+    bus::for_each_line(m.data, [&](std::string_view line) {
+      if (!bad.empty()) return;
+      feed::Record rec;
+      if (parser->parse(line, rec) == feed::LineStatus::Record)
+        recs.push_back(std::move(rec));
+      else
+        bad = parser->error().empty() ? "not a record" : parser->error();
+    });
+    if (!bad.empty()) {
+      status_.malformed.fetch_add(1, std::memory_order_relaxed);
+      fail("log message #" + std::to_string(m.stream_seq) + " holds a line that is not a record (" + bad + ")");
+      break;
+    }
+    for (auto& rec : recs) pipeline_.push(std::move(rec));
+    status_.records.fetch_add(recs.size(), std::memory_order_relaxed);
+    stats_.seq.store(m.last, std::memory_order_relaxed);
+    stats_.stream_seq.store(m.stream_seq, std::memory_order_relaxed);
+    stats_.pending.store(m.pending, std::memory_order_relaxed);
+    stats_.messages.fetch_add(1, std::memory_order_relaxed);
+  }
+  reader.close();
+}
+
+}  // namespace oddsrelay

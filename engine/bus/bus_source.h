@@ -1,0 +1,84 @@
+// The edge's source: follows the log stream on NATS JetStream from where the
+// join left it (bus/bus_join.h) and pushes every record into the pipeline,
+// so the edge's engine applies exactly the ingest's records in the ingest's
+// order: the same positions, epoch and state digest. When the log moved on
+// without this edge (a gap: retention dropped messages it had not read, or
+// the ingest bridged a hole with a snapshot; or another epoch took the
+// stream), it rejoins by itself: the newest snapshot is loaded into a fresh
+// engine and replaces the state in one step (Pipeline::replace_state), and
+// following goes on after it. A message that breaks the contract (no valid
+// Nats-Msg-Id, a line that is not a record) stops the following with the
+// reason in /v1/status: the edge keeps serving the last state it had.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "engine/bus/bus_join.h"
+#include "engine/bus/nats_link.h"
+#include "engine/sources/sources.h"
+
+namespace oddsrelay {
+
+struct BusSourceStats {
+  std::atomic<uint64_t> messages{0};
+  std::atomic<uint64_t> stream_seq{0};  // of the last message applied
+  std::atomic<uint64_t> seq{0};         // position of the last record pushed
+  std::atomic<uint64_t> pending{0};     // messages the server holds beyond it
+  std::atomic<uint64_t> resubscribes{0};
+  std::atomic<uint64_t> rejoins{0};    // times the state was replaced by a newer snapshot after a hole
+  std::atomic<bool> rejoining{false};  // between meeting a hole and holding the newer snapshot
+  std::atomic<bool> stopped{false};    // stopped following (error says why)
+};
+
+class BusSource : public Source {
+ public:
+  BusSource(bus::NatsLink& link, const bus::JoinResult& joined, Pipeline& pipeline)
+      : link_(link), pipeline_(pipeline), joined_(joined), epoch_(joined.epoch) {
+    stats_.seq = joined.seq;
+    stats_.stream_seq = joined.next_stream_seq - 1;
+  }
+  ~BusSource() override { stop(); }
+  void start() override;
+  void stop() override;
+  std::string describe() const override;
+
+  // Connected to the bus and following the log: false while the bus is down,
+  // while rejoining, and after the following stopped.
+  bool upstream_ready() const { return link_.connected() && !stats_.stopped.load() && !stats_.rejoining.load(); }
+  const BusSourceStats& stats() const { return stats_; }
+  // The last join: at start, or the newest rejoin.
+  bus::JoinResult joined() const {
+    std::lock_guard lock(mu_);
+    return joined_;
+  }
+  // Why following stopped, or why the edge is rejoining / last rejoined.
+  std::string error() const {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+
+ private:
+  void run();
+  void fail(const std::string& why);
+  void note(const std::string& why);
+  // After a hole at `why`: joins again from the newest snapshot that is past
+  // this edge's position (or of another log) and replaces the state with it.
+  // False only when stopping.
+  bool rejoin(const std::string& why);
+
+  bus::NatsLink& link_;
+  Pipeline& pipeline_;
+  BusSourceStats stats_;
+  mutable std::mutex mu_;  // joined_, error_
+  bus::JoinResult joined_;
+  std::string epoch_;  // of the log being followed (source thread)
+  std::string error_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace oddsrelay

@@ -1,0 +1,513 @@
+#include "engine/core/engine.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace oddsrelay {
+
+namespace {
+
+// Allocates the shared_ptr control block (which holds the Market) with
+// `tail` more bytes after it, and reports where those start.
+template <class T>
+struct TailAllocator {
+  using value_type = T;
+  size_t tail;
+  std::byte** tail_at;
+  TailAllocator(size_t t, std::byte** at) : tail(t), tail_at(at) {}
+  template <class U>
+  TailAllocator(const TailAllocator<U>& o) : tail(o.tail), tail_at(o.tail_at) {}
+  T* allocate(size_t n) {
+    size_t head = (n * sizeof(T) + alignof(std::max_align_t) - 1) & ~(alignof(std::max_align_t) - 1);
+    auto* p = static_cast<std::byte*>(::operator new(head + tail));
+    *tail_at = p + head;
+    return reinterpret_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p); }
+  template <class U>
+  bool operator==(const TailAllocator<U>&) const {
+    return true;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Market> Market::make(uint32_t id, size_t nlines, size_t noutcomes, Line** lines, Outcome** outcomes) {
+  static_assert(std::is_trivially_destructible_v<Line> && std::is_trivially_destructible_v<Outcome>,
+                "the tail is released without running destructors");
+  static_assert(sizeof(Line) % alignof(Outcome) == 0, "outcomes follow lines in one block");
+  std::byte* tail = nullptr;
+  auto m =
+      std::allocate_shared<Market>(TailAllocator<Market>(nlines * sizeof(Line) + noutcomes * sizeof(Outcome), &tail));
+  m->id = id;
+  *lines = new (tail) Line[nlines];
+  *outcomes = new (tail + nlines * sizeof(Line)) Outcome[noutcomes];
+  m->lines = std::span<const Line>(*lines, nlines);
+  m->outcomes = std::span<const Outcome>(*outcomes, noutcomes);
+  return m;
+}
+
+const Market* find_market(const MarketList& markets, uint32_t market_id) {
+  auto it = std::lower_bound(markets.begin(), markets.end(), market_id,
+                             [](const MarketRef& m, uint32_t id) { return m.id < id; });
+  return it != markets.end() && it->id == market_id ? it->ptr.get() : nullptr;
+}
+
+namespace {
+
+// Builds the served market from a record, carrying each unchanged outcome's
+// ts over from `prev`. Lines and outcomes usually keep their positions from
+// one record to the next, so the same index is tried before a scan.
+MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t at) {
+  Line* lines;
+  Outcome* outs;
+  auto m = Market::make(rec.market, rec.lines.size(), rec.outcomes.size(), &lines, &outs);
+  uint32_t next = 0;
+  for (size_t li = 0; li < rec.lines.size(); ++li) {
+    const feed::LineIn& in = rec.lines[li];
+    Line& line = lines[li];
+    line.key = LineKey(in.key);
+    line.suspended = in.suspended;
+    line.first = next;
+    line.count = in.count;
+    line.ls = at;
+    const Line* pl = nullptr;
+    if (prev) {
+      if (li < prev->lines.size() && prev->lines[li].key == line.key)
+        pl = &prev->lines[li];
+      else
+        for (const Line& c : prev->lines)
+          if (c.key == line.key) {
+            pl = &c;
+            break;
+          }
+    }
+    for (uint32_t oi = 0; oi < in.count; ++oi) {
+      const feed::OutcomeIn& o = rec.outcomes[in.first + oi];
+      Outcome& out = outs[next++];
+      out = Outcome{o.id, o.price, o.flags, o.price, at};
+      if (pl) {
+        const Outcome* po = nullptr;
+        if (oi < pl->count && prev->outcomes[pl->first + oi].id == o.id)
+          po = &prev->outcomes[pl->first + oi];
+        else
+          for (uint32_t k = 0; k < pl->count; ++k)
+            if (prev->outcomes[pl->first + k].id == o.id) {
+              po = &prev->outcomes[pl->first + k];
+              break;
+            }
+        if (po) {
+          if (po->price == o.price && po->flags == o.flags) out.ts = po->ts;
+          out.prev_price = po->price == o.price ? po->prev_price : po->price;
+        }
+      }
+    }
+  }
+  return m;
+}
+
+// Past the first `ended` record: the last read before full time is taken.
+bool ended(const EventEntry& e) { return e.score && e.score->ended; }
+
+}  // namespace
+
+EventEntry& Engine::entry_for(uint64_t number, const std::string& id, int64_t at) {
+  auto& slot = work_.events.slot(number, edit_);
+  if (!slot) {
+    slot = std::make_shared<EventEntry>();
+    slot->number = number;
+    slot->key = id;
+    work_.bytes += kEntryBytes;
+    touched_was_ = false;
+    if (!gone_.empty())
+      if (auto it = gone_.find(number); it != gone_.end()) slot->change = it->second;
+  } else {
+    touched_was_ = retirable(*slot);
+    touched_at_ = slot->updated_at;
+    if (slot->edit != edit_) {
+      slot = std::make_shared<EventEntry>(*slot);
+      slot->change = 0;
+    }
+  }
+  // An emptied entry waiting to be dropped at commit is a new event to this
+  // record, as it would be in a later batch: it takes this record's id.
+  if (slot->empty()) slot->key = id;
+  slot->edit = edit_;
+  slot->updated_at = at;
+  touched_ = slot.get();
+  return *slot;
+}
+
+EventChange& Engine::change_for(EventEntry& e) {
+  if (e.change == 0) {
+    changes_.emplace_back();
+    changes_.back().number = e.number;
+    e.change = static_cast<uint32_t>(changes_.size());
+  }
+  return changes_[e.change - 1];
+}
+
+void Engine::note_market(EventEntry& e, uint32_t market) {
+  change_for(e).bits |= kOddsChanged;
+  changed_markets_.emplace_back(e.change - 1, market);
+}
+
+void Engine::count_listing(const EventEntry& e, int delta) {
+  if (!e.listed()) return;
+  auto& v = work_.sports;
+  auto it = std::lower_bound(v.begin(), v.end(), e.sport(), [](const SportCount& c, int32_t s) { return c.sport < s; });
+  if (it == v.end() || it->sport != e.sport()) it = v.insert(it, SportCount{e.sport(), 0, 0});
+  (e.live() ? it->live : it->prematch) += delta;
+  (e.live() ? work_.listed_live : work_.listed_prematch) += delta;
+  if (e.score && e.score->ended) (e.live() ? work_.ended_live : work_.ended_prematch) += delta;
+  if (it->live == 0 && it->prematch == 0) v.erase(it);
+}
+
+void Engine::note_listing(EventChange& ch, const EventEntry& e, int32_t old_sport, bool old_live) {
+  if (e.listed()) {
+    ch.sport = e.sport();
+    ch.live = e.live();
+  } else if (old_sport != 0) {
+    ch.sport = old_sport;
+    ch.live = old_live;
+  }
+}
+
+void Engine::apply_event(feed::Record& rec) {
+  EventEntry& e = entry_for(rec.number, rec.id, rec.at);
+  const int32_t old_sport = e.sport();
+  const bool old_live = e.live(), was_listed = e.listed();
+  auto& info = std::get<std::shared_ptr<const feed::EventObject>>(rec.body);
+  EventChange& ch = change_for(e);
+  if (!was_listed)
+    ch.bits |= kEventAdded;
+  else if (e.info->json != info->json)
+    ch.bits |= kEventChanged;
+  count_listing(e, -1);
+  work_.bytes += info_bytes(info.get()) - info_bytes(e.info.get());
+  e.info = info;
+  e.key = rec.id;
+  count_listing(e, +1);
+  if (old_live || e.live()) work_.last_live_at = rec.at;
+  note_listing(ch, e, old_sport, old_live);
+}
+
+ApplyResult Engine::apply_remove(feed::Record& rec) {
+  // An entry with nothing left (an earlier remove of this batch emptied it;
+  // it is dropped at commit) counts as unknown, exactly as it will once
+  // committed: the outcome must not depend on where batches fall.
+  const EventEntry* cur = work_.events.find(rec.number);
+  if (!cur || cur->empty()) return ApplyResult::SkippedUnknownEvent;
+  EventEntry& e = entry_for(rec.number, rec.id, rec.at);
+  const int32_t old_sport = e.sport();
+  const bool old_live = e.live();
+  EventChange& ch = change_for(e);
+  if (e.listed()) ch.bits |= kEventRemoved;
+  if (old_live) work_.last_live_at = rec.at;
+  count_listing(e, -1);
+  work_.bytes -= info_bytes(e.info.get());
+  // A score shown with the event's kickoff (its records carried none) keeps
+  // it once the event object is gone: settlement reads scores after removal.
+  if (e.score && !e.score->last.kickoff && e.info) {
+    auto s = std::make_shared<ScoreState>(*e.score);
+    s->last.kickoff = e.info->ts;
+    e.score = std::move(s);
+  }
+  e.info = nullptr;
+  const size_t history_was = history_bytes(e.history.get());
+  for (const auto& m : e.markets) {
+    if (!ended(e)) history_on_removal(e.history, edit_, *m);
+    work_.outcomes -= m->outcomes.size();
+    work_.bytes -= market_bytes(*m);
+    note_market(e, m->id);
+  }
+  work_.bytes += history_bytes(e.history.get()) - history_was;
+  work_.markets -= e.markets.size();
+  e.markets.clear();
+  note_listing(ch, e, old_sport, old_live);
+  // Score and stats outlive the listing (settlement asks after removal,
+  // until the retention horizon); with neither, nothing is worth keeping:
+  // track_touched() drops the entry.
+  return ApplyResult::Applied;
+}
+
+void Engine::apply_market(feed::Record& rec) {
+  auto& mr = std::get<feed::MarketRec>(rec.body);
+  EventEntry& e = entry_for(rec.number, rec.id, rec.at);
+  auto& ms = e.markets;
+  auto it =
+      std::lower_bound(ms.begin(), ms.end(), mr.market, [](const MarketRef& m, uint32_t id) { return m.id < id; });
+  const bool exists = it != ms.end() && it->id == mr.market;
+  if (exists) {
+    work_.outcomes -= (*it)->outcomes.size();
+    work_.bytes -= market_bytes(**it);
+    --work_.markets;
+  }
+  // Until full time, lines that go are kept with their last read (the
+  // history is frozen at the first `ended`, with the odds then current).
+  if (!ended(e)) {
+    const size_t history_was = history_bytes(e.history.get());
+    if (!mr.lines.empty())
+      history_on_market(e.history, edit_, exists ? it->ptr.get() : nullptr, mr);
+    else if (exists)
+      history_on_removal(e.history, edit_, **it);
+    work_.bytes += history_bytes(e.history.get()) - history_was;
+  }
+  if (mr.lines.empty()) {
+    if (exists) ms.erase(it);
+  } else {
+    MarketPtr m = build_market(mr, exists ? it->ptr.get() : nullptr, rec.at);
+    work_.outcomes += m->outcomes.size();
+    work_.bytes += market_bytes(*m);
+    ++work_.markets;
+    if (exists)
+      it->ptr = std::move(m);
+    else
+      ms.insert(it, MarketRef{mr.market, std::move(m)});
+  }
+  note_market(e, mr.market);
+  note_listing(change_for(e), e, e.sport(), e.live());
+}
+
+void Engine::apply_score(feed::Record& rec) {
+  auto& sr = std::get<feed::ScoreRec>(rec.body);
+  EventEntry& e = entry_for(rec.number, rec.id, rec.at);
+  auto s = e.score ? std::make_shared<ScoreState>(*e.score) : std::make_shared<ScoreState>();
+  EventChange& ch = change_for(e);
+  ch.bits |= kScoreChanged;
+  if (sr.home && sr.away &&
+      (s->timeline.empty() || s->timeline.back().home != *sr.home || s->timeline.back().away != *sr.away)) {
+    if (s->timeline.size() >= ScoreState::kTimelineMax) s->timeline.erase(s->timeline.begin());
+    s->timeline.push_back(ScorePoint{rec.at, *sr.home, *sr.away, sr.clock.value_or("")});
+  }
+  const std::optional<int64_t> kickoff = s->last.kickoff;
+  s->last = sr;
+  // Unlisted, a record without a kickoff keeps the one known before (the
+  // event's, kept at its removal).
+  if (!s->last.kickoff && !e.info) s->last.kickoff = kickoff;
+  s->ts = rec.at;
+  if (sr.status == feed::ScoreStatus::Ended) {
+    std::optional<std::pair<int32_t, int32_t>> score;
+    if (sr.home && sr.away) score = std::make_pair(*sr.home, *sr.away);
+    auto result = sr.result == feed::MatchResult::None ? feed::MatchResult::Completed : sr.result;
+    const bool first = !s->ended;
+    // The first `ended` fixes the final; a later one that differs is a
+    // correction (docs/settlement.md rules 1 and 9); an equal one is a no-op.
+    if (first || score != s->final_score || result != s->final_result) {
+      if (first) {
+        s->ended = true;
+        s->odds_at_end = e.markets;
+        ++work_.ended;
+        if (e.listed()) ++(e.live() ? work_.ended_live : work_.ended_prematch);
+      }
+      ++s->final_version;
+      s->final_score = score;
+      s->final_result = result;
+      s->final_at = rec.at;
+      ch.bits |= kFinalChanged;
+    }
+  }
+  work_.bytes += score_bytes(s.get()) - score_bytes(e.score.get());
+  e.score = std::move(s);
+  note_listing(ch, e, e.sport(), e.live());
+}
+
+void Engine::apply_stats(feed::Record& rec) {
+  auto& sr = std::get<feed::StatsRec>(rec.body);
+  EventEntry& e = entry_for(rec.number, rec.id, rec.at);
+  auto s = e.stats ? std::make_shared<StatsState>(*e.stats) : std::make_shared<StatsState>();
+  for (size_t i = 0; i < sr.values.size(); ++i)
+    if (sr.values[i]) s->values[i] = sr.values[i];
+  s->final = s->final || sr.final;
+  s->ts = rec.at;
+  work_.bytes += stats_bytes(s.get()) - stats_bytes(e.stats.get());
+  e.stats = std::move(s);
+  EventChange& ch = change_for(e);
+  ch.bits |= kStatsChanged;
+  note_listing(ch, e, e.sport(), e.live());
+}
+
+ApplyResult Engine::apply(feed::Record&& rec) {
+  ApplyResult r = ApplyResult::Applied;
+  touched_ = nullptr;
+  switch (rec.op()) {
+    case feed::Op::Event:
+      apply_event(rec);
+      break;
+    case feed::Op::Remove:
+      r = apply_remove(rec);
+      break;
+    case feed::Op::Market:
+      apply_market(rec);
+      break;
+    case feed::Op::Score:
+      apply_score(rec);
+      break;
+    case feed::Op::Stats:
+      apply_stats(rec);
+      break;
+  }
+  if (r != ApplyResult::Applied) {
+    skipped_.fetch_add(1, std::memory_order_relaxed);
+    return r;
+  }
+  work_.clock = rec.at;
+  work_.feed_clock = std::max(work_.feed_clock, rec.at);
+  ++work_.seq;
+  records_.push_back(std::move(rec));
+  applied_.fetch_add(1, std::memory_order_relaxed);
+  track_touched();
+  evict_due();
+  return r;
+}
+
+void Engine::track_touched() {
+  EventEntry* e = std::exchange(touched_, nullptr);
+  if (!e) return;
+  const bool now = retirable(*e);
+  if (touched_was_ && now && touched_at_ == e->updated_at && !e->empty()) return;
+  if (touched_was_) retiring_.remove(touched_at_, e->number);
+  if (e->empty()) return drop_entry(e->number, false);
+  if (now) retiring_.add(e->updated_at, e->number);
+}
+
+void Engine::evict_due() {
+  uint64_t n;
+  while (retiring_.take_due(work_.feed_clock, work_.retain_ended_ms, n)) drop_entry(n, true);
+}
+
+// Takes an entry out of the state like a `remove` would take its listing,
+// and says so in the batch's change set: a listed event leaves the lists
+// (so /pt-ws sends null), its markets go.
+void Engine::drop_entry(uint64_t number, bool evicted) {
+  const EventEntry* e = work_.events.find(number);
+  if (!e) return;
+  uint32_t ci = e->edit == edit_ ? e->change : 0;  // an older entry's index is of another batch
+  if (ci == 0) {
+    changes_.emplace_back();
+    changes_.back().number = number;
+    ci = static_cast<uint32_t>(changes_.size());
+  }
+  EventChange& ch = changes_[ci - 1];
+  if (e->listed()) {
+    ch.bits |= kEventRemoved;
+    ch.sport = e->sport();
+    ch.live = e->live();
+    if (e->live()) work_.last_live_at = work_.clock;
+  }
+  if (evicted) ch.bits |= kEventEvicted;
+  if (!e->markets.empty()) ch.bits |= kOddsChanged;
+  for (const MarketRef& m : e->markets) changed_markets_.emplace_back(ci - 1, m.id);
+  unindex(*e);
+  count_entry(*e, -1);
+  if (evicted) ++work_.evicted;
+  gone_[number] = ci;
+  work_.events.erase(number, edit_);
+}
+
+void Engine::count_entry(const EventEntry& e, int delta) {
+  auto add = [delta](uint64_t& v, uint64_t n) { v = delta > 0 ? v + n : v - n; };
+  count_listing(e, delta);
+  uint64_t outcomes = 0;
+  for (const auto& m : e.markets) outcomes += m->outcomes.size();
+  add(work_.outcomes, outcomes);
+  add(work_.markets, e.markets.size());
+  if (e.score && e.score->ended) add(work_.ended, 1);
+  add(work_.bytes, entry_bytes(e));
+}
+
+BatchPtr Engine::commit() {
+  BatchPtr b = seal();
+  if (b) publish(b);
+  return b;
+}
+
+void Engine::restore_entry(EventEntry&& entry) {
+  auto& slot = work_.events.slot(entry.number, edit_);
+  if (slot) {  // replacing: undo its counts first
+    unindex(*slot);
+    count_entry(*slot, -1);
+  }
+  entry.edit = edit_;
+  entry.change = 0;
+  slot = std::make_shared<EventEntry>(std::move(entry));
+  count_entry(*slot, +1);
+  if (retirable(*slot)) retiring_.add(slot->updated_at, slot->number);
+}
+
+void Engine::restore_position(const Position& p) {
+  work_.seq = p.seq;
+  work_.clock = p.clock;
+  work_.feed_clock = p.feed_clock;
+  work_.last_live_at = p.last_live_at;
+  work_.evicted = p.evicted;
+}
+
+void Engine::publish_restored() {
+  ++edit_;  // what the published snapshot holds is shared from here on
+  store_.publish(std::make_shared<const Snapshot>(work_));
+}
+
+BatchPtr Engine::replace_state(Engine& other) {
+  const int64_t horizon = work_.retain_ended_ms;
+  work_ = std::move(other.work_);
+  work_.retain_ended_ms = horizon;
+  retiring_ = std::move(other.retiring_);
+  other.work_ = Snapshot{};
+  other.retiring_ = RetentionIndex{};
+  changes_.clear();
+  changed_markets_.clear();
+  gone_.clear();
+  records_.clear();
+  touched_ = nullptr;
+  // The new state's nodes carry `other`'s batch numbers: past both engines'
+  // numbers, every one of them counts as shared from here on.
+  edit_ = std::max(edit_, other.edit_) + 1;
+  auto batch = std::make_shared<Batch>();
+  batch->reset = true;
+  batch->first_seq = work_.seq + 1;
+  batch->snapshot = std::make_shared<const Snapshot>(work_);
+  ++edit_;
+  return batch;
+}
+
+BatchPtr Engine::seal(int64_t apply_start_ns) {
+  if (records_.empty()) return nullptr;
+  gone_.clear();
+  auto batch = std::make_shared<Batch>();
+  batch->apply_start_ns = apply_start_ns;
+  batch->first_seq = work_.seq - records_.size() + 1;
+  // Group the changed market ids by change, sorted and unique within each.
+  std::sort(changed_markets_.begin(), changed_markets_.end());
+  changed_markets_.erase(std::unique(changed_markets_.begin(), changed_markets_.end()), changed_markets_.end());
+  batch->markets.reserve(changed_markets_.size());
+  for (auto [ci, id] : changed_markets_) {
+    EventChange& c = changes_[ci];
+    if (c.markets_count == 0) c.markets_first = static_cast<uint32_t>(batch->markets.size());
+    ++c.markets_count;
+    batch->markets.push_back(id);
+  }
+  changed_markets_.clear();
+  batch->snapshot = std::make_shared<const Snapshot>(work_);
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  batch->sealed_us = static_cast<int64_t>(now.tv_sec) * 1'000'000 + now.tv_nsec / 1000;
+  const size_t nchanges = changes_.size(), nrecords = records_.size();
+  batch->changes = std::move(changes_);
+  batch->records = std::move(records_);
+  // Moved-from vectors start empty; size them like this batch so the next
+  // one does not regrow them step by step.
+  changes_ = {};
+  records_ = {};
+  changes_.reserve(nchanges);
+  records_.reserve(nrecords);
+  ++edit_;  // from here on, every node the snapshot holds is shared: copy before writing
+  return batch;
+}
+
+}  // namespace oddsrelay

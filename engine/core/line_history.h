@@ -1,0 +1,46 @@
+// The lines an event priced and then withdrew before full time, each with
+// its last read (docs/settlement.md rule 7). Books remove pre-match markets
+// at kick-off, period markets at half-time and ladder rungs as the score
+// moves; a bet taken on any of them must still be settled. Together with the
+// odds at full time (ScoreState::odds_at_end) this is every line the event
+// ever priced, each exactly once, and settlement runs over that whole set.
+//
+// Part of the persistent state: derived from the records alone, so a journal
+// replay rebuilds it identically (it is in the state digest). Immutable once
+// published; the engine copies it on write like the other parts of an entry.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "engine/core/market.h"
+#include "protocol/feed_record.h"
+
+namespace oddsrelay {
+
+struct LineHistory {
+  // Bound per event: a feed inventing line keys cannot grow it without
+  // limit. The simulator's busiest soccer fixture withdraws about 200 lines
+  // (perf/memory/line_history_bench.cc).
+  static constexpr uint32_t kMaxLines = 2048;
+
+  uint64_t edit = 0;     // batch that created it: the writer may still mutate it
+  MarketList markets;    // per market (sorted by id), only its withdrawn lines, as last read
+  uint32_t lines = 0;    // lines held over all markets
+  uint32_t dropped = 0;  // lines withdrawn past kMaxLines and not kept
+};
+using LineHistoryPtr = std::shared_ptr<const LineHistory>;
+
+// Writer side, called by the engine before it replaces or removes a market
+// of an event that has not ended. `edit` is the batch being built: a history
+// of that batch is changed in place, an older one copied first.
+//
+// A market record replaces `prev` (null: a new market): lines `prev` priced
+// (at least one outcome) that the record does not price are withdrawn with
+// the state `prev` holds for them; lines the record prices leave the
+// history (they are current again).
+void history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const feed::MarketRec& rec);
+// The whole market goes (a removal record, or the event's `remove`).
+void history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev);
+
+}  // namespace oddsrelay

@@ -1,0 +1,101 @@
+#include "engine/core/pipeline.h"
+
+#include <chrono>
+
+#include "protocol/metrics/data_path.h"
+
+namespace oddsrelay {
+
+void Pipeline::start() {
+  stopping_ = false;
+  engine_done_ = false;
+  thread_ = std::thread([this] { run(); });
+  if (log_) log_thread_ = std::thread([this] { run_log(); });
+}
+
+void Pipeline::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true, std::memory_order_release);
+  thread_.join();
+  engine_done_.store(true, std::memory_order_release);
+  if (log_thread_.joinable()) log_thread_.join();
+}
+
+void Pipeline::deliver(const BatchPtr& b, size_t records) {
+  engine_.publish(b);
+  for (BatchSink* s : sinks_) s->on_batch(b);
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  done_.fetch_add(records, std::memory_order_acq_rel);
+}
+
+// The log thread: append, then publish, in seal order.
+void Pipeline::run_log() {
+  Sealed buf[16];
+  for (;;) {
+    size_t n = log_queue_.wait_dequeue_bulk_timed(buf, 16, 20'000);
+    for (size_t i = 0; i < n; ++i) {
+      log_->append(*buf[i].batch);
+      deliver(buf[i].batch, buf[i].records);
+      buf[i].batch.reset();
+    }
+    if (n == 0) {
+      log_->tick();
+      if (engine_done_.load(std::memory_order_acquire) && log_queue_.size_approx() == 0) break;
+    }
+  }
+}
+
+void Pipeline::push(feed::Record&& rec) {
+  while (queue_.size_approx() > kHighWater) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  pushed_.fetch_add(1, std::memory_order_acq_rel);
+  queue_.enqueue(std::move(rec));
+}
+
+bool Pipeline::replace_state(Engine& from) {
+  if (log_ || engine_done_.load(std::memory_order_acquire) || stopping_.load(std::memory_order_acquire)) return false;
+  replace_from_.store(&from, std::memory_order_release);
+  // The engine thread takes it once the queue is empty and every record
+  // before it is delivered (at most one idle wait later).
+  while (replace_from_.load(std::memory_order_acquire)) {
+    if (engine_done_.load(std::memory_order_acquire)) {  // stopped meanwhile: withdraw unless taken
+      Engine* mine = &from;
+      if (replace_from_.compare_exchange_strong(mine, nullptr, std::memory_order_acq_rel)) return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+void Pipeline::run() {
+  std::vector<feed::Record> buf(batch_max_);
+  for (;;) {
+    size_t n = queue_.wait_dequeue_bulk_timed(buf.begin(), batch_max_, 20'000);
+    if (n == 0 && idle()) {
+      if (Engine* from = replace_from_.load(std::memory_order_acquire)) {
+        deliver(engine_.replace_state(*from), 0);
+        replace_from_.store(nullptr, std::memory_order_release);
+        continue;
+      }
+    }
+    if (n == 0) {
+      // pushed_ is bumped before enqueue: done == pushed means nothing in flight.
+      if (stopping_.load(std::memory_order_acquire) && idle()) break;
+      continue;
+    }
+    const int64_t t0 = metrics::steady_ns();
+    for (size_t i = 0; i < n; ++i) engine_.apply(std::move(buf[i]));
+    BatchPtr b = engine_.seal(t0);
+    metrics::batch_apply().observe_ns(static_cast<uint64_t>(metrics::steady_ns() - t0));
+    if (b) sealed_seq_.store(b->snapshot->seq, std::memory_order_relaxed);
+    if (!b) {
+      done_.fetch_add(n, std::memory_order_acq_rel);  // all skipped
+    } else if (!log_) {
+      deliver(b, n);
+    } else {
+      while (log_queue_.size_approx() >= kLogQueueMax) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      log_queue_.enqueue(Sealed{std::move(b), n});
+    }
+  }
+}
+
+}  // namespace oddsrelay

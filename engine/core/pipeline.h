@@ -1,0 +1,104 @@
+// The engine thread and its input queue (docs/architecture.md, steps 1-2).
+// Sources on any thread push records into one moodycamel queue; the engine
+// thread drains up to `batch_max` at a time, applies them, publishes one
+// snapshot per batch, and hands the batch to every sink in order.
+#pragma once
+
+#include <concurrentqueue/blockingconcurrentqueue.h>
+
+#include <atomic>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include "engine/core/engine.h"
+
+namespace oddsrelay {
+
+// Receives every published batch on the engine thread. Must not block: a
+// sink that does I/O queues the batch for its own thread. A sink whose
+// thread lags far behind may wait for it to catch up (kMaxSinkBacklog
+// batches queued): every queued batch pins its records and the versions it
+// replaced, so an unbounded queue is unbounded memory; the engine slows
+// instead, as it does for the journal.
+class BatchSink {
+ public:
+  static constexpr size_t kMaxSinkBacklog = 128;  // batches
+  virtual ~BatchSink() = default;
+  virtual void on_batch(const BatchPtr& batch) = 0;
+};
+
+// The durable stage between sealing a batch and publishing it (the
+// journal, engine/storage/log_writer.h). Runs on the pipeline's log thread:
+// a batch is published, and reaches the sinks, only after append() returns,
+// while the engine thread already applies the next one.
+class LogStage {
+ public:
+  virtual ~LogStage() = default;
+  virtual void append(const Batch& batch) = 0;
+  virtual void tick() = 0;  // when idle, at least every 20 ms (periodic fsync)
+};
+
+class Pipeline {
+ public:
+  // Queue depth past which push() waits, so a source that outruns the
+  // engine (replay at max speed) cannot grow memory without bound.
+  static constexpr size_t kHighWater = 1 << 16;
+
+  explicit Pipeline(Engine& engine, size_t batch_max = 256) : engine_(engine), batch_max_(batch_max) {}
+  ~Pipeline() { stop(); }
+
+  void add_sink(BatchSink* sink) { sinks_.push_back(sink); }  // before start()
+  void set_log(LogStage* log) { log_ = log; }                 // before start()
+  void start();
+  // Stops after everything pushed so far is applied and handed to the sinks.
+  void stop();
+
+  // Any thread. Waits while the queue is past kHighWater.
+  void push(feed::Record&& rec);
+
+  // Replaces the engine's state with `from`'s between two records (an edge
+  // rejoining its log after a hole, engine/bus/bus_source.h): once every
+  // record pushed before is applied and delivered, the engine thread takes
+  // the state (Engine::replace_state) and delivers it like a batch, marked
+  // `reset`, so each sink sees it in order with the batches around it.
+  // Returns once delivered. Call from the thread that pushes, with nothing
+  // pushed meanwhile; false with a log stage (a journal cannot hold a jump)
+  // or when the pipeline is not running.
+  bool replace_state(Engine& from);
+
+  // True when every pushed record has been applied (or skipped).
+  bool idle() const { return done_.load(std::memory_order_acquire) == pushed_.load(std::memory_order_acquire); }
+  uint64_t batches() const { return batches_.load(std::memory_order_relaxed); }
+  // Log position of the last batch sealed (0: none this run); the journal
+  // and the outputs trail it (the metrics' journal and bus lag).
+  uint64_t sealed_seq() const { return sealed_seq_.load(std::memory_order_relaxed); }
+
+ private:
+  void run();
+  void run_log();
+  void deliver(const BatchPtr& b, size_t records);
+
+  // Sealed batches on their way to the log thread, with the number of
+  // pushed records each accounts for (skipped ones included).
+  struct Sealed {
+    BatchPtr batch;
+    size_t records = 0;
+  };
+  static constexpr size_t kLogQueueMax = 64;  // batches; the engine waits past it
+
+  Engine& engine_;
+  size_t batch_max_;
+  std::vector<BatchSink*> sinks_;
+  LogStage* log_ = nullptr;
+  moodycamel::BlockingConcurrentQueue<Sealed> log_queue_;
+  std::atomic<bool> engine_done_{true};  // no engine thread running (before start, after stop)
+  std::thread log_thread_;
+  moodycamel::BlockingConcurrentQueue<feed::Record> queue_;
+  std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0}, sealed_seq_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<Engine*> replace_from_{nullptr};  // a replace_state() waiting for the engine thread
+  std::thread thread_;
+};
+
+}  // namespace oddsrelay

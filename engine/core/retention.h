@@ -1,0 +1,59 @@
+// Retention: which events leave the state, and when, so that a relay left
+// running for months holds the live set plus a horizon rather than every
+// event it ever saw (docs/architecture.md "Retention"). Measured in feed
+// time (the newest `at` applied), never the wall clock: every replay of a
+// log evicts at the same record, so the same seq is the same state on every
+// restart and every edge. Also the estimate of the bytes the state holds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <utility>
+
+#include "engine/core/event_entry.h"
+
+namespace oddsrelay {
+
+// The default horizon: longer than the interface's 72-hour window for
+// corrected results, so a correction within it still finds its event.
+inline constexpr int64_t kDefaultRetainEndedMs = 96LL * 3600 * 1000;
+
+// An event may leave once it ended (its first final score) or is not listed
+// (removed, or odds and scores whose event record never came).
+inline bool retirable(const EventEntry& e) { return !e.listed() || (e.score && e.score->ended); }
+
+// Estimated heap bytes of the parts of an entry (the allocation, its
+// control block and the slot that points at it). A part shared by two
+// versions is counted once, in the working state; odds frozen at the end
+// are counted on their own although they share markets with the live odds
+// until those change (an overestimate while an ended event stays listed).
+inline constexpr size_t kEntryBytes = sizeof(EventEntry) + 16 + 32;  // + control block + trie slot
+size_t info_bytes(const feed::EventObject* info);
+size_t market_bytes(const Market& m);  // with its MarketRef
+size_t score_bytes(const ScoreState* s);
+size_t stats_bytes(const StatsState* s);
+size_t history_bytes(const LineHistory* h);  // withdrawn lines (engine/core/line_history.h)
+size_t entry_bytes(const EventEntry& e);
+
+// The events that may leave, ordered by the `at` of their last record
+// (then by number, so ties leave in one order everywhere). Writer only.
+class RetentionIndex {
+ public:
+  void add(int64_t last_at, uint64_t number) { set_.emplace(last_at, number); }
+  void remove(int64_t last_at, uint64_t number) { set_.erase({last_at, number}); }
+  // The next event due at feed clock `clock` with horizon `horizon` (its
+  // last record at or before clock - horizon), taken out of the index.
+  bool take_due(int64_t clock, int64_t horizon, uint64_t& number) {
+    if (set_.empty() || set_.begin()->first > clock - horizon) return false;
+    number = set_.begin()->second;
+    set_.erase(set_.begin());
+    return true;
+  }
+  size_t size() const { return set_.size(); }
+
+ private:
+  std::set<std::pair<int64_t, uint64_t>> set_;
+};
+
+}  // namespace oddsrelay

@@ -1,0 +1,113 @@
+#include "engine/sources/sources.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "engine/storage/feed_file.h"
+
+namespace oddsrelay {
+
+using Clock = std::chrono::steady_clock;
+
+void SimSource::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void SimSource::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string SimSource::describe() const {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "sim seed=%llu events=%u rate=%g", static_cast<unsigned long long>(opts_.seed),
+                opts_.events, opts_.rate);
+  return buf;
+}
+
+void SimSource::run() {
+  sim::Simulator sim(opts_);
+  std::vector<feed::Record> out;
+  const int64_t start = wall_ms();
+  sim.open(start, start, out);
+  auto push_all = [&] {
+    status_.records.fetch_add(out.size(), std::memory_order_relaxed);
+    for (auto& r : out) pipeline_.push(std::move(r));
+    out.clear();
+  };
+  push_all();
+  const auto t0 = Clock::now();
+  uint64_t steps = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    double elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    auto due = static_cast<uint64_t>(elapsed_ms / sim.step_ms());
+    // Catch up after a stall, but in bounded bites so stop() stays prompt.
+    for (int k = 0; steps < due && k < 10'000; ++k, ++steps) {
+      sim.step(wall_ms(), out);
+      push_all();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void ReplaySource::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void ReplaySource::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string ReplaySource::describe() const {
+  return "replay " + path_ + (speed_ > 0 ? " speed=" + std::to_string(speed_) : std::string(" speed=max"));
+}
+
+void ReplaySource::run() {
+  FeedFileReader reader;
+  std::string err;
+  if (!reader.open(path_, err)) {
+    status_.error = err;
+    status_.done = true;
+    return;
+  }
+  constexpr uint64_t kReportedProblems = 20;
+  reader.on_problem([&](uint64_t line, feed::LineStatus, const std::string& why) {
+    uint64_t n = status_.malformed.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n <= kReportedProblems)
+      std::fprintf(stderr, "oddsrelay: %s line %llu skipped: %s\n", path_.c_str(),
+                   static_cast<unsigned long long>(line), why.c_str());
+  });
+  feed::Record rec;
+  int64_t first_at = 0;
+  bool have_first = false;
+  const auto t0 = Clock::now();
+  while (!stop_.load(std::memory_order_relaxed) && reader.next(rec)) {
+    if (speed_ > 0) {
+      if (!have_first) {
+        first_at = rec.at;
+        have_first = true;
+      }
+      auto due = t0 + std::chrono::microseconds(static_cast<int64_t>((rec.at - first_at) * 1000.0 / speed_));
+      while (Clock::now() < due && !stop_.load(std::memory_order_relaxed))
+        std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(100)));
+      if (stop_.load(std::memory_order_relaxed)) break;  // stopped while waiting: the record is not due yet
+    }
+    pipeline_.push(std::move(rec));
+    status_.records.fetch_add(1, std::memory_order_relaxed);
+    rec = feed::Record{};
+  }
+  status_.unknown_ops = reader.stats().unknown_ops;
+  if (!reader.fatal().empty()) status_.error = reader.fatal();
+  uint64_t bad = status_.malformed.load();
+  if (bad > kReportedProblems)
+    std::fprintf(stderr, "oddsrelay: %s: %llu more malformed lines not shown\n", path_.c_str(),
+                 static_cast<unsigned long long>(bad - kReportedProblems));
+  std::fprintf(stderr, "oddsrelay: replay of %s finished: %llu records, %llu malformed, %llu unknown ops%s%s\n",
+               path_.c_str(), static_cast<unsigned long long>(status_.records.load()),
+               static_cast<unsigned long long>(bad), static_cast<unsigned long long>(status_.unknown_ops.load()),
+               status_.error.empty() ? "" : "; stopped: ", status_.error.c_str());
+  status_.done = true;
+}
+
+}  // namespace oddsrelay

@@ -1,0 +1,39 @@
+// The error bodies of docs/api.md "Authentication order and errors": built
+// here only, so every route answers the same shape.
+#include "protocol/api/errors.h"
+
+#include "protocol/json_out.h"
+
+namespace oddsrelay::rest::err {
+
+std::string bad_flag(std::string_view name) { return "Invalid " + std::string(name) + " parameter: expected 0 or 1"; }
+
+std::string body(std::string_view msg) {
+  std::string out;
+  json::StringSink sink(out);
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("error");
+  json::str(w, msg);
+  w.EndObject();
+  return out;
+}
+
+std::string rate_limited(std::string_view msg, uint32_t limit, int window_s, int retry_after) {
+  std::string out;
+  json::StringSink sink(out);
+  json::Writer w(sink);
+  w.StartObject();
+  w.Key("error");
+  json::str(w, msg);
+  w.Key("limit");
+  w.Uint(limit);
+  w.Key("window");
+  json::str(w, std::to_string(window_s) + "s");
+  w.Key("retry_after");
+  w.Int(retry_after);
+  w.EndObject();
+  return out;
+}
+
+}  // namespace oddsrelay::rest::err

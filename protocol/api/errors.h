@@ -1,0 +1,60 @@
+// Every error text a REST client can see, in one place: the fixed ones
+// word for word, the others as documented in docs/api.md; and the two error
+// bodies built from them (errors.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace oddsrelay::rest::err {
+
+inline constexpr const char* kInvalidKey = "Invalid or disabled API key";  // docs/api.md "Errors", 401
+inline constexpr const char* kEventNotFound = "Event not found";           // docs/api.md "Errors", 404
+inline constexpr const char* kMissingIds = "Missing ids parameter";        // docs/api.md "Errors", 400
+inline constexpr const char* kRateLimited = "Rate limit exceeded";         // docs/api.md "Errors", 429
+inline constexpr const char* kInternal = "Internal server error";          // 500: a handler failed
+inline constexpr const char* kStarting = "Service starting: the journal is being replayed";  // 503
+inline constexpr const char* kTooManyIds = "Too many ids: at most 100 per request";
+inline constexpr const char* kMissingId = "Missing id parameter";
+inline constexpr const char* kBadSport = "Invalid sport parameter: expected a sport id";
+inline constexpr const char* kBadLimit = "Invalid limit parameter: expected an integer from 1 to 10000";
+inline constexpr const char* kNotFound = "Not found";
+inline constexpr const char* kMethodNotAllowed = "Method not allowed";
+inline constexpr const char* kIpNotAllowed = "Source address not allowed for this API key";
+inline constexpr const char* kOriginNotAllowed = "Origin not allowed for this API key";  // 403, allow_origins
+inline constexpr const char* kBadOddsBody =
+    "Invalid body: expected {\"sport\": <int>, \"market\": <int>, \"events\": [<event id>, ...]}";
+inline constexpr const char* kGroupsNeedSport = "groups=1 needs a sport parameter: groups are sport-scoped";
+
+inline constexpr const char* kNoStreamCoverage = "No stream coverage for this event";
+inline constexpr const char* kBadStreamSignature = "Invalid stream signature";
+inline constexpr const char* kStreamExpired = "Stream URL expired";
+
+inline constexpr const char* kMissingEventId = "Missing event_id parameter";
+inline constexpr const char* kMissingEvent = "Missing event parameter";
+// The PROXY protocol line at the start of a connection (400, then closed)
+inline constexpr const char* kProxyLineUntrusted = "PROXY protocol header from a peer outside --trust-proxy";
+inline constexpr const char* kBadProxyLine = "Malformed PROXY protocol header";
+
+inline constexpr const char* kExplorerKeyOrigin = "This demo key only works from the explorer page of this server";
+
+// WebSocket handshakes and messages
+inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // docs/api.md
+inline constexpr const char* kTooManyHandshakes = "Too many stream handshakes for this API key";   // 429
+inline constexpr const char* kUpgradeRequired = "WebSocket upgrade required: send Upgrade: websocket";
+inline constexpr const char* kBadWsVersion = "Unsupported WebSocket version: use 13";
+inline constexpr const char* kBadWsKey = "Missing or invalid Sec-WebSocket-Key";
+inline constexpr const char* kBadWsConnection = "Connection header must include Upgrade";
+inline constexpr const char* kBadProtocol = "Unsupported protocol parameter: use protocol=v2";
+inline constexpr const char* kBadSports = "Invalid sports parameter: expected sport ids separated by commas";
+
+// "Invalid <name> parameter: expected 0 or 1"
+std::string bad_flag(std::string_view name);
+
+// {"error": msg}
+std::string body(std::string_view msg);
+// The 429 body: {"error", "limit", "window": "<n>s", "retry_after"}.
+std::string rate_limited(std::string_view msg, uint32_t limit, int window_s, int retry_after);
+
+}  // namespace oddsrelay::rest::err

@@ -1,0 +1,76 @@
+#include "protocol/api/stream_upgrade.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "protocol/api/errors.h"
+#include "protocol/ws_frame.h"
+
+namespace oddsrelay::rest {
+
+namespace {
+
+// True if the comma-separated header value holds `token` (case-insensitive).
+bool has_token(std::string_view value, std::string_view token) {
+  while (!value.empty()) {
+    size_t c = value.find(',');
+    std::string_view t = value.substr(0, c);
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    if (http::iequals(t, token)) return true;
+    if (c == std::string_view::npos) break;
+    value.remove_prefix(c + 1);
+  }
+  return false;
+}
+
+bool parse_sports(std::string_view s, std::vector<int32_t>& out) {
+  while (!s.empty()) {
+    size_t c = s.find(',');
+    std::string_view t = s.substr(0, c);
+    int32_t v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size() || v <= 0 || out.size() >= 64) return false;
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    if (c == std::string_view::npos) break;
+    s.remove_prefix(c + 1);
+    if (s.empty()) return false;  // trailing comma
+  }
+  std::sort(out.begin(), out.end());
+  return true;
+}
+
+}  // namespace
+
+bool parse_resume(std::string_view v, std::string& epoch, uint64_t& seq) {
+  size_t colon = v.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 64) return false;
+  std::string_view e = v.substr(0, colon), s = v.substr(colon + 1);
+  uint64_t n = 0;  // from_chars: digits only, no sign, no overflow
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || p != s.data() + s.size()) return false;
+  epoch.assign(e);
+  seq = n;
+  return true;
+}
+
+HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t) {
+  t.kind = req.path == "/ws" ? StreamTicket::Kind::Ws : StreamTicket::Kind::PtWs;
+  if (!has_token(req.header("Upgrade"), "websocket")) return {426, err::kUpgradeRequired, "Upgrade: websocket\r\n"};
+  if (!has_token(req.header("Connection"), "upgrade")) return {400, err::kBadWsConnection, ""};
+  if (req.header("Sec-WebSocket-Version") != "13") return {426, err::kBadWsVersion, "Sec-WebSocket-Version: 13\r\n"};
+  t.accept = ws::accept_key(req.header("Sec-WebSocket-Key"));
+  if (t.accept.empty()) return {400, err::kBadWsKey, ""};
+  if (t.kind == StreamTicket::Kind::PtWs) {
+    auto proto = http::query_param(req.query, "protocol");
+    if (proto && *proto != "v2") return {400, err::kBadProtocol, ""};
+    if (auto sports = http::query_param(req.query, "sports"); sports && !sports->empty())
+      if (!parse_sports(*sports, t.sports)) return {400, err::kBadSports, ""};
+  }
+  if (auto r = http::query_param(req.query, "resume"))
+    t.resume =
+        parse_resume(*r, t.resume_epoch, t.resume_seq) ? StreamTicket::Resume::Asked : StreamTicket::Resume::Malformed;
+  return {};
+}
+
+}  // namespace oddsrelay::rest
