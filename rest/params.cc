@@ -35,7 +35,8 @@ const EventEntry* lookup(const Snapshot& s, std::string_view id) {
   return p.ok() ? s.events.find(p.number) : nullptr;
 }
 
-bool resolve_ids(Call& c, const std::vector<std::string>& ids, std::vector<const EventEntry*>& out) {
+bool resolve_ids(Call& c, const std::vector<std::string>& ids, std::vector<const EventEntry*>& out,
+                 std::vector<std::string>* missing) {
   if (ids.empty()) {
     c.error(400, err::kMissingIds);
     return false;
@@ -45,8 +46,11 @@ bool resolve_ids(Call& c, const std::vector<std::string>& ids, std::vector<const
     return false;
   }
   std::unordered_set<uint64_t> seen;
-  for (const auto& id : ids)
-    if (const EventEntry* e = lookup(*c.snap, id); e && seen.insert(e->number).second) out.push_back(e);
+  for (const auto& id : ids) {
+    const EventEntry* e = lookup(*c.snap, id);
+    if (e && seen.insert(e->number).second) out.push_back(e);
+    if (!e && missing && std::find(missing->begin(), missing->end(), id) == missing->end()) missing->push_back(id);
+  }
   return true;
 }
 

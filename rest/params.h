@@ -27,7 +27,10 @@ const EventEntry* lookup(const Snapshot& s, std::string_view id);
 
 // The events named by `ids` (1..100) that exist, each once; false with the
 // 400 sent when there are none or too many.
-bool resolve_ids(Call& c, const std::vector<std::string>& ids, std::vector<const EventEntry*>& out);
+// `missing`, when given, receives the asked ids that match no event (in
+// the order asked, each once), for an answer's `not_found`.
+bool resolve_ids(Call& c, const std::vector<std::string>& ids, std::vector<const EventEntry*>& out,
+                 std::vector<std::string>* missing = nullptr);
 
 // `sport`: absent, or a positive integer.
 bool sport_param(Call& c, std::optional<int32_t>& sport);

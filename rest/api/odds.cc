@@ -20,17 +20,35 @@ namespace {
 
 // The constant parts of a GET answer around the events' fragments, each
 // deflated once for the assembled gzip form.
-constexpr std::string_view kHead = "{\"success\":true,\"data\":{", kComma = ",", kTail = "}}";
+// The tail names the asked ids that match no event (`not_found`, as on
+// /v1/settlements); a poller whose ids all exist gets the constant tail.
+constexpr std::string_view kHead = "{\"success\":true,\"data\":{", kComma = ",", kTail = "},\"not_found\":[]}";
 struct Frame {
   DeflatePiece head, comma, tail;
   bool ok = deflate_piece(kHead, head) && deflate_piece(kComma, comma) && deflate_piece(kTail, tail);
 };
 
+std::string not_found_tail(const std::vector<std::string>& missing) {
+  if (missing.empty()) return std::string(kTail);
+  std::string t = "},\"not_found\":[";
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (i) t += ',';
+    json::StringSink sink(t);
+    json::Writer w(sink);
+    json::str(w, missing[i]);
+  }
+  t += "]}";
+  return t;
+}
+
 // The gzip answer from the fragments' deflated forms; false when a
 // compression failed (then the caller sends the plain answer).
-bool assemble_gzip(OddsCache& cache, const std::vector<OddsCache::Fragment*>& frags, std::string& out) {
+bool assemble_gzip(OddsCache& cache, const std::vector<OddsCache::Fragment*>& frags, std::string_view tail,
+                   std::string& out) {
   static const Frame frame;
   if (!frame.ok) return false;
+  DeflatePiece own_tail;
+  if (tail != kTail && !deflate_piece(tail, own_tail)) return false;
   GzipAssembler gz(out);
   gz.add(frame.head);
   for (size_t i = 0; i < frags.size(); ++i) {
@@ -39,16 +57,21 @@ bool assemble_gzip(OddsCache& cache, const std::vector<OddsCache::Fragment*>& fr
     if (i) gz.add(frame.comma);
     gz.add(*p);
   }
-  gz.add(frame.tail);
+  gz.add(tail == kTail ? frame.tail : own_tail);
   gz.finish();
   return true;
 }
 
 void get_odds(Call& c) {
   std::vector<const EventEntry*> asked, events;
-  if (!resolve_ids(c, split_ids(c.param("ids").value_or("")), asked)) return;
+  std::vector<std::string> missing;
+  if (!resolve_ids(c, split_ids(c.param("ids").value_or("")), asked, &missing)) return;
   for (const EventEntry* e : asked)
-    if (e->listed() || !e->markets.empty()) events.push_back(e);  // else unknown to clients: absent
+    if (e->listed() || !e->markets.empty())
+      events.push_back(e);
+    else
+      missing.push_back(e->key);  // unknown to clients: absent, named as not found
+  const std::string tail = not_found_tail(missing);
   // The tag is known before anything is encoded: a poller whose events did
   // not change costs a hash of 100 pairs and an empty answer.
   const std::string etag = odds_etag(c.st.etag_seed, events);
@@ -60,14 +83,14 @@ void get_odds(Call& c) {
   cache.trim();
   std::vector<OddsCache::Fragment*> frags;
   frags.reserve(events.size());
-  size_t plain = kHead.size() + kTail.size();
+  size_t plain = kHead.size() + tail.size();
   for (const EventEntry* e : events) {
     frags.push_back(&cache.get(c.snap->events.find_shared(e->number)));
     plain += frags.back()->json.size() + 1;
   }
   if (plain > Call::kGzipMin && c.accepts_gzip()) {
     std::string z;
-    if (assemble_gzip(cache, frags, z)) return c.send_json(200, z, "gzip", extra);
+    if (assemble_gzip(cache, frags, tail, z)) return c.send_json(200, z, "gzip", extra);
   }
   std::string& b = c.body;
   b.reserve(plain);
@@ -76,7 +99,7 @@ void get_odds(Call& c) {
     if (i) b += kComma;
     b += frags[i]->json;
   }
-  b += kTail;
+  b += tail;
   c.send_json(200, b, {}, extra);
 }
 

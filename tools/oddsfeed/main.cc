@@ -23,6 +23,7 @@
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
 #include "engine/storage/snapshot_file.h"
+#include "oddsrelay_version.h"
 #include "protocol/feed_writer.h"
 #include "tools/oddsfeed/bus_commands.h"
 #include "tools/oddsrelay/cli.h"
@@ -61,6 +62,7 @@ Commands:
         (docs/bus.md): a new log on an empty stream, else the log there
         continues. Records the engine would skip are not published. Prints
         the positions, epoch and the state digest an edge will reach.
+  --version
   --help
 )";
 
@@ -280,6 +282,10 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::fputs(kFeedUsage, stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("oddsfeed %s (commit %s)\n", ODDSRELAY_VERSION, ODDSRELAY_COMMIT);
     return 0;
   }
   if (cmd == "gen") return gen(argc - 2, argv + 2);

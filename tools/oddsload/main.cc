@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "oddsrelay_version.h"
 #include "tools/oddsload/load_client.h"
 
 using namespace oddsrelay::load;
@@ -38,6 +39,7 @@ Baseline mode (perf/relay/run.sh, nchan):
                         gets to this HTTP publisher, stamping INFO `at` with
                         the time it publishes
   --subscribe HOST:PORT/PATH subscribers connect here instead (no key)
+  --version             the version and the commit it was built from
   --help                this text
 
 Latency is now - `at` of the INFO frame that closes a turn of batches (/ws:
@@ -104,6 +106,9 @@ int main(int argc, char** argv) {
     };
     if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--version") {
+      std::printf("oddsload %s (commit %s)\n", ODDSRELAY_VERSION, ODDSRELAY_COMMIT);
       return 0;
     } else if (a == "--connect") {
       if (!split_hostport(need(), o.host, o.port, nullptr)) {

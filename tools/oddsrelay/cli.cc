@@ -137,6 +137,7 @@ Options:
                          hands out (stream add-on) and an own origin of the
                          explorer's demo key (default: http:// and the
                          request's Host)
+  --version              the version and the commit it was built from
   --help                 this text
 )";
 
@@ -360,12 +361,14 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       dst = argv[++i];
       return true;
     };
-    if (has_inline && (a == "--help" || a == "--exit-after-replay")) {
+    if (has_inline && (a == "--help" || a == "--version" || a == "--exit-after-replay")) {
       err = a + " takes no value";
       return false;
     }
     if (a == "--help" || a == "-h") {
       out.help = true;
+    } else if (a == "--version") {
+      out.version = true;
     } else if (a == "--listen" || a == "--metrics-listen") {
       std::string v;
       if (!need(v)) return false;

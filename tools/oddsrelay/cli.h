@@ -67,6 +67,7 @@ struct Options {
   rest::PublicUrl public_url;        // base of the URLs handed out; unset: http://<Host>
   bool exit_after_replay = false;
   bool help = false;
+  bool version = false;
 };
 
 // False with `err` set (one line, no trailing newline) on a bad command line.

@@ -26,6 +26,7 @@
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
 #include "engine/storage/log_writer.h"
+#include "oddsrelay_version.h"
 #include "protocol/api/api_keys.h"
 #include "relay/relay_server.h"
 #include "relay/webhooks.h"
@@ -444,6 +445,10 @@ int main(int argc, char** argv) {
   }
   if (opt.help) {
     std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (opt.version) {
+    std::printf("oddsrelay %s (commit %s)\n", ODDSRELAY_VERSION, ODDSRELAY_COMMIT);
     return 0;
   }
   return run(opt);
