@@ -38,8 +38,8 @@ TEST(HttpResponse, ReasonPhrasesAreTheRegisteredOnes) {
 }
 
 TEST(HttpResponse, EveryStandardStatusHasAPhrase) {
-  for (int s : {100, 201, 202, 203, 205, 206, 300, 301, 302, 303, 307, 308, 402, 406, 407, 409, 410, 415, 416, 417, 421,
-                422, 428, 502, 504, 511})
+  for (int s : {100, 201, 202, 203, 205, 206, 300, 301, 302, 303, 307, 308, 402,
+                406, 407, 409, 410, 415, 416, 417, 421, 422, 428, 502, 504, 511})
     EXPECT_STRNE(reason(s), "Unknown") << s;
   EXPECT_STREQ(reason(299), "Unknown");
 }
