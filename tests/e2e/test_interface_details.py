@@ -3,6 +3,8 @@ phrase on a refused upgrade, --version on every binary, and `not_found` on
 GET /v1/odds for ids that match no event."""
 import gzip
 import json
+import os
+import re
 import socket
 import unittest
 
@@ -42,6 +44,18 @@ class InterfaceDetails(unittest.TestCase):
             self.assertRegex(out.strip(), rf"^{name} \d+\.\d+\.\d+ \(commit ([0-9a-f]{{7,}}(-dirty)?|unknown)\)$")
             rc, out, _ = h.run([h.binary(name), "--help"], timeout=30)
             self.assertIn("--version", out, name)
+
+    def test_readme_flags_table_is_the_help(self):
+        """The README's table of oddsrelay flags names exactly the flags --help lists."""
+        rc, out, _ = h.run([h.binary("oddsrelay"), "--help"], timeout=30)
+        self.assertEqual(rc, 0)
+        helped = set(re.findall(r"^  (--[a-z-]+)", out, re.M))
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")) as f:
+            rows = [l for l in f if l.startswith("| `--")]
+        tabled = {flag for row in rows for flag in re.findall(r"`(--[a-z-]+)", row.split(" | ")[0])}
+        self.assertGreater(len(helped), 20)
+        self.assertEqual(sorted(helped - tabled), [], "in --help, missing from the README's table")
+        self.assertEqual(sorted(tabled - helped), [], "in the README's table, unknown to --help")
 
     def live_ids(self):
         def some():
