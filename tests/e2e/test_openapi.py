@@ -183,7 +183,7 @@ class Live(unittest.TestCase):
         with open(cls.keys, "w") as f:
             json.dump(KEYS, f)
         cls.srv = h.Server("--feed", "sim:seed=3,events=80", "--keys", cls.keys, "--handshake-rate", "1",
-                           "--stream-ttl", "1", "--progress", "0")
+                           "--stream-ttl", "1", "--rate-window", "3600", "--progress", "0")
         cls.port = cls.srv.port
         cls.srv.wait_for(r"serving http://")
 
@@ -337,15 +337,22 @@ class Live(unittest.TestCase):
             call(self.port, path, headers={"If-None-Match": 'W/"0000000000000000"'}, status=200)
 
     def test_rate_limit_headers_and_429(self):
-        statuses = []
-        for _ in range(6):
+        """The limited key's window (--rate-window 3600, aligned to the clock)
+        used up, then every REST route answers 429: done at least 5 s before
+        the window ends, so that no route falls into a fresh one."""
+        for _ in range(20):
             st, hdrs, body = call(self.port, "/v1/sports", key=LIMITED)
-            statuses.append(st)
             low = {k.lower(): v for k, v in hdrs.items()}
             self.assertEqual(low["x-ratelimit-limit"], "4")
-        self.assertEqual(statuses[-1], 429)
-        self.assertEqual(body["error"], "Rate limit exceeded")
-        self.assertIn("retry-after", low)
+            if st != 429:
+                continue
+            self.assertEqual(body, {"error": "Rate limit exceeded", "limit": 4, "window": "3600s",
+                                    "retry_after": int(low["retry-after"])})
+            if int(low["retry-after"]) >= 5:
+                break
+            time.sleep(int(low["retry-after"]) + 0.5)  # the window is about to end: use the next one
+        else:
+            self.fail("no 429 after 20 requests of a key limited to 4")
         for method, path, body in KEYED:
             if path not in ("/ws", "/pt-ws"):  # streams have their own bound (test_stream_handshakes)
                 self.assertEqual(self.get(path, 429, key=LIMITED, method=method, body=body)["error"],
