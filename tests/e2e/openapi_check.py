@@ -14,8 +14,8 @@ status raises AssertionError naming the route, the status and the JSON
 pointer of the failing part.
 
 Answers that belong to no route (the CORS preflight, an unknown path, a
-method the path does not take) are read from the document's root extension
-`x-oddsrelay-any-path`; the WebSocket paths (`x-websocket: true`) answer
+method the path does not take, and the protocol errors for those) are read
+from the document's root extension `x-oddsrelay-any-path`; the WebSocket paths (`x-websocket: true`) answer
 OPTIONS with 405 instead of the preflight.
 
 Needs Debian's python3-yaml and python3-jsonschema (scripts/install-deps.sh).
@@ -118,6 +118,8 @@ class Contract:
         return label + " (unknown path)", self._from(any_path.get("unknown-path", {}), status, label)
 
     def _from(self, responses, status, label):
+        # The protocol errors come before the route: any path, any method.
+        responses = {**self.doc.get("x-oddsrelay-any-path", {}).get("protocol-errors", {}), **responses}
         if status not in responses:
             raise AssertionError(f"openapi: {label} -> {status}: not a documented route or status "
                                  f"(documented here: {', '.join(sorted(responses)) or 'none'})")

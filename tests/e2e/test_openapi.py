@@ -407,6 +407,10 @@ class Live(unittest.TestCase):
                     411)
         raw_checked(p, b"POST /rdstn HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", "POST", "/rdstn", 413)
         raw_checked(p, b"PROXY TCP4 192.0.2.1 192.0.2.2 1 2\r\n" + get + b"\r\n", "GET", "/v1/sports", 400)
+        # Before the route: the same on an unknown path and for a method the path does not take.
+        raw_checked(p, b"GET /nope HTTP/2.0\r\nHost: x\r\n\r\n", "GET", "/nope", 505)
+        raw_checked(p, b"DELETE /v1/sports HTTP/1.1\r\n\r\n", "DELETE", "/v1/sports", 400)
+        raw_checked(p, b"PUT /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", "PUT", "/nope", 413)
 
     def test_tampered_answers_fail_the_check(self):
         ev = self.live
