@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what oddsrelay builds and tests with: Debian's packages (Chromium
 # for the page tests among them, Prometheus and promtool for the /metrics
-# test), plus
-# Node's ws from the npm registry for the second independent WebSocket
-# client of the e2e tests. Idempotent: what is present is skipped;
-# apt-get update runs first only when something is missing.
+# test, python3-jsonschema and python3-yaml for the OpenAPI checks of
+# tests/e2e/openapi_check.py), plus from the npm registry Node's ws (the
+# second independent WebSocket client of the e2e tests) and swagger-parser
+# (the OpenAPI validator of docs/openapi.yaml). Idempotent: what is present
+# is skipped; apt-get update runs first only when something is missing.
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config curl libuv1-dev rapidjson-dev libxxhash-dev
       libconcurrentqueue-dev libgtest-dev libbenchmark-dev libssl-dev zlib1g-dev
-      python3 python3-websockets libjemalloc-dev clang libclang-rt-14-dev chromium
+      python3 python3-websockets python3-jsonschema python3-yaml libjemalloc-dev clang libclang-rt-14-dev chromium
       nats-server libnats-dev openssl prometheus nginx-light clang-format)
 # Debian's nodejs and npm, unless a node and an npm are already installed.
 command -v node >/dev/null || pkgs+=(nodejs)
@@ -49,9 +50,9 @@ fi
 for tool in /usr/bin/prometheus /usr/bin/promtool; do
   [ -x "$tool" ] || { echo "install-deps: $tool missing after installing prometheus" >&2; exit 1; }
 done
-# Node's ws, pinned by tests/e2e/node/package-lock.json.
+# Node's ws and swagger-parser, pinned by tests/e2e/node/package-lock.json.
 node_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/e2e/node"
-if [ ! -d "$node_dir/node_modules/ws" ]; then
+if [ ! -d "$node_dir/node_modules/ws" ] || [ ! -d "$node_dir/node_modules/@apidevtools/swagger-parser" ]; then
   echo "install-deps: npm ci in tests/e2e/node"
   npm ci --prefix "$node_dir" --no-audit --no-fund --loglevel=error >/dev/null
 fi
