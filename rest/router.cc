@@ -78,6 +78,7 @@ constexpr Route kRoutes[] = {
     {"/pt-ws", "GET", any_of({Data::LiveEvent, Data::PrematchEvent, Data::Price}), kStream, nullptr},
     {"/docs/explore", "GET", kNothing, kPublic, api::explorer},
     {"/docs/settlement", "GET, HEAD", kNothing, kPublic, api::settlement_policy},
+    {"/openapi.json", "GET, HEAD", kNothing, kPublic, api::openapi},
     {"/stream/play", "GET", kNothing, kPublic, api::stream_play},
     {"/healthz", "GET", kNothing, kPublic, api::healthz},
 };

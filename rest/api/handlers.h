@@ -35,5 +35,6 @@ void healthz(Call& c);            // GET /healthz
 void stream_play(Call& c);        // GET /stream/play
 void settlement_policy(Call& c);  // GET, HEAD /docs/settlement
 void explorer(Call& c);           // GET /docs/explore
+void openapi(Call& c);            // GET, HEAD /openapi.json
 
 }  // namespace oddsrelay::rest::api

@@ -1,6 +1,6 @@
 // The routes without a key: /healthz for load balancers (nothing about the
-// data), the settlement policy document, and the explorer page, which
-// carries the origin-locked demo key.
+// data), the settlement policy document, the OpenAPI contract, and the
+// explorer page, which carries the origin-locked demo key.
 #include "protocol/api/errors.h"
 #include "protocol/clock.h"
 #include "rest/api/handlers.h"
@@ -20,6 +20,8 @@ void healthz(Call& c) {
 }
 
 void settlement_policy(Call& c) { c.send_raw(200, "text/markdown; charset=utf-8", rest::settlement_policy()); }
+
+void openapi(Call& c) { c.send_raw(200, "application/json", openapi_document()); }
 
 void explorer(Call& c) {
   auto ev = c.param("event");

@@ -59,7 +59,8 @@ KEYED = [("GET", "/v1/sports", None), ("GET", "/v1/live", None), ("GET", "/v1/pr
          ("POST", "/rdstn", "[]"), ("GET", "/widget-events", None), ("GET", "/widget-data?event_id=1", None),
          ("GET", "/widget?event_id=1", None), ("GET", "/ws", None), ("GET", "/pt-ws", None)]
 PUBLIC = [("GET", "/stream/play", None), ("GET", "/docs/explore?event=1", None), ("GET", "/docs/settlement", None),
-          ("HEAD", "/docs/settlement", None), ("GET", "/healthz", None)]
+          ("HEAD", "/docs/settlement", None), ("GET", "/healthz", None), ("GET", "/openapi.json", None),
+          ("HEAD", "/openapi.json", None)]
 
 # (label of the route as openapi_check names it, status) of every answer checked.
 SEEN = set()
@@ -252,6 +253,11 @@ class Live(unittest.TestCase):
         self.assertEqual(self.get("/healthz", key=None)["status"], "ok")
         self.assertIn(b"Settlement", self.get("/docs/settlement", key=None))
         call(self.port, "/docs/settlement", key=None, method="HEAD", status=200)
+        # The contract it serves is docs/openapi.yaml, as JSON, needing no key.
+        import yaml
+        with open(DOC) as f:
+            self.assertEqual(self.get("/openapi.json", key=None), yaml.safe_load(f))
+        call(self.port, "/openapi.json", key=None, method="HEAD", status=200)
         page = self.get(f"/docs/explore?event={self.live}", key=None)
         self.assertIn(b"explorer-", page)
         self.assertEqual(self.get("/docs/explore", 400, key=None), {"error": "Missing event parameter"})
