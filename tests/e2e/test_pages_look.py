@@ -98,12 +98,17 @@ class PagesLook(unittest.TestCase):
               const rows = [...document.querySelectorAll('#odds tbody tr[data-market]')];
               const cell = (tr, c) => tr.querySelector('td.' + c);
               let market = null;
+              // Every answer unfolded, to measure it; then folded back as it was.
+              const calls = [...document.querySelectorAll('#calls > .call')], was = calls.map(d => d.open);
+              calls.forEach(d => { d.open = true; });
+              const wide = calls.map(d => d.querySelector('pre').scrollWidth > d.querySelector('pre').clientWidth + 1);
+              const pageWide = document.documentElement.scrollWidth > document.documentElement.clientWidth + 1;
+              calls.forEach((d, i) => { d.open = was[i]; });
               return {
-                calls: [...document.querySelectorAll('#calls > .call')].map(d => ({
+                calls: calls.map((d, i) => ({
                   tag: d.tagName, summary: d.querySelector('summary') ? d.querySelector('summary').textContent : '',
-                  status: d.querySelector('.status').textContent, pre: d.querySelector('pre').textContent,
-                  wide: d.querySelector('pre').scrollWidth > d.querySelector('pre').clientWidth + 1})),
-                pageWide: document.documentElement.scrollWidth > document.documentElement.clientWidth + 1,
+                  status: d.querySelector('.status').textContent, pre: d.querySelector('pre').textContent, wide: wide[i]})),
+                pageWide,
                 rows: rows.map(tr => {
                   if (cell(tr, 'market')) market = cell(tr, 'market');
                   return {market: market.textContent, marketTitle: market.title,
@@ -120,6 +125,15 @@ class PagesLook(unittest.TestCase):
               };
             })()""")
             out["shot"] = await s.screenshot(self.shot_path(name), full=True)
+            # On a phone-wide screen too, no answer is wider than its box.
+            await s.call("Emulation.setDeviceMetricsOverride", width=420, height=900, deviceScaleFactor=1, mobile=False)
+            out["narrow"] = await s.eval("""(() => {
+              const calls = [...document.querySelectorAll('#calls > .call')];
+              calls.forEach(d => { d.open = true; });
+              return {wide: calls.map(d => d.querySelector('pre').scrollWidth > d.querySelector('pre').clientWidth + 1),
+                      pageWide: document.documentElement.scrollWidth > document.documentElement.clientWidth + 1};
+            })()""")
+            await s.call("Emulation.clearDeviceMetricsOverride")
             out["state_later"] = await s.eval("document.getElementById('ptws-state').textContent")
             return out
 
@@ -137,20 +151,22 @@ class PagesLook(unittest.TestCase):
         # Answers: folded, pretty-printed, never wider than their box.
         self.assertEqual([c["tag"] for c in page["calls"]], ["DETAILS"] * 5)
         self.assertEqual([c["status"] for c in page["calls"]], ["200"] * 5)
-        for c in page["calls"]:
+        for c, narrow in zip(page["calls"], page["narrow"]["wide"]):
             self.assertIn('\n  "success": true', c["pre"], c["summary"])
-            self.assertFalse(c["wide"], c["summary"])
-        self.assertFalse(page["pageWide"])
+            self.assertFalse(c["wide"] or narrow, "scrolls sideways: " + c["summary"])
+        self.assertFalse(page["pageWide"] or page["narrow"]["pageWide"])
         self.assertNotIn("explorer-", json.dumps(page["calls"]))  # the key is shown as <API_KEY>
         # Odds: names from the dictionary, the ids on hover, a sparkline each.
         self.assertGreater(len(page["rows"]), 0)
         for r in page["rows"]:
-            mid = re.fullmatch(r"market id (\d+)", r["marketTitle"]).group(1)
-            oid = re.fullmatch(r"outcome id (\d+)", r["outcomeTitle"]).group(1)
+            self.assertRegex(r["marketTitle"] + "|" + r["outcomeTitle"] + "|" + r["lineTitle"],
+                             r"^market id \d+\|outcome id \d+\|line key s\S*$")  # the ids on hover
+            mid = r["marketTitle"].split()[-1]
+            oid = r["outcomeTitle"].split()[-1]
             self.assertEqual(r["market"], dictionary["markets"].get(mid, f"Market {mid}"), r)
             self.assertEqual(r["outcome"], dictionary["outcomes"].get(oid, f"Outcome {oid}"), r)
             self.assertNotRegex(r["market"] + r["outcome"], r"^\d+$")
-            key = re.fullmatch(r"line key (s.*)", r["lineTitle"]).group(1)
+            key = r["lineTitle"].split()[-1]
             self.assertEqual(r["line"], "main" if key == "s" else key[1:], r)
             self.assertRegex(r["price"], r"^[▲▼]? ?\d+\.\d\d$")
             self.assertEqual(r["sparks"], 1, r)
