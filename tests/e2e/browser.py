@@ -100,8 +100,22 @@ class Session:
             await asyncio.sleep(0.2)
         raise AssertionError(f"page never satisfied: {expr}")
 
-    async def screenshot(self, path):
-        r = await self.call("Page.captureScreenshot", format="png")
+    async def screenshot(self, path, full=False, width=None):
+        """The viewport as a PNG; with full=True the whole page, laid out
+        at `width` CSS pixels (default: the window's) and as tall as its
+        content (at most 6000 pixels), so nothing is cut by a scrollbar."""
+        if full:
+            width = width or await self.eval("window.innerWidth")
+            # Laid out tall enough for no scrollbar, the content ends at its lowest box (plus a margin).
+            await self.call("Emulation.setDeviceMetricsOverride", width=width, height=6000, deviceScaleFactor=1, mobile=False)
+            height = await self.eval("Math.ceil(Math.max(...[...document.body.querySelectorAll('*')]"
+                                     ".map(e => e.getBoundingClientRect().bottom)) + 12)")
+            await self.call("Emulation.setDeviceMetricsOverride", width=width, height=min(height, 6000),
+                            deviceScaleFactor=1, mobile=False)
+            r = await self.call("Page.captureScreenshot", format="png")
+            await self.call("Emulation.clearDeviceMetricsOverride")
+        else:
+            r = await self.call("Page.captureScreenshot", format="png")
         with open(path, "wb") as f:
             f.write(base64.b64decode(r["data"]))
         return path

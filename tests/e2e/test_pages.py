@@ -216,11 +216,11 @@ class Pages(unittest.TestCase):
             await s.goto(url)
             await s.wait_for("document.body.dataset.calls === '5'")
             statuses = await s.eval("[...document.querySelectorAll('.call .status')].map(e => e.textContent)")
-            calls = await s.eval("[...document.querySelectorAll('.call code')].map(e => e.textContent)")
+            calls = await s.eval("[...document.querySelectorAll('.call code, .stream code')].map(e => e.textContent)")
             rows = await s.eval("document.querySelectorAll('#odds tbody tr').length")
             await s.wait_for("Number(document.body.dataset.oddsUpdates) >= 2", timeout=30)
             shot = await s.screenshot(os.path.join(self.shots, "explorer.png"))
-            first_price = await s.eval("document.querySelector('#odds tbody tr td:nth-child(4)').textContent")
+            first_price = await s.eval("document.querySelector('#odds tbody tr td.price').textContent.replace(/^[▲▼] /, '')")
             state = await s.eval("document.getElementById('ptws-state').textContent")
             return statuses, calls, rows, shot, first_price, state
 
