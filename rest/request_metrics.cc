@@ -14,33 +14,16 @@ namespace {
 // keeps the two in step): a path is its own template, queries are not part
 // of it.
 // The last entry, "other", takes every path not listed.
-constexpr std::string_view kRoutes[] = {"/v1/sports",
-                                        "/v1/live",
-                                        "/v1/prematch",
-                                        "/v1/event",
-                                        "/v1/odds",
-                                        "/v1/scores",
-                                        "/v1/status",
-                                        "/v1/settlements",
-                                        "/rdstn",
-                                        "/v1/stream",
-                                        "/widget-events",
-                                        "/widget-data",
-                                        "/widget",
-                                        "/v1/markets",
-                                        "/v1/market-groups",
-                                        "/ws",
-                                        "/pt-ws",
-                                        "/docs/explore",
-                                        "/docs/settlement",
-                                        "/stream/play",
-                                        "/healthz",
-                                        "/metrics",
-                                        "other"};
+constexpr std::string_view kRoutes[] = {"/v1/sports",   "/v1/live",      "/v1/prematch",      "/v1/event",
+                                        "/v1/odds",     "/v1/scores",    "/v1/status",        "/v1/settlements",
+                                        "/rdstn",       "/v1/stream",    "/widget-events",    "/widget-data",
+                                        "/widget",      "/v1/markets",   "/v1/market-groups", "/ws",
+                                        "/pt-ws",       "/docs/explore", "/docs/settlement",  "/openapi.json",
+                                        "/stream/play", "/healthz",      "/metrics",          "other"};
 constexpr size_t kRouteCount = std::size(kRoutes);
 
 // Every status the server sends; the last entry, 0, is "other".
-constexpr int kCodes[] = {101, 200, 204, 304, 400, 401, 403, 404, 405, 411, 413, 414, 429, 431, 500, 503, 505, 0};
+constexpr int kCodes[] = {101, 200, 204, 304, 400, 401, 403, 404, 405, 411, 413, 414, 426, 429, 431, 500, 503, 505, 0};
 constexpr size_t kCodeCount = std::size(kCodes);
 
 std::array<std::array<metrics::Counter, kCodeCount>, kRouteCount> counts;
