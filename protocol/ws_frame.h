@@ -163,6 +163,12 @@ size_t FrameParser::feed(char* buf, size_t len, Handler& h) {
 // Server frames are never masked. Header size for a payload of `len`.
 [[nodiscard]] constexpr size_t frame_header_size(size_t len) { return len < 126 ? 2 : len < 65536 ? 4 : 10; }
 
+// The payload of a whole, unmasked server frame (its header skipped).
+[[nodiscard]] inline std::string_view frame_payload(std::string_view frame) {
+  const unsigned len7 = static_cast<unsigned char>(frame[1]) & 0x7f;
+  return frame.substr(len7 == 127 ? 10 : len7 == 126 ? 4 : 2);
+}
+
 // Writes the header of a final frame into `out` (frame_header_size bytes);
 // returns its size. The relay writes header and payload into one shared
 // buffer, once per frame, for every subscriber.

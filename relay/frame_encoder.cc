@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/views/json_views.h"
+#include "protocol/event_id.h"
 #include "protocol/json_out.h"
 #include "protocol/relay_frame.h"
 
@@ -12,7 +13,29 @@ namespace oddsrelay::relay {
 
 namespace {
 
-void write_event_map(json::Writer& w, std::span<const EventItem> events) {
+// Records where each entry of the object being written lies: open() at
+// its brace, then entry(id) after each key and value.
+class PartLog {
+ public:
+  PartLog(std::vector<Part>* parts, const std::string& p) : parts_(parts), p_(p) {}
+  void open() {
+    if (parts_) brace_ = p_.size(), last_ = p_.size() + 1;
+  }
+  void entry(uint64_t id) {
+    if (!parts_) return;
+    const size_t start = parts_->empty() ? last_ : last_ + 1;  // the writer puts a comma before the key
+    parts_->push_back(Part{id, static_cast<uint32_t>(start - brace_), static_cast<uint32_t>(p_.size() - start)});
+    last_ = p_.size();
+  }
+
+ private:
+  std::vector<Part>* parts_;
+  const std::string& p_;
+  size_t brace_ = 0, last_ = 0;
+};
+
+void write_event_map(json::Writer& w, std::span<const EventItem> events, PartLog* log = nullptr) {
+  if (log) log->open();
   w.StartObject();
   for (const EventItem& it : events) {
     json::key(w, it.key);
@@ -20,6 +43,7 @@ void write_event_map(json::Writer& w, std::span<const EventItem> events) {
       w.RawValue(it.entry->info->json.data(), it.entry->info->json.size(), rapidjson::kObjectType);
     else
       w.Null();
+    if (log) log->entry(it.entry ? it.entry->number : it.number ? it.number : parse_event_id(it.key).number);
   }
   w.EndObject();
 }
@@ -95,33 +119,58 @@ FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated, 
   return b.finish();
 }
 
-FrameRef pt_events(int32_t sport, std::span<const EventItem> events) {
+FrameRef pt_events(int32_t sport, std::span<const EventItem> events, std::vector<Part>* parts) {
   FrameBuilder b;
   begin_pt(b.payload(), "P", "evt:" + std::to_string(sport));
   json::StringSink sink(b.payload());
   json::Writer w(sink);
-  write_event_map(w, events);
+  PartLog log(parts, b.payload());
+  write_event_map(w, events, &log);
   return b.finish();
 }
 
-FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> markets) {
+FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> markets, std::vector<Part>* parts) {
   FrameBuilder b;
   begin_pt(b.payload(), "P", "odds:" + std::to_string(sport) + ":" + std::to_string(e.number));
   json::StringSink sink(b.payload());
   json::Writer w(sink);
-  if (markets.empty()) {
-    rest::write_odds(w, e, rest::OddsForm::Get);
+  PartLog log(parts, b.payload());
+  log.open();
+  w.StartObject();
+  if (markets.empty()) {  // every market, as /v1/odds writes them
+    for (const auto& ref : e.markets) {
+      json::id_key(w, ref.id);
+      rest::write_market(w, *ref, rest::OddsForm::Get);
+      log.entry(ref.id);
+    }
   } else {
-    w.StartObject();
     for (uint32_t id : markets) {
       json::id_key(w, id);
       if (const Market* m = e.market(id))
         rest::write_market(w, *m, rest::OddsForm::Get);
       else
         w.Null();
+      log.entry(id);
     }
-    w.EndObject();
   }
+  w.EndObject();
+  return b.finish();
+}
+
+FrameRef pt_cut(const FrameRef& from, std::span<const Part> keep, std::vector<Part>* parts) {
+  const std::string_view whole = ws::frame_payload(from->bytes());
+  const size_t brace = whole.find(kSep, whole.find(kSep) + 1) + 1;
+  const std::string_view body = whole.substr(brace);
+  FrameBuilder b;
+  std::string& p = b.payload();
+  p.append(whole.substr(0, brace));
+  p += '{';
+  for (const Part& k : keep) {
+    if (p.back() != '{') p += ',';
+    if (parts) parts->push_back(Part{k.id, static_cast<uint32_t>(p.size() - FrameBuilder::kRoom - brace), k.len});
+    p.append(body.substr(k.off, k.len));
+  }
+  p += '}';
   return b.finish();
 }
 

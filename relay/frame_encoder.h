@@ -29,6 +29,7 @@ namespace oddsrelay::relay {
 struct EventItem {
   std::string_view key;
   const EventEntry* entry;
+  uint64_t number = 0;  // when entry is null: the event's number (0: read from key)
 };
 
 // What a handshake's resume= came to, for the first message: not asked
@@ -49,10 +50,16 @@ struct Stamps {
 // /pt-ws
 FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask, ResumeNote note = {});
 FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated = 0, Stamps stamps = {});
-FrameRef pt_events(int32_t sport, std::span<const EventItem> events);
+// `parts`, when given, receives each entry's place (the event numbers are
+// the entries' own).
+FrameRef pt_events(int32_t sport, std::span<const EventItem> events, std::vector<Part>* parts = nullptr);
 // Every market of the event (`markets` empty) or just those ids (a missing
 // one as null).
-FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> markets);
+FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> markets,
+                 std::vector<Part>* parts = nullptr);
+// The frame `from` (a P frame) with only its entries `keep` (a subset of
+// its parts, in order), encoded anew; its parts, if asked, go to `parts`.
+FrameRef pt_cut(const FrameRef& from, std::span<const Part> keep, std::vector<Part>* parts = nullptr);
 
 // /ws
 // `prematch` false: the pre-match map is empty (the key lacks the permission).

@@ -23,7 +23,9 @@ void append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& event
     const int32_t sport = events[i].first;
     items.clear();
     for (; i < events.size() && events[i].first == sport; ++i) items.push_back(events[i].second);
-    out.push_back(GroupFrame{pt_events(sport, items), 0, sport, false, {}, classes});
+    GroupFrame f{FrameRef(), 0, sport, false, {}, classes};
+    f.frame = pt_events(sport, items, &f.parts);
+    out.push_back(std::move(f));
   }
 }
 
@@ -37,7 +39,7 @@ Group local_group(const Turn& t) {
   g.marker = FrameRef::local(t.marker);
   g.frames.reserve(t.frames.size());
   for (const HubFrame& f : t.frames)
-    g.frames.push_back(GroupFrame{FrameRef::local(f.frame), f.channel, f.sport, f.odds, f.markets, f.events});
+    g.frames.push_back(GroupFrame{FrameRef::local(f.frame), f.channel, f.sport, f.odds, f.markets, f.events, f.parts});
   g.live = t.live;
   return g;
 }
@@ -56,7 +58,8 @@ Group local_group(std::span<const TurnPtr> turns) {
   for (const TurnPtr& t : turns) {
     g.at = std::max(g.at, t->at);
     for (const HubFrame& f : t->frames)
-      g.frames.push_back(GroupFrame{FrameRef::local(f.frame), f.channel, f.sport, f.odds, f.markets, f.events});
+      g.frames.push_back(
+          GroupFrame{FrameRef::local(f.frame), f.channel, f.sport, f.odds, f.markets, f.events, f.parts});
     g.live.insert(g.live.end(), t->live.begin(), t->live.end());
   }
   g.marker = pt_marker(g.seq, g.from, g.at, 0, Stamps{g.applied_us, g.encoded_us});
@@ -104,15 +107,15 @@ TurnPtr Hub::encode(const BatchPtr& batch) {
         if (listed && sees(live))
           evt[classes].push_back({now->sport(), EventItem{now->key, now}});
         else if (was_listed && sees(was_live))
-          evt[classes].push_back({before->sport(), EventItem{before->key, nullptr}});
+          evt[classes].push_back({before->sport(), EventItem{before->key, nullptr, before->number}});
       }
     }
     if (live && (!was_live || (ch.bits & kOddsChanged))) {
       // An event that just went live gets its whole odds; afterwards only
       // the markets that changed, each whole.
       auto markets = was_live ? b.markets_of(ch) : std::span<const uint32_t>{};
-      GroupFrame o{
-          pt_odds(*now, now->sport(), markets), ch.number, now->sport(), true, {markets.begin(), markets.end()}};
+      GroupFrame o{FrameRef(), ch.number, now->sport(), true, {markets.begin(), markets.end()}};
+      o.frame = pt_odds(*now, now->sport(), markets, &o.parts);
       if (!was_live)
         for (const MarketRef& m : now->markets) o.markets.push_back(m.id);
       out.push_back(std::move(o));
@@ -132,8 +135,8 @@ TurnPtr Hub::encode(const BatchPtr& batch) {
   std::stable_partition(out.begin(), out.end(), [](const GroupFrame& o) { return !o.odds; });
   t->frames.reserve(out.size());
   for (GroupFrame& o : out)
-    t->frames.push_back(
-        HubFrame{std::move(o.frame).share(), o.channel, o.sport, o.odds, std::move(o.markets), o.events});
+    t->frames.push_back(HubFrame{std::move(o.frame).share(), o.channel, o.sport, o.odds, std::move(o.markets), o.events,
+                                 std::move(o.parts)});
   t->stamps.encoded_us = wall_us();
   t->marker = pt_marker(t->seq, t->from, t->at, 0, t->stamps).share();
   stats_.frames_encoded.fetch_add(t->frames.size() + 1, std::memory_order_relaxed);

@@ -29,6 +29,7 @@ struct HubFrame {
   bool odds;
   std::vector<uint32_t> markets;
   uint8_t events = 0;
+  std::vector<Part> parts;
 };
 
 // One batch, encoded: the /pt-ws group (event lists first, then odds) and

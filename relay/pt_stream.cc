@@ -19,9 +19,7 @@ uint32_t channel_mask(const StreamFilter& f) { return (f.evt ? 1u : 0u) | (f.odd
 void PtStreams::add(StreamConn* c) {
   const StreamFilter f = c->filter();
   size_t i = 0;
-  while (i < buckets_.size() && !(buckets_[i].classes == f.classes && buckets_[i].odds == f.odds &&
-                                  std::ranges::equal(buckets_[i].sports, f.sports)))
-    ++i;
+  while (i < buckets_.size() && !buckets_[i].same(f)) ++i;
   if (i == buckets_.size()) {
     // Reuse an empty bucket before growing: distinct filters come and go.
     i = 0;
@@ -29,6 +27,10 @@ void PtStreams::add(StreamConn* c) {
     if (i == buckets_.size()) buckets_.emplace_back();
     Bucket& b = buckets_[i];
     b.sports.assign(f.sports.begin(), f.sports.end());
+    b.events.assign(f.events.begin(), f.events.end());
+    b.markets.assign(f.markets.begin(), f.markets.end());
+    b.connect_gen = 0;
+    b.connect.clear();
     b.classes = f.classes;
     b.odds = f.odds;
   }
@@ -49,10 +51,27 @@ void PtStreams::remove(StreamConn* c) {
 // record, "from": first record, "at": newest record, stamps}. The INFO is
 // conflatable too, so a client that lags holds one, not one per group.
 void PtStreams::fan_out(const Group& g) {
-  uint64_t delivered = 0;
-  for (const Bucket& b : buckets_) {
-    if (b.conns.empty()) continue;
-    const StreamFilter f = b.filter();
+  for (const Bucket& b : buckets_)
+    if (!b.conns.empty()) send_admitted(b, g);
+}
+
+// One bucket's share of a group: the frames its filter admits (cut once
+// for the bucket when it names events or markets), to each of its streams.
+void PtStreams::send_admitted(const Bucket& b, const Group& g) {
+  const StreamFilter f = b.filter();
+  size_t n = 0;
+  if (f.cuts()) {
+    uint64_t encoded = 0;
+    cut_.clear();
+    for (const GroupFrame& o : g.frames)
+      if (auto cut = narrow(o, f, &encoded)) cut_.push_back(std::move(*cut));
+    ctx_.stats.frames_encoded.fetch_add(encoded, std::memory_order_relaxed);
+    for (StreamConn* c : b.conns) {
+      for (const GroupFrame& o : cut_) send_group_frame(c, o);
+      send_marker(c, g, g.from, g.marker);
+    }
+    n = cut_.size();
+  } else {
     admitted_.clear();
     for (size_t i = 0; i < g.frames.size(); ++i)
       if (f.admits(g.frames[i])) admitted_.push_back(static_cast<uint32_t>(i));
@@ -60,9 +79,9 @@ void PtStreams::fan_out(const Group& g) {
       for (uint32_t i : admitted_) send_group_frame(c, g.frames[i]);
       send_marker(c, g, g.from, g.marker);
     }
-    delivered += admitted_.size() * b.conns.size();
+    n = admitted_.size();
   }
-  ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+  ctx_.stats.deliveries.fetch_add(n * b.conns.size(), std::memory_order_relaxed);
 }
 
 // Queues a frame of a group. While a write to the client is in flight, a
@@ -118,6 +137,7 @@ void PtStreams::refresh_connect_cache() {
   const Snapshot& s = *ctx_.snap;
   if (cache_seq_ == s.seq) return;
   cache_seq_ = s.seq;
+  ++connect_gen_;
   for (auto& v : connect_evt_) v.clear();
   connect_evt_built_ = 0;
   connect_odds_.clear();
@@ -133,9 +153,10 @@ void PtStreams::refresh_connect_cache() {
     FullOdds& f = full_odds_[e->number];
     if (f.version != e) {  // encoded once per version of the event
       f.version = e;
-      f.frame = pt_odds(*e, e->sport(), {});
+      f.parts.clear();
+      f.frame = pt_odds(*e, e->sport(), {}, &f.parts);
     }
-    connect_odds_.push_back(GroupFrame{f.frame, e->number, e->sport(), true, {}});
+    connect_odds_.push_back(GroupFrame{f.frame, e->number, e->sport(), true, {}, 0, f.parts});
   }
 }
 
@@ -154,25 +175,47 @@ FrameRef PtStreams::ready_info(const StreamFilter& filter, ResumeNote note) {
   return pt_ready(*ctx_.snap, sports, channel_mask(filter), note);
 }
 
+void PtStreams::build_connect_evt(uint8_t classes) {
+  if (!classes || (connect_evt_built_ & (1u << classes))) return;
+  connect_evt_built_ |= static_cast<uint8_t>(1u << classes);
+  std::vector<std::pair<int32_t, EventItem>> evt;  // every listed event of those classes, per sport
+  ctx_.snap->events.for_each([&](const EventEntry& e) {
+    if (e.listed() && (classes & (e.live() ? kLiveEvents : kPrematchEvents)))
+      evt.push_back({e.sport(), EventItem{e.key, &e}});
+  });
+  std::sort(evt.begin(), evt.end(), [](auto& a, auto& b) {
+    return std::pair(a.first, a.second.entry->number) < std::pair(b.first, b.second.entry->number);
+  });
+  append_event_frames(evt, classes, connect_evt_[classes]);
+}
+
+// A cutting bucket's connect snapshot: cut once per state for all its
+// streams.
+const std::vector<GroupFrame>& PtStreams::cut_connect_frames(Bucket& b) {
+  if (b.connect_gen == connect_gen_) return b.connect;
+  b.connect_gen = connect_gen_;
+  b.connect.clear();
+  const StreamFilter f = b.filter();
+  uint64_t encoded = 0;
+  for (const auto* frames : {&connect_evt_[b.classes], &connect_odds_})
+    for (const GroupFrame& o : *frames)
+      if (auto cut = narrow(o, f, &encoded)) b.connect.push_back(std::move(*cut));
+  ctx_.stats.frames_encoded.fetch_add(encoded, std::memory_order_relaxed);
+  return b.connect;
+}
+
 // `refused`: why a resume was refused, or Resumed when none was asked for.
 void PtStreams::send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused) {
   const ResumeNote note{refused != ResumeWindow::Verdict::Resumed, false, ResumeWindow::reason(refused)};
   refresh_connect_cache();
   const uint8_t classes = stream_event_classes(c);
-  if (classes && !(connect_evt_built_ & (1u << classes))) {
-    connect_evt_built_ |= static_cast<uint8_t>(1u << classes);
-    std::vector<std::pair<int32_t, EventItem>> evt;  // every listed event of those classes, per sport
-    ctx_.snap->events.for_each([&](const EventEntry& e) {
-      if (e.listed() && (classes & (e.live() ? kLiveEvents : kPrematchEvents)))
-        evt.push_back({e.sport(), EventItem{e.key, &e}});
-    });
-    std::sort(evt.begin(), evt.end(), [](auto& a, auto& b) {
-      return std::pair(a.first, a.second.entry->number) < std::pair(b.first, b.second.entry->number);
-    });
-    append_event_frames(evt, classes, connect_evt_[classes]);
-  }
+  build_connect_evt(classes);
   const StreamFilter filter = c->filter();
   ctx_.out.send_exempt(c, ready_info(filter, note));
+  if (filter.cuts()) {
+    for (const GroupFrame& o : cut_connect_frames(buckets_[c->bucket])) ctx_.out.send_exempt(c, o.frame, o.channel);
+    return;
+  }
   for (const GroupFrame& o : connect_evt_[classes])
     if (filter.admits(o)) ctx_.out.send_exempt(c, o.frame, o.channel);
   for (const GroupFrame& o : connect_odds_)
@@ -192,8 +235,11 @@ void PtStreams::catch_up(StreamConn* c, size_t first, uint64_t seq) {
   for (size_t i = first; i < w.size() && c->open(); ++i) {
     const Group& g = w[i];
     for (const GroupFrame& o : g.frames) {
-      if (!filter.admits(o)) continue;
-      send_group_frame(c, o);
+      // Cut per resuming stream, not per bucket: a catch-up is rare next
+      // to live groups.
+      auto cut = narrow(o, filter);
+      if (!cut) continue;
+      send_group_frame(c, *cut);
       ++delivered;
     }
     // seq inside this group: the whole group again (frames replace whole

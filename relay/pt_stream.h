@@ -6,6 +6,7 @@
 // no sockets here. Loop thread only.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -36,35 +37,52 @@ class PtStreams {
   void restart() { cache_seq_ = UINT64_MAX; }  // the state was replaced: connect snapshots are rebuilt
 
  private:
+  struct Bucket;
   void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);
+  void build_connect_evt(uint8_t classes);
+  const std::vector<GroupFrame>& cut_connect_frames(Bucket& b);
+  void send_admitted(const Bucket& b, const Group& g);
   FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
   void catch_up(StreamConn* c, size_t first, uint64_t seq);
   void send_group_frame(StreamConn* c, const GroupFrame& o);
   void send_marker(StreamConn* c, const Group& g, uint64_t from, const FrameRef& shared);
   void refresh_connect_cache();
 
-  // Streams by filter (sports, classes of events, prices): what a group's
-  // filter admits is worked out once per bucket, not once per stream, so a
-  // frame a stream's filter drops costs that stream nothing.
+  // Streams by filter (sports, events, markets, classes of events,
+  // prices): what a group's filter admits, and the frames it cuts, are
+  // worked out once per bucket, not once per stream, so a frame a stream's
+  // filter drops costs that stream nothing.
   struct Bucket {
     std::vector<int32_t> sports;
+    std::vector<uint64_t> events;
+    std::vector<uint32_t> markets;
     uint8_t classes = 0;
     bool odds = false;
     std::vector<StreamConn*> conns;
-    StreamFilter filter() const { return StreamFilter{sports, classes != 0, odds, classes}; }
+    // A cutting filter's connect snapshot frames, as of connect_gen_.
+    uint64_t connect_gen = 0;
+    std::vector<GroupFrame> connect;
+    StreamFilter filter() const { return StreamFilter{sports, classes != 0, odds, classes, events, markets}; }
+    bool same(const StreamFilter& f) const {
+      return classes == f.classes && odds == f.odds && std::ranges::equal(sports, f.sports) &&
+             std::ranges::equal(events, f.events) && std::ranges::equal(markets, f.markets);
+    }
   };
   StreamContext& ctx_;
   std::vector<Bucket> buckets_;  // few: one per distinct filter
   size_t size_ = 0;
   std::vector<uint32_t> admitted_;  // fan_out's scratch
+  std::vector<GroupFrame> cut_;     // fan_out's scratch: a cutting bucket's frames
   // Connect snapshots, rebuilt when a stream arrives after the state moved.
   uint64_t cache_seq_ = UINT64_MAX;
+  uint64_t connect_gen_ = 0;                // bumped at each rebuild (cutting buckets cache their own cut)
   std::vector<GroupFrame> connect_evt_[4];  // per event classes, built when a stream of those connects
   uint8_t connect_evt_built_ = 0;           // bit per entry of connect_evt_
   std::vector<GroupFrame> connect_odds_;
   struct FullOdds {
     std::shared_ptr<const EventEntry> version;
     FrameRef frame;
+    std::vector<Part> parts;
   };
   std::unordered_map<uint64_t, FullOdds> full_odds_;  // per live event, per entry version
 };

@@ -28,24 +28,8 @@ struct GroupFrame {
   int32_t sport;
   bool odds;                      // odds channel (needs 'odds'), else event list (needs 'live')
   std::vector<uint32_t> markets;  // odds: the market ids it names, sorted (empty in connect snapshots)
-  uint8_t events = 0;  // event list: the classes of events it was encoded for (kLiveEvents | kPrematchEvents)
-};
-
-// What a stream may receive: its sports filter (sorted; empty = all) and
-// the channels its key's permissions allow. Live fan-out, connect
-// snapshots and catch-up all ask this one question.
-// Event lists are encoded once per class of events a key may see (its
-// live and pre-match permissions), and a stream takes only those of its own
-// classes, so a key without 'prematch' never receives a pre-match event.
-struct StreamFilter {
-  std::span<const int32_t> sports;
-  bool evt = false, odds = false;
-  uint8_t classes = 0;  // kLiveEvents | kPrematchEvents its key sees
-  bool everything() const { return sports.empty() && evt && odds; }
-  bool wants_sport(int32_t s) const { return sports.empty() || std::binary_search(sports.begin(), sports.end(), s); }
-  bool admits(const GroupFrame& f) const {
-    return (f.odds ? odds : evt && f.events == classes) && wants_sport(f.sport);
-  }
+  uint8_t events = 0;         // event list: the classes of events it was encoded for (kLiveEvents | kPrematchEvents)
+  std::vector<Part> parts{};  // its entries (events or markets), for filters that cut it (stream_filter.h)
 };
 
 // A live event a group changed (/ws): its number, and its id for the null

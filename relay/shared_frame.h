@@ -22,6 +22,15 @@
 
 namespace oddsrelay::relay {
 
+// Where each entry "<key>":<value> of a frame's JSON object lies, so a
+// stream filter can cut a frame down to the entries it admits without
+// encoding them again (stream_filter.h). `id`: the event number (evt:) or
+// the market id (odds:); `off`: from the object's opening brace.
+struct Part {
+  uint64_t id;
+  uint32_t off, len;
+};
+
 class Frame;
 using SharedFrame = std::shared_ptr<const Frame>;
 

@@ -16,7 +16,7 @@ uint8_t stream_event_classes(const StreamConn* c) {
 
 StreamFilter StreamConn::filter() const {
   const uint8_t classes = stream_event_classes(this);
-  return StreamFilter{ticket.sports, classes != 0, may_odds(this), classes};
+  return StreamFilter{ticket.sports, classes != 0, may_odds(this), classes, ticket.events, ticket.markets};
 }
 
 }  // namespace oddsrelay::relay

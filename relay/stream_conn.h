@@ -16,6 +16,7 @@
 #include "relay/relay_server.h"
 #include "relay/resume_window.h"
 #include "relay/send_queue.h"
+#include "relay/stream_filter.h"
 
 namespace oddsrelay::relay {
 

@@ -48,6 +48,10 @@ inline constexpr const char* kBadWsKey = "Missing or invalid Sec-WebSocket-Key";
 inline constexpr const char* kBadWsConnection = "Connection header must include Upgrade";
 inline constexpr const char* kBadProtocol = "Unsupported protocol parameter: use protocol=v2";
 inline constexpr const char* kBadSports = "Invalid sports parameter: expected sport ids separated by commas";
+inline constexpr const char* kBadEvents =
+    "Invalid events parameter: expected at most 100 event ids separated by commas";
+inline constexpr const char* kBadMarkets =
+    "Invalid markets parameter: expected at most 64 market ids separated by commas";
 
 // "Invalid <name> parameter: expected 0 or 1"
 std::string bad_flag(std::string_view name);

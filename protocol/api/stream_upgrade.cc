@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "protocol/api/errors.h"
+#include "protocol/event_id.h"
 #include "protocol/ws_frame.h"
 
 namespace oddsrelay::rest {
@@ -24,13 +25,15 @@ bool has_token(std::string_view value, std::string_view token) {
   return false;
 }
 
-bool parse_sports(std::string_view s, std::vector<int32_t>& out) {
+// A comma-separated list, each item through `parse`, at most `max` distinct
+// values (as many items, counting repeats, once `max` are held); sorted. Empty items (",," or a trailing comma) are
+// refused.
+template <class T, class Parse>
+bool parse_list(std::string_view s, size_t max, std::vector<T>& out, Parse parse) {
   while (!s.empty()) {
     size_t c = s.find(',');
-    std::string_view t = s.substr(0, c);
-    int32_t v = 0;
-    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || p != t.data() + t.size() || v <= 0 || out.size() >= 64) return false;
+    T v{};
+    if (!parse(s.substr(0, c), v) || out.size() >= max) return false;
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
     if (c == std::string_view::npos) break;
     s.remove_prefix(c + 1);
@@ -38,6 +41,28 @@ bool parse_sports(std::string_view s, std::vector<int32_t>& out) {
   }
   std::sort(out.begin(), out.end());
   return true;
+}
+
+// A positive decimal number, digits only.
+template <class T>
+bool positive(std::string_view t, T& v) {
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  return ec == std::errc() && p == t.data() + t.size() && v > 0;
+}
+
+bool event_number(std::string_view t, uint64_t& v) {
+  ParsedId id = parse_event_id(t);
+  v = id.number;
+  return id.ok();
+}
+
+// events= and markets=: a missing or empty parameter is no filter.
+HandshakeError parse_filters(const http::Request& req, StreamTicket& t) {
+  if (auto e = http::query_param(req.query, "events"); e && !e->empty())
+    if (!parse_list(*e, kMaxFilterEvents, t.events, event_number)) return {400, err::kBadEvents, ""};
+  if (auto m = http::query_param(req.query, "markets"); m && !m->empty())
+    if (!parse_list(*m, kMaxFilterMarkets, t.markets, positive<uint32_t>)) return {400, err::kBadMarkets, ""};
+  return {};
 }
 
 }  // namespace
@@ -65,7 +90,8 @@ HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t)
     auto proto = http::query_param(req.query, "protocol");
     if (proto && *proto != "v2") return {400, err::kBadProtocol, ""};
     if (auto sports = http::query_param(req.query, "sports"); sports && !sports->empty())
-      if (!parse_sports(*sports, t.sports)) return {400, err::kBadSports, ""};
+      if (!parse_list(*sports, 64, t.sports, positive<int32_t>)) return {400, err::kBadSports, ""};
+    if (HandshakeError e = parse_filters(req, t); e.status) return e;
   }
   if (auto r = http::query_param(req.query, "resume"))
     t.resume =

@@ -24,6 +24,11 @@ struct StreamTicket {
   uint32_t permissions = 0;
   uint32_t max_connections = 5;  // concurrent streams of this key
   std::vector<int32_t> sports;   // /pt-ws sports filter; empty = every sport
+  // /pt-ws events= and markets= filters (docs/api.md): event numbers (any
+  // id form resolves to one; unknown ones are kept) and market ids, sorted,
+  // unique; empty = every one.
+  std::vector<uint64_t> events;
+  std::vector<uint32_t> markets;
   // resume=<epoch>:<seq> (both streams): where the client's state stands.
   // A malformed value is not refused: such a stream starts with a snapshot
   // and is told why.
@@ -43,8 +48,11 @@ struct HandshakeError {
   const char* extra_headers = "";
 };
 
+// At most this many ids in a /pt-ws events= or markets= list.
+inline constexpr size_t kMaxFilterEvents = 100, kMaxFilterMarkets = 64;
+
 // Validates the upgrade headers and the stream's query parameters; fills
-// kind, accept, sports and resume.
+// kind, accept, the filters and resume.
 HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t);
 
 // Parses a resume value "<epoch>:<seq>" (the epoch is everything before the

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "relay/frame_encoder.h"
+#include "relay/stream_filter.h"
 
 namespace oddsrelay::relay {
 namespace {
