@@ -19,7 +19,8 @@ uint32_t channel_mask(const StreamFilter& f) { return (f.evt ? 1u : 0u) | (f.odd
 void PtStreams::add(StreamConn* c) {
   const StreamFilter f = c->filter();
   size_t i = 0;
-  while (i < buckets_.size() && !buckets_[i].same(f)) ++i;
+  const uint32_t ms = c->ticket.conflate_ms;
+  while (i < buckets_.size() && !buckets_[i].same(f, ms)) ++i;
   if (i == buckets_.size()) {
     // Reuse an empty bucket before growing: distinct filters come and go.
     i = 0;
@@ -30,6 +31,9 @@ void PtStreams::add(StreamConn* c) {
     b.events.assign(f.events.begin(), f.events.end());
     b.markets.assign(f.markets.begin(), f.markets.end());
     b.connect_gen = 0;
+    b.conflate_ms = ms;
+    b.pending = Conflation();
+    b.next_flush = 0;
     b.connect.clear();
     b.classes = f.classes;
     b.odds = f.odds;
@@ -51,37 +55,92 @@ void PtStreams::remove(StreamConn* c) {
 // record, "from": first record, "at": newest record, stamps}. The INFO is
 // conflatable too, so a client that lags holds one, not one per group.
 void PtStreams::fan_out(const Group& g) {
-  for (const Bucket& b : buckets_)
+  for (Bucket& b : buckets_)
     if (!b.conns.empty()) send_admitted(b, g);
 }
 
 // One bucket's share of a group: the frames its filter admits (cut once
-// for the bucket when it names events or markets), to each of its streams.
-void PtStreams::send_admitted(const Bucket& b, const Group& g) {
+// for the bucket when it names events or markets), to each of its streams,
+// or held for the bucket's next flush when it conflates.
+void PtStreams::send_admitted(Bucket& b, const Group& g) {
   const StreamFilter f = b.filter();
-  size_t n = 0;
-  if (f.cuts()) {
+  std::span<const GroupFrame> frames;
+  if (f.cuts() || b.conflate_ms) {
     uint64_t encoded = 0;
     cut_.clear();
     for (const GroupFrame& o : g.frames)
       if (auto cut = narrow(o, f, &encoded)) cut_.push_back(std::move(*cut));
     ctx_.stats.frames_encoded.fetch_add(encoded, std::memory_order_relaxed);
-    for (StreamConn* c : b.conns) {
-      for (const GroupFrame& o : cut_) send_group_frame(c, o);
-      send_marker(c, g, g.from, g.marker);
-    }
-    n = cut_.size();
-  } else {
-    admitted_.clear();
-    for (size_t i = 0; i < g.frames.size(); ++i)
-      if (f.admits(g.frames[i])) admitted_.push_back(static_cast<uint32_t>(i));
-    for (StreamConn* c : b.conns) {
-      for (uint32_t i : admitted_) send_group_frame(c, g.frames[i]);
-      send_marker(c, g, g.from, g.marker);
-    }
-    n = admitted_.size();
+    frames = cut_;
   }
-  ctx_.stats.deliveries.fetch_add(n * b.conns.size(), std::memory_order_relaxed);
+  if (b.conflate_ms) {
+    b.pending.add(g, frames);
+    if (ctx_.now >= b.next_flush) return flush(b);  // quiet until now: at once
+    return schedule();
+  }
+  if (f.cuts()) return send_frames(b, g, frames);
+  admitted_.clear();
+  for (size_t i = 0; i < g.frames.size(); ++i)
+    if (f.admits(g.frames[i])) admitted_.push_back(static_cast<uint32_t>(i));
+  for (StreamConn* c : b.conns) {
+    for (uint32_t i : admitted_) send_group_frame(c, g.frames[i]);
+    send_marker(c, g, g.from, g.marker);
+  }
+  ctx_.stats.deliveries.fetch_add(admitted_.size() * b.conns.size(), std::memory_order_relaxed);
+}
+
+void PtStreams::send_frames(const Bucket& b, const Group& g, std::span<const GroupFrame> frames) {
+  for (StreamConn* c : b.conns) {
+    for (const GroupFrame& o : frames) send_group_frame(c, o);
+    send_marker(c, g, g.from, g.marker);
+  }
+  ctx_.stats.deliveries.fetch_add(frames.size() * b.conns.size(), std::memory_order_relaxed);
+}
+
+// A conflating bucket's merged frames, encoded once, to each of its
+// streams, with one INFO each from where that stream stood: a stream that
+// connected since the last flush has seen the state up to its snapshot.
+void PtStreams::flush(Bucket& b) {
+  b.next_flush = ctx_.now + b.conflate_ms;
+  if (b.pending.empty()) return;
+  const Snapshot& s = *ctx_.snap;
+  Conflation::Flush m = b.pending.take([&](uint64_t n) {
+    const EventEntry* e = s.events.find(n);
+    return e && e->listed() && e->live();
+  });
+  ctx_.stats.frames_encoded.fetch_add(m.frames.size() + 1, std::memory_order_relaxed);
+  Group g;
+  g.from = m.from;
+  g.seq = m.seq;
+  g.at = m.at;
+  g.applied_us = m.applied_us;
+  g.encoded_us = m.encoded_us;
+  g.marker = pt_marker(m.seq, m.from, m.at, 0, Stamps{m.applied_us, m.encoded_us});
+  uint64_t delivered = 0;
+  for (StreamConn* c : b.conns) {
+    if (c->sent_seq >= g.seq) continue;
+    for (const GroupFrame& o : m.frames) send_group_frame(c, o);
+    const uint64_t from = std::max(g.from, c->sent_seq + 1);
+    send_marker(c, g, from, from == g.from ? g.marker : FrameRef());
+    c->sent_seq = g.seq;
+    delivered += m.frames.size();
+  }
+  ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+}
+
+void PtStreams::on_timer() {
+  for (Bucket& b : buckets_)
+    if (b.conflate_ms && !b.pending.empty() && ctx_.now >= b.next_flush) flush(b);
+  schedule();
+}
+
+// Arms the timer for the earliest pending flush (none pending: not armed).
+void PtStreams::schedule() {
+  uint64_t due = UINT64_MAX;
+  for (const Bucket& b : buckets_)
+    if (b.conflate_ms && !b.pending.empty()) due = std::min(due, b.next_flush);
+  if (due == UINT64_MAX || !arm_timer) return;
+  arm_timer(due > ctx_.now ? due - ctx_.now : 0);
 }
 
 // Queues a frame of a group. While a write to the client is in flight, a
@@ -211,6 +270,7 @@ void PtStreams::send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refus
   const uint8_t classes = stream_event_classes(c);
   build_connect_evt(classes);
   const StreamFilter filter = c->filter();
+  c->sent_seq = ctx_.snap->seq;
   ctx_.out.send_exempt(c, ready_info(filter, note));
   if (filter.cuts()) {
     for (const GroupFrame& o : cut_connect_frames(buckets_[c->bucket])) ctx_.out.send_exempt(c, o.frame, o.channel);
@@ -231,6 +291,7 @@ void PtStreams::catch_up(StreamConn* c, size_t first, uint64_t seq) {
   const StreamFilter filter = c->filter();
   const ResumeWindow& w = ctx_.window;
   ctx_.out.send_exempt(c, ready_info(filter, ResumeNote{true, true, {}}));
+  c->sent_seq = seq;
   uint64_t delivered = 0;
   for (size_t i = first; i < w.size() && c->open(); ++i) {
     const Group& g = w[i];
@@ -246,6 +307,7 @@ void PtStreams::catch_up(StreamConn* c, size_t first, uint64_t seq) {
     // objects, so applying them twice is harmless), its INFO from seq + 1.
     const uint64_t from = std::max(g.from, seq + 1);
     send_marker(c, g, from, from == g.from ? g.marker : FrameRef());
+    c->sent_seq = g.seq;
     if (ctx_.flush_now && !c->q.in_flight() && c->q.bytes() >= kFlushEvery) ctx_.flush_now(c);
   }
   ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);

@@ -7,10 +7,13 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "relay/conflation.h"
 #include "relay/frame_encoder.h"
 #include "relay/outbox.h"
 
@@ -26,8 +29,13 @@ class PtStreams {
   // groups from `first`; otherwise the connect snapshot (with the refusal's
   // reason when one was asked).
   void start(StreamConn* c, ResumeWindow::Verdict v, size_t first);
-  // A group (already in ctx.snap's state) to every stream.
+  // A group (already in ctx.snap's state) to every stream; conflating
+  // buckets hold it until their next flush.
   void fan_out(const Group& g);
+  // The loop's conflation timer fired: flushes the buckets that are due.
+  void on_timer();
+  // Arms the loop's conflation timer to fire in `delay` ms (RelayLoop).
+  std::function<void(uint64_t delay)> arm_timer;
   template <class F>
   void for_each(F&& f) const {
     for (const Bucket& b : buckets_)
@@ -41,7 +49,10 @@ class PtStreams {
   void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);
   void build_connect_evt(uint8_t classes);
   const std::vector<GroupFrame>& cut_connect_frames(Bucket& b);
-  void send_admitted(const Bucket& b, const Group& g);
+  void send_admitted(Bucket& b, const Group& g);
+  void send_frames(const Bucket& b, const Group& g, std::span<const GroupFrame> frames);
+  void flush(Bucket& b);
+  void schedule();
   FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
   void catch_up(StreamConn* c, size_t first, uint64_t seq);
   void send_group_frame(StreamConn* c, const GroupFrame& o);
@@ -58,13 +69,16 @@ class PtStreams {
     std::vector<uint32_t> markets;
     uint8_t classes = 0;
     bool odds = false;
+    uint32_t conflate_ms = 0;
     std::vector<StreamConn*> conns;
+    Conflation pending;       // conflate_ms: the groups since the last flush
+    uint64_t next_flush = 0;  // loop ms: the earliest the next flush may be
     // A cutting filter's connect snapshot frames, as of connect_gen_.
     uint64_t connect_gen = 0;
     std::vector<GroupFrame> connect;
     StreamFilter filter() const { return StreamFilter{sports, classes != 0, odds, classes, events, markets}; }
-    bool same(const StreamFilter& f) const {
-      return classes == f.classes && odds == f.odds && std::ranges::equal(sports, f.sports) &&
+    bool same(const StreamFilter& f, uint32_t ms) const {
+      return conflate_ms == ms && classes == f.classes && odds == f.odds && std::ranges::equal(sports, f.sports) &&
              std::ranges::equal(events, f.events) && std::ranges::equal(markets, f.markets);
     }
   };

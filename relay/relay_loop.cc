@@ -71,6 +71,19 @@ RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& st
         },
         delay, 0);
   };
+  uv_timer_init(&loop_, &conflate_timer_);
+  conflate_timer_.data = this;
+  pt_.arm_timer = [this](uint64_t delay) {
+    uv_timer_start(
+        &conflate_timer_,
+        [](uv_timer_t* h) {
+          auto* self = static_cast<RelayLoop*>(h->data);
+          self->now();
+          self->pt_.on_timer();
+          self->finish_turn();
+        },
+        delay, 0);
+  };
   ctx_.flush_now = [this](StreamConn* c) { flush(c); };
 }
 
@@ -516,6 +529,7 @@ void RelayLoop::shutdown() {
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&live_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&conflate_timer_), nullptr);
 }
 
 }  // namespace oddsrelay::relay

@@ -84,7 +84,7 @@ class RelayLoop {
   KeySlots& slots_;
   uv_loop_t loop_;
   uv_async_t wake_, stop_;
-  uv_timer_t tick_, live_timer_;
+  uv_timer_t tick_, live_timer_, conflate_timer_;
   bool stopping_ = false;
   char read_buf_[64 * 1024];
 

@@ -56,12 +56,18 @@ bool event_number(std::string_view t, uint64_t& v) {
   return id.ok();
 }
 
-// events= and markets=: a missing or empty parameter is no filter.
+// events= and markets= (a missing or empty parameter is no filter), and
+// conflate_ms=.
 HandshakeError parse_filters(const http::Request& req, StreamTicket& t) {
   if (auto e = http::query_param(req.query, "events"); e && !e->empty())
     if (!parse_list(*e, kMaxFilterEvents, t.events, event_number)) return {400, err::kBadEvents, ""};
   if (auto m = http::query_param(req.query, "markets"); m && !m->empty())
     if (!parse_list(*m, kMaxFilterMarkets, t.markets, positive<uint32_t>)) return {400, err::kBadMarkets, ""};
+  if (auto c = http::query_param(req.query, "conflate_ms")) {
+    auto [p, ec] = std::from_chars(c->data(), c->data() + c->size(), t.conflate_ms);
+    if (ec != std::errc() || p != c->data() + c->size() || t.conflate_ms > kMaxConflateMs)
+      return {400, err::kBadConflate, ""};
+  }
   return {};
 }
 

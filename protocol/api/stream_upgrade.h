@@ -29,6 +29,9 @@ struct StreamTicket {
   // unique; empty = every one.
   std::vector<uint64_t> events;
   std::vector<uint32_t> markets;
+  // /pt-ws conflate_ms=: the latest state at most every this many ms (0:
+  // every change).
+  uint32_t conflate_ms = 0;
   // resume=<epoch>:<seq> (both streams): where the client's state stands.
   // A malformed value is not refused: such a stream starts with a snapshot
   // and is told why.
@@ -50,6 +53,7 @@ struct HandshakeError {
 
 // At most this many ids in a /pt-ws events= or markets= list.
 inline constexpr size_t kMaxFilterEvents = 100, kMaxFilterMarkets = 64;
+inline constexpr uint32_t kMaxConflateMs = 60'000;
 
 // Validates the upgrade headers and the stream's query parameters; fills
 // kind, accept, the filters and resume.

@@ -1,8 +1,11 @@
-"""/pt-ws events= and markets= filters with real clients on a replayed feed:
-a filtered connection never receives an event or a market outside its
-filter (connect snapshot, live frames, and a resumed catch-up), its state
-after the last INFO equals what REST serves for the admitted events and
-markets, and a bad list is a 400 naming the parameter."""
+"""/pt-ws shaped by the consumer, with real clients on a replayed feed:
+events= and markets= filters (a filtered connection never receives an
+event or a market outside its filter: connect snapshot, live frames, a
+resumed catch-up) and conflate_ms (at most one frame per channel between
+two INFOs, INFOs at least the interval apart); each client's state after
+the last INFO equals what REST serves for what it admits, and a bad
+parameter is a 400 naming it."""
+import time
 import asyncio
 import json
 import os
@@ -49,6 +52,7 @@ class Filters(StreamState):
             events, odds = {}, {}
             url = f"ws://127.0.0.1:{port}/pt-ws?api_key={KEY}&protocol=v2&{query}"
             infos, seq, epoch, resume = 0, None, None, ""
+            groups, channels = [], []  # (arrival, channels before it) per INFO
             while True:
                 async with websockets.connect(url + resume, max_size=None, max_queue=None) as ws:
                     t, ch, ready = split(await ws.recv())
@@ -63,11 +67,14 @@ class Filters(StreamState):
                             self.assertEqual(body["from"], seq + 1, "a batch is missing")
                             seq = body["seq"]
                             infos += 1
+                            groups.append((time.monotonic(), channels))
+                            channels = []
                             if body["at"] == end_at:
-                                return events, odds
+                                return events, odds, groups
                             if infos == resume_after:
                                 break
                             continue
+                        channels.append(ch)
                         kind, sport, *num = ch.split(":")
                         if kind == "evt":
                             for k in body:
@@ -118,11 +125,29 @@ class Filters(StreamState):
                                               for q, e, m, r in shapes))
             results = asyncio.run(all_of())
             wait_status(port, lambda s: s["feed"]["done"], "the end of the replay")
-            for (q, e, m, r), (events, odds) in zip(shapes, results):
+            for (q, e, m, r), (events, odds, _) in zip(shapes, results):
                 with self.subTest(query=q, resumed=r is not None):
                     if e is in_events:
                         self.assertEqual({number_of(k) for k in events} - numbers, set())
                     self.assert_filtered_rest_state(port, events, odds, e, m)
+
+    def test_conflated_stream_sends_the_latest_state_at_most_every_interval(self):
+        feed, ids, end_at = self.make_feed()
+        anything = lambda _: True
+        with h.Server("--feed", f"replay:{feed},speed=12", "--keys", self.keys, "--progress", "0") as srv:
+            srv.wait_for(r"serving http://")
+            port = srv.port
+            events, odds, groups = self.follow(port, "conflate_ms=250", end_at, anything, anything)
+            wait_status(port, lambda s: s["feed"]["done"], "the end of the replay")
+            self.assertGreater(len(groups), 5)
+            for t, chans in groups[1:]:  # the first also holds the connect snapshot
+                self.assertEqual(len(chans), len(set(chans)), "a channel twice in one interval")
+            # Arrivals jitter; the server's flushes are 250 ms apart at least.
+            gaps = [b[0] - a[0] for a, b in zip(groups, groups[1:])]
+            self.assertGreaterEqual(min(gaps), 0.15, gaps)
+            span = groups[-1][0] - groups[0][0]
+            self.assertLessEqual(len(groups) - 1, span / 0.25 + 1, (len(groups), span))
+            self.assert_filtered_rest_state(port, events, odds, anything, anything)
 
     def test_bad_lists_are_400_naming_the_parameter(self):
         with h.Server("--feed", "sim:rate=50", "--keys", self.keys, "--progress", "0") as srv:
@@ -130,7 +155,8 @@ class Filters(StreamState):
             too_many = ",".join(str(i) for i in range(1, 102))
             for query, param in (("events=abc", "events"), ("events=7,,8", "events"), (f"events={too_many}", "events"),
                                  ("markets=0", "markets"), ("markets=1001,", "markets"),
-                                 ("markets=" + ",".join(str(i) for i in range(1, 66)), "markets")):
+                                 ("markets=" + ",".join(str(i) for i in range(1, 66)), "markets"),
+                                 ("conflate_ms=60001", "conflate_ms"), ("conflate_ms=x", "conflate_ms")):
                 r, body = h.request(srv.port, f"/pt-ws?api_key={KEY}&{query}", headers=UP)
                 self.assertEqual(r.status, 400, query)
                 self.assertIn(f"Invalid {param} parameter", json.loads(body)["error"], query)

@@ -74,5 +74,20 @@ TEST(StreamFilters, BoundsAre100EventsAnd64Markets) {
   EXPECT_EQ(markets.check().status, 400);
 }
 
+TEST(StreamFilters, ConflateMsIsMillisecondsUpToAMinute) {
+  Handshake none{""};
+  ASSERT_EQ(none.check().status, 0);
+  EXPECT_EQ(none.ticket.conflate_ms, 0u);
+  Handshake ok{"conflate_ms=60000"};
+  ASSERT_EQ(ok.check().status, 0);
+  EXPECT_EQ(ok.ticket.conflate_ms, 60000u);
+  for (const char* q : {"conflate_ms=60001", "conflate_ms=-1", "conflate_ms=", "conflate_ms=250ms"}) {
+    Handshake h{q};
+    HandshakeError e = h.check();
+    EXPECT_EQ(e.status, 400) << q;
+    EXPECT_STREQ(e.error, err::kBadConflate) << q;
+  }
+}
+
 }  // namespace
 }  // namespace oddsrelay::rest
