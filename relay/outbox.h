@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "relay/relay_server.h"
+#include "relay/sse.h"
 #include "relay/stream_conn.h"
 
 namespace oddsrelay::relay {
@@ -21,7 +22,7 @@ class Outbox {
   // Queues f; past the connection's byte limit the connection is doomed
   // (closed 1008 at the end of the turn) instead. Only to open connections.
   void send(StreamConn* c, FrameRef f, uint64_t channel = 0) {
-    if (!c->open()) return;
+    if (!c->open() || !(f = framed(c, std::move(f)))) return;
     if (!c->q.push(std::move(f), channel)) {
       stats_.closed_slow.fetch_add(1, std::memory_order_relaxed);
       c->state = ConnState::Doomed;
@@ -33,7 +34,7 @@ class Outbox {
   }
   // Outside the byte limit: the 101 and the connect snapshot.
   void send_exempt(StreamConn* c, FrameRef f, uint64_t channel = 0) {
-    if (!c->open()) return;
+    if (!c->open() || !(f = framed(c, std::move(f)))) return;
     c->q.push_exempt(std::move(f), channel);
     mark(c);
   }
@@ -44,8 +45,16 @@ class Outbox {
   }
 
   std::vector<StreamConn*> dirty, doomed;
+  const SnapshotPtr* snap = nullptr;  // the loop's state (its epoch names SSE positions)
 
  private:
+  // The frame as the connection's framing wants it: a /pt-sse stream gets
+  // its SSE form, made once per frame for the loop (relay/sse.h).
+  FrameRef framed(StreamConn* c, FrameRef f) {
+    if (!c->is_sse() || !f) return f;
+    return f.other([this](const FrameRef& w) { return sse_event(w, (*snap)->epoch); });
+  }
+
   RelayStats& stats_;
 };
 
@@ -58,7 +67,9 @@ struct StreamContext {
         stats(s),
         out(s),
         snap(std::move(start)),
-        window(o.resume_window_bytes, static_cast<uint64_t>(std::max(o.resume_window_ms, 0))) {}
+        window(o.resume_window_bytes, static_cast<uint64_t>(std::max(o.resume_window_ms, 0))) {
+    out.snap = &snap;
+  }
   const RelayOptions& opts;
   RelayStats& stats;
   Outbox out;

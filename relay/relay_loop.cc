@@ -184,9 +184,11 @@ void RelayLoop::adopt(Adoption& a) {
   list_add(all_, c, &StreamConn::all_slot);
   c->last_pong = c->last_progress = now();
   Outbox& out = ctx_.out;
-  out.send_exempt(c, raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                               "Sec-WebSocket-Accept: " +
-                               c->ticket.accept + "\r\n\r\n"));
+  c->q.push_exempt(c->is_sse() ? sse_head()
+                               : raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: "
+                                           "Upgrade\r\nSec-WebSocket-Accept: " +
+                                           c->ticket.accept + "\r\n\r\n"));
+  out.mark(c);
   if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
     // docs/api.md: the extra handshake completes, gets the error, and is closed.
     stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
@@ -277,7 +279,7 @@ void RelayLoop::on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf) {
     drop(c);
     return;
   }
-  if (n == 0 || c->parser.done()) return;
+  if (n == 0 || c->parser.done() || c->is_sse()) return;  // an SSE client has nothing to say
   ParserHandler h{this, c};
   if (c->in.empty()) {
     size_t used = c->parser.feed(buf->base, static_cast<size_t>(n), h);
@@ -307,8 +309,8 @@ void RelayLoop::close_with(StreamConn* c, uint16_t code, std::string_view reason
   if (c->closing() || c->closed()) return;
   unlist(c);
   if (discard_queued) c->q.clear();
-  c->q.push_final(close_frame(code, reason));
-  c->state = ConnState::Closing;
+  if (!c->is_sse()) c->q.push_final(close_frame(code, reason));  // SSE: the socket just closes
+  c->state = c->is_sse() ? ConnState::ClosingWrite : ConnState::Closing;
   c->close_deadline = now() + static_cast<uint64_t>(opts_.close_grace_ms);
   ctx_.out.mark(c);
 }
@@ -496,6 +498,7 @@ void RelayLoop::heartbeat(uint64_t t) {
   const uint64_t limit = 2 * static_cast<uint64_t>(opts_.ping_interval_ms);
   std::vector<StreamConn*> silent;
   auto beat = [&](StreamConn* c) {
+    if (c->is_sse()) c->last_pong = t;  // no pongs over SSE: TCP keepalive finds a vanished peer
     if (t - c->last_pong > limit)
       silent.push_back(c);
     else

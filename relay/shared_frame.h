@@ -36,6 +36,10 @@ using SharedFrame = std::shared_ptr<const Frame>;
 
 class Frame {
  public:
+  Frame() = default;
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+  inline ~Frame();
   std::string_view bytes() const { return origin_ ? origin_->bytes() : std::string_view(buf_).substr(off_); }
   size_t size() const { return origin_ ? origin_->size() : buf_.size() - off_; }
 
@@ -46,6 +50,9 @@ class Frame {
   uint32_t off_ = 0;
   uint32_t refs_ = 0;
   SharedFrame origin_;  // set: a loop's wrapper around the hub's bytes (buf_ unused)
+  // The same frame in another framing (relay/sse.h: a Server-Sent Event),
+  // made once by the loop that first needs it. Loop-local frames only.
+  mutable Frame* other_ = nullptr;
 };
 
 class FrameRef {
@@ -66,6 +73,16 @@ class FrameRef {
     f_ = nullptr;
   }
   explicit operator bool() const { return f_ != nullptr; }
+  // The frame in its other framing, cached on this loop-local frame:
+  // made by `make` the first time it is asked for.
+  template <class Make>
+  FrameRef other(Make&& make) const {
+    if (!f_->other_) {
+      FrameRef o = make(*this);
+      f_->other_ = std::exchange(o.f_, nullptr);  // the cache holds that reference
+    }
+    return FrameRef(f_->other_);
+  }
   const Frame* get() const { return f_; }
   const Frame* operator->() const { return f_; }
 
@@ -99,6 +116,10 @@ class FrameRef {
  private:
   Frame* f_ = nullptr;
 };
+
+inline Frame::~Frame() {
+  if (other_ && --other_->refs_ == 0) delete other_;  // the cache's reference
+}
 
 // Builds a frame's payload in place after room for the longest header, then
 // writes the header just in front of it: one buffer, no copy of the payload.

@@ -82,7 +82,9 @@ struct StreamConn {
   uint64_t over_soft_since = 0;   // 0: at or under the soft limit
   std::vector<Subscription> subs;
 
-  bool is_pt() const { return ticket.kind == rest::StreamTicket::Kind::PtWs; }
+  // /pt-ws and /pt-sse: the push relay's streams (PtStreams).
+  bool is_pt() const { return ticket.kind != rest::StreamTicket::Kind::Ws; }
+  bool is_sse() const { return ticket.kind == rest::StreamTicket::Kind::Sse; }
   bool open() const { return state == ConnState::Open; }
   bool closing() const { return state == ConnState::Closing || state == ConnState::ClosingWrite; }
   bool closed() const { return state == ConnState::Closed; }

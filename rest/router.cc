@@ -76,6 +76,7 @@ constexpr Route kRoutes[] = {
     // whose permissions admit it (relay/pt_stream.cc, StreamFilter::admits), by the same table.
     {"/ws", "GET", need(Data::LiveEvent), kStream, nullptr},
     {"/pt-ws", "GET", any_of({Data::LiveEvent, Data::PrematchEvent, Data::Price}), kStream, nullptr},
+    {"/pt-sse", "GET", any_of({Data::LiveEvent, Data::PrematchEvent, Data::Price}), kStream, nullptr},
     {"/docs/explore", "GET", kNothing, kPublic, api::explorer},
     {"/docs/settlement", "GET, HEAD", kNothing, kPublic, api::settlement_policy},
     {"/openapi.json", "GET, HEAD", kNothing, kPublic, api::openapi},
@@ -142,7 +143,8 @@ void open_stream(Call& c, const ApiKey& key, Takeover& takeover) {
   t.key_name = key.name;
   t.permissions = key.permissions;
   t.max_connections = key.ws_connections;
-  // The relay writes the 101 itself, so nothing it sends can overtake it.
+  // The relay writes the 101 (or /pt-sse's 200) itself, so nothing it sends
+  // can overtake it.
   takeover = [open = c.st.ctx.open_stream, t = std::move(t)](int fd, std::string pending) mutable {
     open(std::move(t), fd, std::move(pending));
   };

@@ -85,23 +85,39 @@ bool parse_resume(std::string_view v, std::string& epoch, uint64_t& seq) {
   return true;
 }
 
+// The /pt-ws parameters, which /pt-sse shares.
+static HandshakeError check_push_params(const http::Request& req, StreamTicket& t) {
+  auto proto = http::query_param(req.query, "protocol");
+  if (proto && *proto != "v2") return {400, err::kBadProtocol, ""};
+  if (auto sports = http::query_param(req.query, "sports"); sports && !sports->empty())
+    if (!parse_list(*sports, 64, t.sports, positive<int32_t>)) return {400, err::kBadSports, ""};
+  return parse_filters(req, t);
+}
+
+static void check_resume(std::string_view r, StreamTicket& t) {
+  t.resume =
+      parse_resume(r, t.resume_epoch, t.resume_seq) ? StreamTicket::Resume::Asked : StreamTicket::Resume::Malformed;
+}
+
 HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t) {
+  if (req.path == "/pt-sse") {
+    t.kind = StreamTicket::Kind::Sse;
+    if (HandshakeError e = check_push_params(req, t); e.status) return e;
+    if (auto r = http::query_param(req.query, "resume"))
+      check_resume(*r, t);
+    else if (std::string_view id = req.header("Last-Event-ID"); !id.empty())
+      check_resume(id, t);  // what EventSource sends when it reconnects
+    return {};
+  }
   t.kind = req.path == "/ws" ? StreamTicket::Kind::Ws : StreamTicket::Kind::PtWs;
   if (!has_token(req.header("Upgrade"), "websocket")) return {426, err::kUpgradeRequired, "Upgrade: websocket\r\n"};
   if (!has_token(req.header("Connection"), "upgrade")) return {400, err::kBadWsConnection, ""};
   if (req.header("Sec-WebSocket-Version") != "13") return {426, err::kBadWsVersion, "Sec-WebSocket-Version: 13\r\n"};
   t.accept = ws::accept_key(req.header("Sec-WebSocket-Key"));
   if (t.accept.empty()) return {400, err::kBadWsKey, ""};
-  if (t.kind == StreamTicket::Kind::PtWs) {
-    auto proto = http::query_param(req.query, "protocol");
-    if (proto && *proto != "v2") return {400, err::kBadProtocol, ""};
-    if (auto sports = http::query_param(req.query, "sports"); sports && !sports->empty())
-      if (!parse_list(*sports, 64, t.sports, positive<int32_t>)) return {400, err::kBadSports, ""};
-    if (HandshakeError e = parse_filters(req, t); e.status) return e;
-  }
-  if (auto r = http::query_param(req.query, "resume"))
-    t.resume =
-        parse_resume(*r, t.resume_epoch, t.resume_seq) ? StreamTicket::Resume::Asked : StreamTicket::Resume::Malformed;
+  if (t.kind == StreamTicket::Kind::PtWs)
+    if (HandshakeError e = check_push_params(req, t); e.status) return e;
+  if (auto r = http::query_param(req.query, "resume")) check_resume(*r, t);
   return {};
 }
 

@@ -16,7 +16,7 @@
 namespace oddsrelay::rest {
 
 struct StreamTicket {
-  enum class Kind : uint8_t { Ws, PtWs };
+  enum class Kind : uint8_t { Ws, PtWs, Sse };  // Sse: /pt-sse, the /pt-ws frames as Server-Sent Events
   Kind kind = Kind::PtWs;
   std::string accept;   // Sec-WebSocket-Accept for the 101 response
   uint64_t key_id = 0;  // identifies the key for the per-key connection limit
@@ -56,7 +56,8 @@ inline constexpr size_t kMaxFilterEvents = 100, kMaxFilterMarkets = 64;
 inline constexpr uint32_t kMaxConflateMs = 60'000;
 
 // Validates the upgrade headers and the stream's query parameters; fills
-// kind, accept, the filters and resume.
+// kind, accept, the filters and resume. /pt-sse is no upgrade: only its
+// parameters are checked, and its resume may come as Last-Event-ID.
 HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t);
 
 // Parses a resume value "<epoch>:<seq>" (the epoch is everything before the

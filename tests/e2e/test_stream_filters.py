@@ -88,19 +88,18 @@ class Filters(StreamState):
         return asyncio.run(asyncio.wait_for(go(), 180))
 
     def assert_filtered_rest_state(self, port, events, odds, admit_event, admit_market):
-        rest_events = {}
-        for path in ("/v1/live", "/v1/prematch"):
-            for evs in rest(port, path)["data"].values():
-                rest_events.update({k: v for k, v in evs.items() if admit_event(number_of(k))})
-        self.assertEqual(events, rest_events)
-        live_keys = [k for k, v in events.items() if v["live"]]
-        self.assertTrue(live_keys)
-        rest_odds = {}
-        for i in range(0, len(live_keys), 100):
-            rest_odds.update(rest(port, "/v1/odds?ids=" + ",".join(live_keys[i:i + 100]))["data"])
-        for k in live_keys:
-            want = {m: v for m, v in rest_odds.get(k, {}).items() if admit_market(int(m))}
-            self.assertEqual(odds.get(number_of(k), {}), want, k)
+        """REST's events and live odds, cut to the filter, are what the client rebuilt."""
+        listed = {k: v for path in ("/v1/live", "/v1/prematch")
+                  for evs in rest(port, path)["data"].values() for k, v in evs.items()}
+        self.assertEqual(events, {k: v for k, v in listed.items() if admit_event(number_of(k))})
+        live = sorted(k for k, v in events.items() if v["live"])
+        self.assertTrue(live)
+        books = {}
+        for chunk in (live[i:i + 100] for i in range(0, len(live), 100)):
+            books.update(rest(port, "/v1/odds?ids=" + ",".join(chunk))["data"])
+        for k in live:
+            cut = {m: lines for m, lines in books.get(k, {}).items() if admit_market(int(m))}
+            self.assertEqual(odds.get(number_of(k), {}), cut, k)
 
     def test_filtered_streams_see_only_their_filter_and_end_equal_to_rest(self):
         feed, ids, end_at = self.make_feed()

@@ -8,21 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "relay/frame_encoder.h"
 #include "tests/relay/fanout_fixture.h"
 
 namespace oddsrelay::relay {
 namespace {
-
-feed::Record odds(int64_t at, const std::string& id, uint32_t market, int price) {
-  return test::market(at, id, market, {{"s", 0, {{2001, price, 0}}}});
-}
-
-std::string encoded(const Snapshot& s, uint64_t event, std::vector<uint32_t> markets) {
-  const EventEntry* e = s.events.find(event);
-  EXPECT_TRUE(e);
-  return payload(pt_odds(*e, e->sport(), markets)->bytes());
-}
 
 std::string body(const std::string& p) { return p.substr(p.rfind('\x1F') + 1); }
 

@@ -11,6 +11,7 @@
 
 #include "engine/core/engine.h"
 #include "protocol/api/api_keys.h"
+#include "relay/frame_encoder.h"
 #include "relay/hub.h"
 #include "relay/pt_stream.h"
 #include "tests/test_util.h"
@@ -73,6 +74,18 @@ struct Fanout : ::testing::Test {
     return g;
   }
 };
+
+// One market of an event with one outcome at `price`.
+inline feed::Record odds(int64_t at, const std::string& id, uint32_t market, int price) {
+  return test::market(at, id, market, {{"s", 0, {{2001, price, 0}}}});
+}
+
+// The payload the encoder writes for those markets of the event now.
+inline std::string encoded(const Snapshot& s, uint64_t event, std::vector<uint32_t> markets) {
+  const EventEntry* e = s.events.find(event);
+  EXPECT_TRUE(e);
+  return payload(pt_odds(*e, e->sport(), markets)->bytes());
+}
 
 inline constexpr uint32_t kAll = rest::kPermLive | rest::kPermPrematch | rest::kPermOdds;
 

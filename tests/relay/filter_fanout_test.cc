@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "relay/frame_encoder.h"
 #include "tests/relay/fanout_fixture.h"
 
 namespace oddsrelay::relay {
@@ -20,17 +19,6 @@ std::vector<std::string> kinds(StreamConn& c) {
   std::vector<std::string> v;
   for (auto& p : take(c)) v.push_back(kind(p));
   return v;
-}
-
-feed::Record odds(int64_t at, const std::string& id, uint32_t market, int price) {
-  return test::market(at, id, market, {{"s", 0, {{2001, price, 0}}}});
-}
-
-// The payload the encoder writes for those markets of the event now.
-std::string encoded(const Snapshot& s, uint64_t event, std::vector<uint32_t> markets) {
-  const EventEntry* e = s.events.find(event);
-  EXPECT_TRUE(e);
-  return payload(pt_odds(*e, e->sport(), markets)->bytes());
 }
 
 // Events 7 and 8 go live, 7 with markets 1001 and 1002, 8 with 1001.
