@@ -24,27 +24,96 @@ bool stream_char(char c) {
 
 }  // namespace
 
+std::string BusUrl::server() const {
+  std::string out;
+  for (const BusServer& s : servers) {
+    if (!out.empty()) out += ',';
+    out += s.url();
+  }
+  return out;
+}
+
+std::vector<std::string> BusUrl::server_urls() const {
+  std::vector<std::string> out;
+  for (const BusServer& s : servers) out.push_back(s.url());
+  return out;
+}
+
+std::string BusUrl::str() const {
+  std::string out = "nats://";
+  for (size_t i = 0; i < servers.size(); ++i) {
+    if (i) out += ',';
+    out += servers[i].host;
+    out += ':';
+    out += std::to_string(servers[i].port);
+  }
+  out += '/';
+  return out + stream;
+}
+
+namespace {
+
+bool host_char(char c) { return stream_char(c) || c == '.'; }
+
+// HOST[:PORT], a host name or IPv4 address (IPv6 in brackets).
+bool parse_server(std::string_view item, BusServer& out, std::string& err) {
+  constexpr std::string_view kScheme = "nats://";
+  if (item.substr(0, kScheme.size()) == kScheme) item.remove_prefix(kScheme.size());
+  if (item.empty()) return err = "empty server in bus URL (a stray ','?)", false;
+  std::string_view host = item, port;
+  if (item.front() == '[') {
+    const size_t close = item.find(']');
+    if (close == std::string_view::npos) return err = "unclosed '[' in bus server '" + std::string(item) + "'", false;
+    host = item.substr(0, close + 1);
+    if (close + 1 < item.size()) {
+      if (item[close + 1] != ':') return err = "bad bus server '" + std::string(item) + "'", false;
+      port = item.substr(close + 2);
+      if (port.empty()) return err = "empty port in bus server '" + std::string(item) + "'", false;
+    }
+  } else if (const size_t colon = item.find(':'); colon != std::string_view::npos) {
+    host = item.substr(0, colon);
+    port = item.substr(colon + 1);
+    if (port.empty()) return err = "empty port in bus server '" + std::string(item) + "'", false;
+  }
+  if (host.empty()) return err = "bus server '" + std::string(item) + "' needs a host", false;
+  if (host.front() != '[')
+    for (char c : host)
+      if (!host_char(c)) return err = "bad host in bus server '" + std::string(item) + "'", false;
+  uint64_t p = 4222;
+  if (!port.empty() && (!parse_u64(port, p) || p == 0 || p > 65535))
+    return err = "bad port in bus server '" + std::string(item) + "' (1-65535)", false;
+  out.host = std::string(host);
+  out.port = static_cast<uint16_t>(p);
+  return true;
+}
+
+}  // namespace
+
 bool parse_bus_url(std::string_view url, BusUrl& out, std::string& err) {
   constexpr std::string_view kScheme = "nats://";
   if (url.substr(0, kScheme.size()) != kScheme) return err = "bus URL must start with nats://", false;
   url.remove_prefix(kScheme.size());
-  const size_t slash = url.find('/');
-  if (slash == std::string_view::npos) return err = "bus URL needs a stream: nats://HOST:PORT/STREAM", false;
-  std::string_view hostport = url.substr(0, slash), stream = url.substr(slash + 1);
+  // The stream follows the last '/': a list may repeat nats:// per server.
+  const size_t slash = url.rfind('/');
+  if (slash == std::string_view::npos || (slash > 0 && url[slash - 1] == '/'))
+    return err = "bus URL needs a stream: nats://HOST:PORT[,HOST:PORT...]/STREAM", false;
+  std::string_view list = url.substr(0, slash), stream = url.substr(slash + 1);
   if (stream.empty() || stream.size() > 64) return err = "bus URL needs a stream name (1-64 characters)", false;
   for (char c : stream)
     if (!stream_char(c)) return err = "stream name may hold only letters, digits, '-' and '_'", false;
-  const size_t colon = hostport.rfind(':');
-  uint64_t port = 4222;
-  if (colon != std::string_view::npos) {
-    if (!parse_u64(hostport.substr(colon + 1), port) || port == 0 || port > 65535)
-      return err = "bad port in bus URL", false;
-    hostport = hostport.substr(0, colon);
+  BusUrl u;
+  u.stream = std::string(stream);
+  for (;;) {
+    const size_t comma = list.find(',');
+    BusServer s;
+    if (!parse_server(list.substr(0, comma), s, err)) return false;
+    for (const BusServer& o : u.servers)
+      if (o.host == s.host && o.port == s.port) return err = "bus server " + s.url() + " is listed twice", false;
+    u.servers.push_back(std::move(s));
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
   }
-  if (hostport.empty()) return err = "bus URL needs a host", false;
-  out.host = std::string(hostport);
-  out.port = static_cast<uint16_t>(port);
-  out.stream = std::string(stream);
+  out = std::move(u);
   return true;
 }
 

@@ -17,19 +17,32 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace oddsrelay::bus {
 
-// nats://HOST:PORT/STREAM
-struct BusUrl {
+// One server of the bus: HOST[:PORT].
+struct BusServer {
   std::string host;
   uint16_t port = 4222;
-  std::string stream;
-  std::string server() const { return "nats://" + host + ":" + std::to_string(port); }
-  std::string str() const { return server() + "/" + stream; }
+  std::string url() const { return "nats://" + host + ":" + std::to_string(port); }
 };
-// False with `err` set (one line) when `url` is not nats://HOST[:PORT]/STREAM
-// with a stream name of letters, digits, '-' and '_'.
+
+// nats://HOST[:PORT][,HOST[:PORT]...]/STREAM: the servers of one cluster (a
+// node connects to the first it reaches, in the order given, and fails over
+// to any other), and the log stream's name.
+struct BusUrl {
+  std::vector<BusServer> servers;
+  std::string stream;
+  // "nats://h1:p1,nats://h2:p2" (for messages)
+  std::string server() const;
+  std::vector<std::string> server_urls() const;
+  // "nats://h1:p1,h2:p2/STREAM": the canonical form of what was given
+  std::string str() const;
+};
+// False with `err` set (one line) when `url` is not a list of HOST[:PORT]
+// (each may repeat the nats:// prefix; no empty item, no duplicate) and a
+// stream name of letters, digits, '-' and '_'.
 bool parse_bus_url(std::string_view url, BusUrl& out, std::string& err);
 
 inline std::string log_subject(const std::string& stream) { return stream + ".log"; }

@@ -14,18 +14,58 @@ TEST(BusUrl, ParsesHostPortStream) {
   BusUrl u;
   std::string err;
   ASSERT_TRUE(parse_bus_url("nats://127.0.0.1:4333/ODDS_1-a", u, err)) << err;
-  EXPECT_EQ(u.host, "127.0.0.1");
-  EXPECT_EQ(u.port, 4333);
+  ASSERT_EQ(u.servers.size(), 1u);
+  EXPECT_EQ(u.servers[0].host, "127.0.0.1");
+  EXPECT_EQ(u.servers[0].port, 4333);
   EXPECT_EQ(u.stream, "ODDS_1-a");
   EXPECT_EQ(u.server(), "nats://127.0.0.1:4333");
   EXPECT_EQ(u.str(), "nats://127.0.0.1:4333/ODDS_1-a");
   ASSERT_TRUE(parse_bus_url("nats://bus.local/S", u, err)) << err;
-  EXPECT_EQ(u.port, 4222);
+  EXPECT_EQ(u.servers[0].port, 4222);
   for (const char* bad : {"http://h:1/S", "nats://h:1", "nats://h:1/", "nats://h:0/S", "nats://h:70000/S",
                           "nats://:1/S", "nats://h:1/A.B", "nats://h:1/A*", "nats://h:x/S"}) {
     EXPECT_FALSE(parse_bus_url(bad, u, err)) << bad;
     EXPECT_FALSE(err.empty()) << bad;
   }
+}
+
+// A cluster as operators write it: every server, in the order to try.
+TEST(BusUrl, ParsesAServerList) {
+  BusUrl u;
+  std::string err;
+  ASSERT_TRUE(parse_bus_url("nats://127.0.0.1:27221,127.0.0.1:27222,bus3/ODDS", u, err)) << err;
+  ASSERT_EQ(u.servers.size(), 3u);
+  EXPECT_EQ(u.servers[0].url(), "nats://127.0.0.1:27221");
+  EXPECT_EQ(u.servers[1].url(), "nats://127.0.0.1:27222");
+  EXPECT_EQ(u.servers[2].url(), "nats://bus3:4222");
+  EXPECT_EQ(u.stream, "ODDS");
+  EXPECT_EQ(u.str(), "nats://127.0.0.1:27221,127.0.0.1:27222,bus3:4222/ODDS");
+  EXPECT_EQ(u.server(), "nats://127.0.0.1:27221,nats://127.0.0.1:27222,nats://bus3:4222");
+  EXPECT_EQ(u.server_urls(),
+            (std::vector<std::string>{"nats://127.0.0.1:27221", "nats://127.0.0.1:27222", "nats://bus3:4222"}));
+  // Each server may carry the scheme again; IPv6 in brackets.
+  ASSERT_TRUE(parse_bus_url("nats://h1:1,nats://h2:2,[::1]:3,[::1]/S", u, err)) << err;
+  ASSERT_EQ(u.servers.size(), 4u);
+  EXPECT_EQ(u.servers[1].url(), "nats://h2:2");
+  EXPECT_EQ(u.servers[2].url(), "nats://[::1]:3");
+  EXPECT_EQ(u.servers[3].url(), "nats://[::1]:4222");
+}
+
+// What used to be read as one host "h1:1,h2" on port 2 (and published
+// nothing) is refused with a reason, and a failed parse leaves `out` alone.
+TEST(BusUrl, RefusesMalformedServerLists) {
+  BusUrl u;
+  std::string err;
+  ASSERT_TRUE(parse_bus_url("nats://keep:9/K", u, err));
+  for (const char* bad :
+       {"nats://h1:1,/S", "nats://,h1:1/S", "nats://h1:1,,h2:2/S", "nats://h1:1,h2:x/S", "nats://h1:1,h2:/S",
+        "nats://h1:1,h1:1/S", "nats://h1:1,h2:2", "nats://h1:1 h2:2/S", "nats://h1:1;h2:2/S", "nats://h1:1,nats:///S",
+        "nats://h1:1,:2/S", "nats://[::1/S", "nats://[::1]x/S", "nats://h1:1:2/S", "nats://h1:1/A/B"}) {
+    err.clear();
+    EXPECT_FALSE(parse_bus_url(bad, u, err)) << bad;
+    EXPECT_FALSE(err.empty()) << bad;
+  }
+  EXPECT_EQ(u.str(), "nats://keep:9/K");
 }
 
 TEST(BusContract, SubjectsAndStreams) {

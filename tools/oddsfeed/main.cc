@@ -24,6 +24,7 @@
 #include "engine/storage/feed_file.h"
 #include "engine/storage/snapshot_file.h"
 #include "oddsrelay_version.h"
+#include "protocol/bus_contract.h"
 #include "protocol/feed_writer.h"
 #include "tools/oddsfeed/bus_commands.h"
 #include "tools/oddsrelay/cli.h"
@@ -48,7 +49,7 @@ Commands:
         For an oddsrelay --data-dir: its epoch, snapshots (with the horizon
         each was kept with) and journal segments, and the position and
         digest it recovers to.
-  digest FILE|DIR|nats://HOST:PORT/STREAM [--seq N] [--retain-ended DURATION]
+  digest FILE|DIR|nats://HOST:PORT[,HOST:PORT...]/STREAM [--seq N] [--retain-ended DURATION]
         Replay FILE into a fresh engine (up to log position N: the first N
         applied records); print seq and the state digest that `oddsrelay`
         prints when it stops (for identity checks). For a data dir: the
@@ -57,7 +58,7 @@ Commands:
         the stream), at its newest position or at N. The retention horizon
         must be the server's (default: for a data dir, the one its newest
         snapshot was kept with; else 96h, as there).
-  publish FILE|- nats://HOST:PORT/STREAM
+  publish FILE|- nats://HOST:PORT[,HOST:PORT...]/STREAM
         Put the records of FILE (or standard input) on the bus's log stream
         (docs/bus.md): a new log on an empty stream, else the log there
         continues. Records the engine would skip are not published. Prints
@@ -302,8 +303,15 @@ int main(int argc, char** argv) {
   argc = static_cast<int>(args.size());
   argv = args.data();
   if (cmd == "inspect" && argc == 3) return is_dir(argv[2]) ? inspect_dir(argv[2]) : inspect(argv[2]);
-  if (cmd == "publish" && argc == 4) return bus_publish(argv[2], argv[3]);
   const bool bus = argc >= 3 && std::strncmp(argv[2], "nats://", 7) == 0;
+  // A malformed bus URL (a server list with a stray comma, a missing
+  // stream) stops here, before any connection is tried.
+  if (const char* url = cmd == "publish" && argc == 4 ? argv[3] : bus ? argv[2] : nullptr) {
+    bus::BusUrl u;
+    std::string why;
+    if (!bus::parse_bus_url(url, u, why)) return fail("bad bus URL " + std::string(url) + ": " + why);
+  }
+  if (cmd == "publish" && argc == 4) return bus_publish(argv[2], argv[3]);
   if (cmd == "digest" && argc == 3) return bus ? bus_digest(argv[2], UINT64_MAX) : digest(argv[2], UINT64_MAX);
   if (cmd == "digest" && argc == 5 && std::strcmp(argv[3], "--seq") == 0) {
     char* end = nullptr;
