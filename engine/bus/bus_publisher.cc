@@ -289,7 +289,7 @@ bool BusPublisher::sync(std::string& err) {
     state_ = "syncing";
   }
   sent_ = 0;
-  if (!link_.ensure_streams(opts_.retention, err)) return false;
+  if (!link_.ensure_streams(opts_.streams, err)) return false;
   StreamState st;
   if (link_.stream_state(link_.url().stream, st, err) != Got::Ok)
     return err.empty() ? (err = "stream vanished", false) : false;

@@ -33,12 +33,15 @@
 namespace oddsrelay::bus {
 
 struct PublisherOptions {
-  Retention retention;
+  StreamSettings streams;
   size_t buffer_bytes = size_t{256} << 20;  // unacknowledged records kept while the bus is away
   uint64_t snapshot_records = 50'000;       // a snapshot on the bus after this many records...
   int snapshot_seconds = 60;                // ...or this long with at least one record
-  int ack_wait_ms = 5000;                   // a publish not acknowledged by then is retried
-  size_t window = 512;                      // messages in flight
+  // A publish not acknowledged by then is retried (after a sync). The acks
+  // of what was in flight to a server that died never come: the sync after
+  // the failover waits for them to expire, so this bounds that pause.
+  int ack_wait_ms = 2000;
+  size_t window = 512;  // messages in flight
 };
 
 struct PublisherStats {

@@ -1,8 +1,10 @@
 #include "engine/bus/nats_link.h"
 
 #include <chrono>
+#include <cstdio>
 #include <random>
 #include <thread>
+#include <vector>
 
 namespace oddsrelay::bus {
 
@@ -15,17 +17,35 @@ std::string nats_error(const char* what, natsStatus s, jsErrCode jerr) {
   return out;
 }
 
-void NatsLink::on_connected(natsConnection*, void* self) {
-  static_cast<NatsLink*>(self)->connected_.store(true, std::memory_order_release);
+// Which server of the list this node is on, for the log and /v1/status.
+void NatsLink::note_server(natsConnection* nc, const char* how) {
+  char buf[256] = {0};
+  if (natsConnection_GetConnectedUrl(nc, buf, sizeof buf) != NATS_OK) buf[0] = 0;
+  {
+    std::lock_guard lock(mu_);
+    server_ = buf;
+  }
+  std::fprintf(stderr, "%s: bus: %s %s\n", name_.c_str(), how, buf[0] ? buf : "a server");
+}
+
+void NatsLink::on_connected(natsConnection* nc, void* self) {
+  auto* l = static_cast<NatsLink*>(self);
+  l->note_server(nc, "connected to");
+  l->connected_.store(true, std::memory_order_release);
 }
 
 void NatsLink::on_disconnected(natsConnection*, void* self) {
   auto* l = static_cast<NatsLink*>(self);
-  if (l->connected_.exchange(false, std::memory_order_acq_rel)) l->disconnects_.fetch_add(1);
+  if (l->connected_.exchange(false, std::memory_order_acq_rel)) {
+    l->disconnects_.fetch_add(1);
+    std::fprintf(stderr, "%s: bus: lost %s; trying %s\n", l->name_.c_str(), l->server().c_str(),
+                 l->url_.server().c_str());
+  }
 }
 
-void NatsLink::on_reconnected(natsConnection*, void* self) {
+void NatsLink::on_reconnected(natsConnection* nc, void* self) {
   auto* l = static_cast<NatsLink*>(self);
+  l->note_server(nc, "reconnected to");
   l->reconnects_.fetch_add(1);
   l->connected_.store(true, std::memory_order_release);
 }
@@ -41,9 +61,16 @@ int64_t NatsLink::reconnect_delay(natsConnection*, int attempts, void*) {
 
 bool NatsLink::open(const BusUrl& url, const std::string& name, std::string& err) {
   url_ = url;
+  name_ = name;
   const std::string server = url.server();
+  const std::vector<std::string> urls = url.server_urls();
+  std::vector<const char*> list;
+  for (const std::string& u : urls) list.push_back(u.c_str());
   natsStatus s = natsOptions_Create(&opts_);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts_, server.c_str());
+  if (s == NATS_OK) s = natsOptions_SetServers(opts_, list.data(), static_cast<int>(list.size()));
+  // The order given is the operator's: edges spread over the servers by
+  // naming a different one first, and fail over in that order.
+  if (s == NATS_OK) s = natsOptions_SetNoRandomize(opts_, true);
   if (s == NATS_OK) s = natsOptions_SetName(opts_, name.c_str());
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts_, -1);
   if (s == NATS_OK) s = natsOptions_SetCustomReconnectDelay(opts_, reconnect_delay, nullptr);
@@ -56,13 +83,17 @@ bool NatsLink::open(const BusUrl& url, const std::string& name, std::string& err
   if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts_, true, on_connected, this);
   if (s != NATS_OK) return err = nats_error("nats options", s), false;
   s = natsConnection_Connect(&nc_, opts_);
-  if (s == NATS_OK)
+  if (s == NATS_OK) {
+    note_server(nc_, "connected to");
     connected_.store(true, std::memory_order_release);
-  else if (s != NATS_NOT_YET_CONNECTED)
+  } else if (s != NATS_NOT_YET_CONNECTED)
     return err = nats_error(("connect " + server).c_str(), s), false;
   jsOptions jo;
   jsOptions_Init(&jo);
-  jo.Wait = 5000;
+  // A request the cluster cannot answer now (no stream leader during an
+  // election) fails after 2 s and is retried, rather than holding a sync or
+  // a join for longer than the election itself.
+  jo.Wait = 2000;
   s = natsConnection_JetStream(&js_, nc_, &jo);
   if (s != NATS_OK) return err = nats_error("JetStream context", s), false;
   return true;
@@ -88,20 +119,69 @@ void NatsLink::close() {
   if (opts_) natsOptions_Destroy(opts_);
   opts_ = nullptr;
   connected_.store(false);
+  std::lock_guard lock(mu_);
+  server_.clear();
 }
 
-Got NatsLink::stream_state(const std::string& stream, StreamState& out, std::string& err) {
+std::string NatsLink::server() const {
+  std::lock_guard lock(mu_);
+  return server_;
+}
+
+Got NatsLink::stream_state(const std::string& stream, StreamState& out, std::string& err, int wait_ms,
+                           StreamShape* shape) {
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr);
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Wait = wait_ms;
+  natsStatus s = js_GetStreamInfo(&si, js_, stream.c_str(), wait_ms > 0 ? &o : nullptr, &jerr);
   if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) return Got::Missing;
   if (s != NATS_OK) return err = nats_error(("stream info " + stream).c_str(), s, jerr), Got::Failed;
   out.msgs = si->State.Msgs;
   out.bytes = si->State.Bytes;
   out.first_seq = si->State.FirstSeq;
   out.last_seq = si->State.LastSeq;
+  if (shape && si->Config) {
+    shape->subjects.assign(si->Config->Subjects, si->Config->Subjects + si->Config->SubjectsLen);
+    shape->file_storage = si->Config->Storage == js_FileStorage;
+    shape->replicas = si->Config->Replicas > 0 ? si->Config->Replicas : 1;
+  }
   jsStreamInfo_Destroy(si);
   return Got::Ok;
+}
+
+std::string shape_differences(const std::string& name, const StreamShape& want, const StreamShape& have, bool& fatal) {
+  fatal = false;
+  auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& s : v) {
+      if (!out.empty()) out += ' ';
+      out += s;
+    }
+    return out;
+  };
+  std::string out;
+  auto add = [&](const std::string& what) {
+    out += out.empty() ? "stream " + name + " exists with " : std::string(", ");
+    out += what;
+  };
+  if (have.subjects != want.subjects) {
+    add("subjects [" + list(have.subjects) + "], not [" + list(want.subjects) + "]");
+    // A stream that still takes the subject written to can carry the log.
+    fatal = true;
+    for (const std::string& s : have.subjects)
+      if (!want.subjects.empty() && s == want.subjects.front()) fatal = false;
+  }
+  if (have.file_storage != want.file_storage)
+    add(std::string(have.file_storage ? "file" : "memory") + " storage, not " +
+        (want.file_storage ? "file" : "memory"));
+  if (have.replicas != want.replicas)
+    add(std::to_string(have.replicas) + " replica(s), not " + std::to_string(want.replicas));
+  if (!out.empty())
+    out += fatal ? ": it cannot carry this log; delete it or use another stream name"
+                 : ": used as it is (change it with the nats CLI, or delete it to have it made again)";
+  return out;
 }
 
 namespace {
@@ -119,45 +199,63 @@ bool add_stream(jsCtx* js, jsStreamConfig& cfg, std::string& err) {
 
 }  // namespace
 
-bool NatsLink::ensure_streams(const Retention& r, std::string& err) {
-  StreamState st;
+bool NatsLink::ensure_streams(const StreamSettings& r, std::string& err) {
   const std::string log = url_.stream, logsub = log_subject(log);
-  Got g = stream_state(log, st, err);
-  if (g == Got::Failed) return false;
-  if (g == Got::Missing) {
-    jsStreamConfig cfg;
-    jsStreamConfig_Init(&cfg);
-    const char* subjects[] = {logsub.c_str()};
-    cfg.Name = log.c_str();
-    cfg.Description = "oddsrelay log: feed-format records, Nats-Msg-Id <epoch>:<position>";
-    cfg.Subjects = subjects;
-    cfg.SubjectsLen = 1;
-    cfg.Storage = js_FileStorage;
-    cfg.Retention = js_LimitsPolicy;
-    cfg.Discard = js_DiscardOld;
-    cfg.MaxAge = r.max_age_s * 1'000'000'000;  // nanoseconds
-    cfg.MaxBytes = r.max_bytes;
-    cfg.Duplicates = int64_t{120} * 1'000'000'000;  // the dedup window for Nats-Msg-Id
-    if (!add_stream(js_, cfg, err)) return false;
-  }
   const std::string snap = snapshot_stream(log), snapsub = snapshot_subjects(log);
-  g = stream_state(snap, st, err);
-  if (g == Got::Failed) return false;
-  if (g == Got::Missing) {
+  std::string warning;
+  for (int i = 0; i < 2; ++i) {
+    const std::string& name = i == 0 ? log : snap;
+    const std::string& subject = i == 0 ? logsub : snapsub;
+    StreamState st;
+    StreamShape have;
+    const Got g = stream_state(name, st, err, 0, &have);
+    // The snapshot stream has a leader of its own: while it is being
+    // elected the log goes on (a snapshot that fails then is counted and
+    // retried by the publisher).
+    if (g == Got::Failed && i == 1) continue;
+    if (g == Got::Failed) return false;
+    if (g == Got::Ok) {
+      const StreamShape want{{subject}, true, r.replicas};
+      bool fatal = false;
+      const std::string diff = shape_differences(name, want, have, fatal);
+      if (fatal) return err = diff, false;
+      if (!diff.empty()) {
+        if (!warning.empty()) warning += "; ";
+        warning += diff;
+      }
+      continue;
+    }
     jsStreamConfig cfg;
     jsStreamConfig_Init(&cfg);
-    const char* subjects[] = {snapsub.c_str()};
-    cfg.Name = snap.c_str();
-    cfg.Description = "oddsrelay snapshots: chunks of the state at a log position, and the newest head";
+    const char* subjects[] = {subject.c_str()};
+    cfg.Name = name.c_str();
     cfg.Subjects = subjects;
     cfg.SubjectsLen = 1;
     cfg.Storage = js_FileStorage;
     cfg.Retention = js_LimitsPolicy;
     cfg.Discard = js_DiscardOld;
-    cfg.AllowDirect = false;
+    cfg.Replicas = r.replicas;
+    if (i == 0) {
+      cfg.Description = "oddsrelay log: feed-format records, Nats-Msg-Id <epoch>:<position>";
+      cfg.MaxAge = r.max_age_s * 1'000'000'000;  // nanoseconds
+      cfg.MaxBytes = r.max_bytes;
+      cfg.Duplicates = int64_t{120} * 1'000'000'000;  // the dedup window for Nats-Msg-Id
+    } else {
+      cfg.Description = "oddsrelay snapshots: chunks of the state at a log position, and the newest head";
+      cfg.AllowDirect = false;
+    }
     if (!add_stream(js_, cfg, err)) return false;
   }
+  std::lock_guard lock(mu_);
+  if (warning != stream_warning_ && !warning.empty())
+    std::fprintf(stderr, "%s: bus: warning: %s\n", name_.c_str(), warning.c_str());
+  stream_warning_ = warning;
   return true;
+}
+
+std::string NatsLink::stream_warning() const {
+  std::lock_guard lock(mu_);
+  return stream_warning_;
 }
 
 namespace {

@@ -362,6 +362,14 @@ TEST(Cli, BusFlags) {
   Options d;
   EXPECT_EQ(d.publish_max_bytes, int64_t{1} << 30);
   EXPECT_EQ(d.publish_snapshot_every, 50000);
+  EXPECT_EQ(d.publish_replicas, 1);  // the defaults --help and the README state
+  EXPECT_EQ(d.bus_stale_after_ms, 2000);
+  Options c;
+  ASSERT_TRUE(parse({"--publish", "nats://a:1,b:2,c:3/S", "--publish-replicas", "3"}, c, err)) << err;
+  EXPECT_EQ(c.publish_replicas, 3);
+  Options e;
+  ASSERT_TRUE(parse({"--feed", "nats://a:1,nats://b:2/S", "--bus-stale-after", "500"}, e, err)) << err;
+  EXPECT_EQ(e.bus_stale_after_ms, 500);
   for (std::vector<const char*> bad : {
            std::vector<const char*>{"--feed", "nats://h:1"},      // no stream
            std::vector<const char*>{"--feed", "nats://h:1/A.B"},  // not a stream name
@@ -370,6 +378,12 @@ TEST(Cli, BusFlags) {
            std::vector<const char*>{"--publish-max-bytes", "1K"},                  // under 1M
            std::vector<const char*>{"--feed", "nats://h:1/S", "--data-dir", "d"},  // an edge's log is the bus
            std::vector<const char*>{"--feed", "nats://h:1/S", "--publish", "nats://h:1/T"},
+           std::vector<const char*>{"--publish", "nats://127.0.0.1:27221,/ODDS"},  // a stray comma
+           std::vector<const char*>{"--feed", "nats://a:1,,b:2/S"},
+           std::vector<const char*>{"--feed", "nats://a:1,b:x/S"},
+           std::vector<const char*>{"--publish-replicas", "0"},
+           std::vector<const char*>{"--publish-replicas", "6"},
+           std::vector<const char*>{"--bus-stale-after", "10"},
        }) {
     Options b;
     err.clear();

@@ -99,8 +99,8 @@ int bus_publish(const std::string& input, const std::string& url) {
   bus::NatsLink link;
   std::string err;
   if (!connect(link, url, err)) return fail(err);
-  bus::Retention retention;
-  if (!link.ensure_streams(retention, err)) return fail(err);
+  bus::StreamSettings streams;
+  if (!link.ensure_streams(streams, err)) return fail(err);
   bus::StreamState st;
   if (link.stream_state(link.url().stream, st, err) != bus::Got::Ok) return fail(err);
   // A new log on an empty stream; otherwise this continues the log there,
@@ -125,7 +125,7 @@ int bus_publish(const std::string& input, const std::string& url) {
   });
 
   bus::PublisherOptions po;
-  po.retention = retention;
+  po.streams = streams;
   po.buffer_bytes = size_t{1} << 40;  // this tool waits for the bus instead of dropping
   bus::BusPublisher pub(link, po, engine.current());
   if (!pub.start(err)) return fail(err);

@@ -37,6 +37,10 @@ void write_publisher_status(json::Writer& w, const bus::NatsLink& link, const bu
   json::str(w, link.url().str());
   w.Key("connected");
   w.Bool(link.connected());
+  w.Key("server");
+  json::str(w, link.server());
+  w.Key("stream_warning");
+  json::str(w, link.stream_warning());
   w.Key("state");
   json::str(w, p.state());
   w.Key("error");
@@ -86,6 +90,8 @@ void write_follower_status(json::Writer& w, const bus::NatsLink& link, const Bus
   json::str(w, link.url().str());
   w.Key("connected");
   w.Bool(link.connected());
+  w.Key("server");
+  json::str(w, link.server());
   w.Key("following");
   w.Bool(!s.stopped.load());
   w.Key("error");

@@ -35,10 +35,16 @@ Options:
                              stamps; X = factor of real time or `max`
                            none
                              no source: serve what --data-dir holds
-                           nats://HOST:PORT/STREAM
+                           nats://HOST:PORT[,HOST:PORT...]/STREAM
                              an edge: join the log an ingest node publishes
                              there (newest snapshot, then the stream after
-                             it) and follow it live; not with --data-dir
+                             it) and follow it live; not with --data-dir.
+                             A list names the servers of one cluster: the
+                             first reachable is used, any other on failure
+  --bus-stale-after MS   an edge's upstream_ready turns false when nothing
+                         came from the bus for MS while the stream moved on
+                         (or the bus does not answer); the edge then also
+                         recreates its consumer (default 2000)
   --capture FILE         append every applied record to FILE (feed format;
                          gzip when FILE ends in .gz)
   --data-dir DIR         durable state (the log): on start the newest snapshot
@@ -52,10 +58,15 @@ Options:
                          of that snapshot's size (at least 1 MiB; default 15,
                          0: off): keeps the data dir within a tenth of its mean
   --snapshot-interval S  ...or after S seconds with any record (default 300)
-  --publish nats://HOST:PORT/STREAM
+  --publish nats://HOST:PORT[,HOST:PORT...]/STREAM
                          ingest node: publish every applied record, in log
                          order, to the JetStream stream STREAM (created if
-                         missing), and snapshots beside it on STREAM_SNAP
+                         missing), and snapshots beside it on STREAM_SNAP;
+                         a list names the servers of one cluster
+  --publish-replicas N   copies of both streams the cluster keeps when it
+                         creates them (1..5; default 1, for one server; 3
+                         for a three-server cluster); an existing stream
+                         with other settings is reported, not changed
   --publish-max-age S    the log stream keeps messages S seconds (default
                          86400; applies when the stream is created)
   --publish-max-bytes N  ...and at most N bytes, K/M/G allowed (default 1G)
@@ -172,6 +183,8 @@ constexpr IntOption kIntOptions[] = {
     {"--publish-buffer", 1 << 20, uint64_t{1} << 36, &Options::publish_buffer, true},
     {"--publish-snapshot-every", 100, uint64_t{1} << 40, &Options::publish_snapshot_every},
     {"--publish-snapshot-interval", 1, 30 * 86400, &Options::publish_snapshot_interval_s},
+    {"--publish-replicas", 1, 5, &Options::publish_replicas},
+    {"--bus-stale-after", 100, 3'600'000, &Options::bus_stale_after_ms},
 };
 const IntOption* int_option(std::string_view name) {
   for (const auto& o : kIntOptions)
@@ -259,7 +272,8 @@ bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err) {
     out.path = spec;
     return true;
   }
-  err = "unknown --feed '" + spec + "' (sim[:...], replay:FILE[,speed=X], none or nats://HOST:PORT/STREAM)";
+  err = "unknown --feed '" + spec +
+        "' (sim[:...], replay:FILE[,speed=X], none or nats://HOST:PORT[,HOST:PORT...]/STREAM)";
   return false;
 }
 

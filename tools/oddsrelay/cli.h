@@ -53,12 +53,14 @@ struct Options {
   int64_t snapshot_every = 50'000;     // compaction: a snapshot after this many records...
   int64_t snapshot_journal_pct = 15;   // ...or a journal this share of the snapshot
   int64_t snapshot_interval_s = 300;   // ...or this long, whichever comes first
-  std::string publish;                 // nats://HOST:PORT/STREAM: publish the log there (ingest node)
+  std::string publish;                 // nats://HOST:PORT[,...]/STREAM: publish the log there (ingest node)
   int64_t publish_max_age_s = 86'400;  // the log stream keeps messages this long...
   int64_t publish_max_bytes = int64_t{1} << 30;     // ...and at most this many bytes
   int64_t publish_buffer = int64_t{256} << 20;      // records kept while the bus is away, in bytes
   int64_t publish_snapshot_every = 50'000;          // a snapshot on the bus after this many records...
   int64_t publish_snapshot_interval_s = 60;         // ...or this long with any record
+  int64_t publish_replicas = 1;                     // copies of the streams when they are created
+  int64_t bus_stale_after_ms = 2000;                // an edge hearing nothing this long checks the stream
   uint64_t resume_window_bytes = 128u << 20;        // /pt-ws and /ws resume: frames kept, at most...
   int64_t resume_window_s = 60;                     // ...and for at most this long
   int64_t retain_ended_ms = kDefaultRetainEndedMs;  // retention horizon in feed time (engine/core/retention.h)

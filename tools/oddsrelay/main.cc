@@ -320,8 +320,9 @@ int run(const Options& opt) {
   }
   if (!opt.publish.empty()) {
     bus::PublisherOptions po;
-    po.retention.max_age_s = opt.publish_max_age_s;
-    po.retention.max_bytes = opt.publish_max_bytes;
+    po.streams.max_age_s = opt.publish_max_age_s;
+    po.streams.max_bytes = opt.publish_max_bytes;
+    po.streams.replicas = static_cast<int>(opt.publish_replicas);
     po.buffer_bytes = static_cast<size_t>(opt.publish_buffer);
     po.snapshot_records = static_cast<uint64_t>(opt.publish_snapshot_every);
     po.snapshot_seconds = static_cast<int>(opt.publish_snapshot_interval_s);
