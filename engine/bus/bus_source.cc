@@ -1,5 +1,6 @@
 #include "engine/bus/bus_source.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -89,6 +90,49 @@ bool BusSource::rejoin(const std::string& why) {
   return false;
 }
 
+void BusSource::heard(uint64_t pending) {
+  last_heard_ = Clock::now();
+  if (pending == 0 && stats_.behind.exchange(false)) {
+    std::fprintf(stderr, "oddsrelay: bus: caught up at seq %llu (stream seq %llu) on %s\n",
+                 static_cast<unsigned long long>(stats_.seq.load()),
+                 static_cast<unsigned long long>(stats_.stream_seq.load()), link_.server().c_str());
+  }
+}
+
+void BusSource::check_silence(bus::LogReader& reader, bool& open) {
+  const auto now = Clock::now();
+  if (now - last_heard_ < stale_after_ || now < next_check_) return;
+  next_check_ = now + std::min<Clock::duration>(stale_after_ / 2, std::chrono::seconds(1));
+  bus::StreamState st;
+  std::string err;
+  // Bounded tighter than other requests: this answers "is the bus there?".
+  const bus::Got g = link_.connected() ? link_.stream_state(link_.url().stream, st, err, 1000) : bus::Got::Failed;
+  const uint64_t at = stats_.stream_seq.load(std::memory_order_relaxed);
+  if (g == bus::Got::Ok && st.last_seq <= at) {
+    heard(0);  // a quiet log: nothing to receive
+    return;
+  }
+  if (!stats_.behind.exchange(true)) {
+    stats_.stalls.fetch_add(1, std::memory_order_relaxed);
+    std::fprintf(
+        stderr, "oddsrelay: bus: nothing received for %lld ms: %s; upstream not ready\n",
+        static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard_).count()),
+        g == bus::Got::Ok
+            ? ("the stream is at #" + std::to_string(st.last_seq) + ", this edge at #" + std::to_string(at)).c_str()
+            : ("the bus does not answer (" + (err.empty() ? "not connected" : err) + ")").c_str());
+  }
+  if (g == bus::Got::Ok && open) {
+    // The consumer went silent with its server: a new one on the server
+    // the link is on now, from the message after the last one applied.
+    std::fprintf(stderr, "oddsrelay: bus: recreating the consumer on %s from stream seq %llu\n", link_.server().c_str(),
+                 static_cast<unsigned long long>(at + 1));
+    reader.abandon();
+    open = false;
+    stats_.resubscribes.fetch_add(1, std::memory_order_relaxed);
+    last_heard_ = now;  // the next one only after another silence
+  }
+}
+
 void BusSource::run() {
   auto parser = std::make_unique<feed::FeedParser>();
   bus::LogReader reader;
@@ -102,13 +146,17 @@ void BusSource::run() {
       if (!link_.connected() || !reader.open(link_, stats_.stream_seq.load() + 1, err)) {
         if (link_.connected() && err != last_err) std::fprintf(stderr, "oddsrelay: bus: %s; retrying\n", err.c_str());
         last_err = err;
+        check_silence(reader, open);  // no consumer can be made: is the stream moving without this edge?
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         continue;
       }
       open = true;
     }
     auto r = reader.next(m, 100, err);
-    if (r == bus::LogReader::Next::Timeout) continue;
+    if (r == bus::LogReader::Next::Timeout) {
+      check_silence(reader, open);
+      continue;
+    }
     if (r == bus::LogReader::Next::Failed) {
       reader.close();
       open = false;
@@ -117,7 +165,10 @@ void BusSource::run() {
     }
     const uint64_t seq = stats_.seq.load(std::memory_order_relaxed);
     const bus::Fit f = bus::fit(m, epoch_, seq);
-    if (f == bus::Fit::Old) continue;
+    if (f == bus::Fit::Old) {
+      heard(m.pending);
+      continue;
+    }
     if (f != bus::Fit::Next) {
       char buf[256];
       std::snprintf(buf, sizeof buf, "log message #%llu (%s:%llu, %llu records) does not follow seq %llu of %s: %s",
@@ -158,6 +209,7 @@ void BusSource::run() {
     stats_.stream_seq.store(m.stream_seq, std::memory_order_relaxed);
     stats_.pending.store(m.pending, std::memory_order_relaxed);
     stats_.messages.fetch_add(1, std::memory_order_relaxed);
+    heard(m.pending);
   }
   reader.close();
 }

@@ -9,15 +9,23 @@
 // following goes on after it. A message that breaks the contract (no valid
 // Nats-Msg-Id, a line that is not a record) stops the following with the
 // reason in /v1/status: the edge keeps serving the last state it had.
+//
+// Silence is watched too: when nothing came from the bus for stale_after
+// while the stream moved on (or the bus does not answer), upstream_ready
+// turns false until the edge has caught up, and the consumer is recreated
+// from the last message applied, on whichever server the link is on now: a
+// consumer lost with its server costs neither a gap nor a duplicate.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "engine/bus/bus_join.h"
+#include "engine/bus/log_reader.h"
 #include "engine/bus/nats_link.h"
 #include "engine/sources/sources.h"
 
@@ -32,12 +40,18 @@ struct BusSourceStats {
   std::atomic<uint64_t> rejoins{0};    // times the state was replaced by a newer snapshot after a hole
   std::atomic<bool> rejoining{false};  // between meeting a hole and holding the newer snapshot
   std::atomic<bool> stopped{false};    // stopped following (error says why)
+  std::atomic<bool> behind{false};     // silent for stale_after while the stream moved on
+  std::atomic<uint64_t> stalls{0};     // times it fell behind so
 };
 
 class BusSource : public Source {
  public:
-  BusSource(bus::NatsLink& link, const bus::JoinResult& joined, Pipeline& pipeline)
-      : link_(link), pipeline_(pipeline), joined_(joined), epoch_(joined.epoch) {
+  BusSource(bus::NatsLink& link, const bus::JoinResult& joined, Pipeline& pipeline, int64_t stale_after_ms = 2000)
+      : link_(link),
+        pipeline_(pipeline),
+        stale_after_(std::chrono::milliseconds(stale_after_ms)),
+        joined_(joined),
+        epoch_(joined.epoch) {
     stats_.seq = joined.seq;
     stats_.stream_seq = joined.next_stream_seq - 1;
   }
@@ -47,8 +61,11 @@ class BusSource : public Source {
   std::string describe() const override;
 
   // Connected to the bus and following the log: false while the bus is down,
-  // while rejoining, and after the following stopped.
-  bool upstream_ready() const { return link_.connected() && !stats_.stopped.load() && !stats_.rejoining.load(); }
+  // while rejoining, after the following stopped, and while behind after a
+  // silence (see above).
+  bool upstream_ready() const {
+    return link_.connected() && !stats_.stopped.load() && !stats_.rejoining.load() && !stats_.behind.load();
+  }
   const BusSourceStats& stats() const { return stats_; }
   // The last join: at start, or the newest rejoin.
   bus::JoinResult joined() const {
@@ -69,9 +86,18 @@ class BusSource : public Source {
   // this edge's position (or of another log) and replaces the state with it.
   // False only when stopping.
   bool rejoin(const std::string& why);
+  using Clock = std::chrono::steady_clock;
+  // After stale_after without a message: where does the stream stand? Marks
+  // the edge behind, and drops the reader (reopened from the last message
+  // applied) when the stream moved on without it.
+  void check_silence(bus::LogReader& reader, bool& open);
+  void heard(uint64_t pending);
 
   bus::NatsLink& link_;
   Pipeline& pipeline_;
+  const Clock::duration stale_after_;
+  Clock::time_point last_heard_ = Clock::now();  // source thread
+  Clock::time_point next_check_{};               // source thread
   BusSourceStats stats_;
   mutable std::mutex mu_;  // joined_, error_
   bus::JoinResult joined_;

@@ -35,10 +35,20 @@ bool LogReader::open(NatsLink& link, uint64_t from, std::string& err) {
   so.Ordered = true;
   so.Config.DeliverPolicy = js_DeliverByStartSequence;
   so.Config.OptStartSeq = from;
+  // The consumer is R1 and lives on one server: heartbeats every second let
+  // nats.c notice within two that it went with its server, and recreate it.
+  so.Config.Heartbeat = int64_t{1'000'000'000};
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = 1000;
+  natsStatus s = natsConnection_JetStream(&js_, link.nc(), &jo);
+  if (s != NATS_OK) return err = nats_error("JetStream context", s), false;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_SubscribeSync(&sub_, link.js(), subject.c_str(), nullptr, &so, &jerr);
+  s = js_SubscribeSync(&sub_, js_, subject.c_str(), nullptr, &so, &jerr);
   if (s != NATS_OK) {
     sub_ = nullptr;
+    jsCtx_Destroy(js_);
+    js_ = nullptr;
     return err = nats_error(("subscribe " + subject).c_str(), s, jerr), false;
   }
   // Room for a burst of catch-up (messages hold up to 256 KiB): the ordered
@@ -75,12 +85,21 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
   return Next::Msg;
 }
 
+void LogReader::abandon() {
+  if (sub_) natsSubscription_Destroy(sub_);
+  sub_ = nullptr;
+  if (js_) jsCtx_Destroy(js_);
+  js_ = nullptr;
+}
+
 void LogReader::close() {
   if (sub_) {
     natsSubscription_Unsubscribe(sub_);
     natsSubscription_Destroy(sub_);
   }
   sub_ = nullptr;
+  if (js_) jsCtx_Destroy(js_);
+  js_ = nullptr;
 }
 
 }  // namespace oddsrelay::bus

@@ -1,6 +1,7 @@
 // Reading the log stream in order from a given stream sequence: an ordered
 // JetStream consumer (nats.c recreates it from the last message it delivered
-// after a reconnect or a missed heartbeat, so a bus restart costs no gap),
+// after a reconnect or a missed heartbeat, every second here, so a bus
+// restart or a consumer lost with its server costs no gap),
 // plus the position check every reader applies: each message must continue
 // the log exactly where the reader stands (same epoch, first position =
 // reader's seq + 1). Used by the edge follower and by oddsfeed.
@@ -37,9 +38,17 @@ class LogReader {
   enum class Next { Msg, Timeout, Failed };
   Next next(LogMessage& out, int timeout_ms, std::string& err);
   void close();
+  // Drops the subscription without asking the server to delete the
+  // consumer (which would wait for a server that may be gone): the server
+  // removes an ephemeral consumer without interest by itself.
+  void abandon();
 
  private:
   natsSubscription* sub_ = nullptr;
+  // The subscription's own context: its requests (creating the consumer,
+  // and recreating it after a loss) give up after a second and are retried,
+  // so a new consumer comes as soon as the cluster can place one.
+  jsCtx* js_ = nullptr;
 };
 
 }  // namespace oddsrelay::bus

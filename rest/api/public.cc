@@ -15,6 +15,10 @@ void healthz(Call& c) {
   c.w.String(ready ? "ok" : "starting");
   c.w.Key("uptime");
   c.w.Int64((wall_ms() - c.st.ctx.started_ms) / 1000);
+  // Still 200 while the upstream is away: the node serves its last state;
+  // the body tells a balancer that prefers fresh nodes.
+  c.w.Key("upstream_ready");
+  c.w.Bool(ready && c.st.ctx.upstream_ready && c.st.ctx.upstream_ready());
   c.w.EndObject();
   c.send(ready ? 200 : 503);
 }

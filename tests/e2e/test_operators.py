@@ -160,7 +160,8 @@ class Operators(unittest.TestCase):
             st, s = get(srv.port, "/v1/status", KEY)
             self.assertEqual((st, s["upstream_ready"], s["el_events"], s["odds_channels"]), (200, False, 0, 0))
             st, health = get(srv.port, "/healthz")
-            self.assertEqual((st, sorted(health), health["status"]), (200, ["status", "uptime"], "ok"))
+            self.assertEqual((st, sorted(health), health["status"]), (200, ["status", "upstream_ready", "uptime"], "ok"))
+            self.assertEqual(health["upstream_ready"], s["upstream_ready"])  # the same answer as /v1/status
             self.assertGreaterEqual(health["uptime"], s["uptime"])
 
 

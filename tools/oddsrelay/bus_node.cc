@@ -114,6 +114,10 @@ void write_follower_status(json::Writer& w, const bus::NatsLink& link, const Bus
   w.Uint64(s.messages.load());
   w.Key("resubscribes");
   w.Uint64(s.resubscribes.load());
+  w.Key("behind");
+  w.Bool(s.behind.load());
+  w.Key("stalls");
+  w.Uint64(s.stalls.load());
   w.Key("rejoining");
   w.Bool(s.rejoining.load());
   w.Key("rejoins");

@@ -362,7 +362,7 @@ int run(const Options& opt) {
   else if (opt.feed.kind == FeedSpec::Kind::Replay)
     source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
   else if (opt.feed.kind == FeedSpec::Kind::Bus)
-    source = std::make_unique<BusSource>(link, joined, pipeline);
+    source = std::make_unique<BusSource>(link, joined, pipeline, opt.bus_stale_after_ms);
   else
     source = std::make_unique<NoSource>();
   source->start();

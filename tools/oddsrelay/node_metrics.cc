@@ -91,10 +91,18 @@ void write_bus(TextWriter& w, const NodeParts& p) {
     w.single("oddsrelay_bus_buffered_bytes", Type::Gauge, "Bytes of records held for the bus.",
              s.buffered_bytes.load());
   }
-  if (edge)
+  if (edge) {
     w.single("oddsrelay_bus_pending_messages", Type::Gauge,
              "Messages of the log stream beyond this edge's position (each holds one batch).",
              edge->stats().pending.load());
+    w.single("oddsrelay_bus_upstream_ready", Type::Gauge,
+             "1 while this edge follows the log (upstream_ready in /v1/status): connected, not rejoining, not "
+             "silent while the stream moved on.",
+             uint64_t{edge->upstream_ready()});
+    w.single("oddsrelay_bus_stalls_total", Type::Counter,
+             "Times this edge heard nothing for --bus-stale-after while the stream moved on.",
+             edge->stats().stalls.load());
+  }
 }
 
 }  // namespace
