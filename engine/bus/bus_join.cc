@@ -8,25 +8,6 @@
 
 namespace oddsrelay::bus {
 
-namespace {
-
-// The log message at stream sequence `seq`, decoded like the reader does.
-Got log_message_at(NatsLink& link, uint64_t seq, LogMessage& out, std::string& err) {
-  StoredMsg m;
-  Got g = link.get_msg(link.url().stream, seq, m, err);
-  if (g != Got::Ok) return g;
-  out.stream_seq = seq;
-  out.data = std::move(m.data);
-  out.records = count_lines(out.data);
-  if (!parse_msg_id(m.msg_id, out.epoch, out.last)) {
-    out.epoch.clear();
-    out.last = 0;
-  }
-  return Got::Ok;
-}
-
-}  // namespace
-
 Join join_log(NatsLink& link, Engine& engine, JoinResult& out, std::string& why, bool& corrupt) {
   corrupt = false;
   const auto t0 = std::chrono::steady_clock::now();
@@ -42,7 +23,7 @@ Join join_log(NatsLink& link, Engine& engine, JoinResult& out, std::string& why,
     // No snapshot: the log must still hold its first position.
     if (st.msgs == 0) return why = "the log is empty and has no snapshot yet", Join::NotYet;
     LogMessage first;
-    g = log_message_at(link, st.first_seq, first, why);
+    g = read_log_message(link, st.first_seq, first, why);
     if (g == Got::Missing) return why = "the log's first message just expired", Join::NotYet;
     if (g == Got::Failed) return Join::Failed;
     if (fit(first, first.epoch, 0) != Fit::Next)
@@ -63,7 +44,7 @@ Join join_log(NatsLink& link, Engine& engine, JoinResult& out, std::string& why,
       return why = "the newest snapshot refers past the log stream's end (stream recreated?)", Join::NotYet;
     if (head.stream_seq < st.last_seq) {
       LogMessage next;
-      g = log_message_at(link, head.stream_seq + 1, next, why);
+      g = read_log_message(link, head.stream_seq + 1, next, why);
       if (g == Got::Failed) return Join::Failed;
       if (g == Got::Ok && fit(next, head.epoch, head.seq) != Fit::Next)
         return why = "the log after the newest snapshot does not continue it (" +

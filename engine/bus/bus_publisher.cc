@@ -289,10 +289,14 @@ bool BusPublisher::sync(std::string& err) {
     state_ = "syncing";
   }
   sent_ = 0;
-  if (!link_.ensure_streams(opts_.streams, err)) return false;
+  // The streams are checked (and made) once: a sync after a failover then
+  // waits for nothing but the log stream's own leader.
+  if (!streams_checked_ && !link_.ensure_streams(opts_.streams, err)) return false;
+  streams_checked_ = true;
   StreamState st;
-  if (link_.stream_state(link_.url().stream, st, err) != Got::Ok)
-    return err.empty() ? (err = "stream vanished", false) : false;
+  const Got g = link_.stream_state(link_.url().stream, st, err);
+  if (g == Got::Missing) streams_checked_ = false;  // deleted meanwhile: made again at the next sync
+  if (g != Got::Ok) return err.empty() ? (err = "stream vanished", false) : false;
   if (overflow_) {
     // Records were dropped after what is buffered: the buffer does not lead
     // up to this node's position any more. What the bus lacks is bridged

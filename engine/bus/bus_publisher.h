@@ -118,6 +118,7 @@ class BusPublisher : public BatchSink {
   uint64_t pos_ = 0;       // last position received from the engine
   uint64_t expected_ = 0;  // the stream's last sequence, as far as this node knows
   bool need_sync_ = true;
+  bool streams_checked_ = false;  // ensure_streams passed once
   bool overflow_ = false;
   SnapshotPtr base_;  // state at out_.front().first - 1 while a sync may need it
   uint64_t since_snapshot_ = 0;

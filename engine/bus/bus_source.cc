@@ -130,7 +130,79 @@ void BusSource::check_silence(bus::LogReader& reader, bool& open) {
     open = false;
     stats_.resubscribes.fetch_add(1, std::memory_order_relaxed);
     last_heard_ = now;  // the next one only after another silence
+    // Read on by sequence first: when the consumer went with the server
+    // that leads the cluster's metadata, none can be placed for seconds.
+    next_open_ = now + std::chrono::seconds(2);
   }
+}
+
+BusSource::Step BusSource::take(const bus::LogMessage& m, feed::FeedParser& parser) {
+  const uint64_t seq = stats_.seq.load(std::memory_order_relaxed);
+  const bus::Fit f = bus::fit(m, epoch_, seq);
+  if (f == bus::Fit::Old) {
+    stats_.old_messages.fetch_add(1, std::memory_order_relaxed);
+    heard(m.pending);
+    return Step::Next;
+  }
+  if (f != bus::Fit::Next) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "log message #%llu (%s:%llu, %llu records) does not follow seq %llu of %s: %s",
+                  static_cast<unsigned long long>(m.stream_seq), m.epoch.c_str(),
+                  static_cast<unsigned long long>(m.last), static_cast<unsigned long long>(m.records),
+                  static_cast<unsigned long long>(seq), epoch_.c_str(), bus::fit_name(f));
+    if (f == bus::Fit::Bad) {
+      fail(buf);
+      return Step::Stop;
+    }
+    // A gap or another log: the stream moved on without this edge.
+    rejoin_why_ = buf;
+    return Step::Rejoin;
+  }
+  // Parse the whole message first: a line that is not a record would move
+  // every later position, so none of the message is applied then.
+  std::vector<feed::Record> recs;
+  recs.reserve(m.records);
+  std::string bad;
+  bus::for_each_line(m.data, [&](std::string_view line) {
+    if (!bad.empty()) return;
+    feed::Record rec;
+    if (parser.parse(line, rec) == feed::LineStatus::Record)
+      recs.push_back(std::move(rec));
+    else
+      bad = parser.error().empty() ? "not a record" : parser.error();
+  });
+  if (!bad.empty()) {
+    status_.malformed.fetch_add(1, std::memory_order_relaxed);
+    fail("log message #" + std::to_string(m.stream_seq) + " holds a line that is not a record (" + bad + ")");
+    return Step::Stop;
+  }
+  for (auto& rec : recs) pipeline_.push(std::move(rec));
+  status_.records.fetch_add(recs.size(), std::memory_order_relaxed);
+  stats_.seq.store(m.last, std::memory_order_relaxed);
+  stats_.stream_seq.store(m.stream_seq, std::memory_order_relaxed);
+  stats_.pending.store(m.pending, std::memory_order_relaxed);
+  stats_.messages.fetch_add(1, std::memory_order_relaxed);
+  heard(m.pending);
+  return Step::Next;
+}
+
+BusSource::Step BusSource::read_on(feed::FeedParser& parser, Clock::time_point until, bool& progressed) {
+  progressed = false;
+  bus::LogMessage m;
+  std::string err;
+  while (!stop_.load(std::memory_order_relaxed) && link_.connected() && Clock::now() < until) {
+    const bus::Got g = bus::read_log_message(link_, stats_.stream_seq.load(std::memory_order_relaxed) + 1, m, err);
+    if (g != bus::Got::Ok) {
+      if (g == bus::Got::Missing && progressed) heard(0);  // read to the stream's end
+      return Step::Next;
+    }
+    m.pending = 1;  // unknown until the next read finds nothing
+    const Step s = take(m, parser);
+    if (s != Step::Next) return s;
+    if (!progressed) stats_.read_on.fetch_add(1, std::memory_order_relaxed);
+    progressed = true;
+  }
+  return Step::Next;
 }
 
 void BusSource::run() {
@@ -139,18 +211,35 @@ void BusSource::run() {
   bus::LogMessage m;
   bool open = false;
   std::string err, last_err;
-  while (!stop_.load(std::memory_order_relaxed)) {
+  Step step = Step::Next;
+  while (!stop_.load(std::memory_order_relaxed) && step != Step::Stop) {
+    if (step == Step::Rejoin) {
+      reader.close();
+      open = false;
+      if (!rejoin(rejoin_why_)) break;
+      step = Step::Next;
+    }
     if (!open) {
       // The next message after the last one applied: after a reader failure
       // nothing is skipped or applied twice.
-      if (!link_.connected() || !reader.open(link_, stats_.stream_seq.load() + 1, err)) {
-        if (link_.connected() && err != last_err) std::fprintf(stderr, "oddsrelay: bus: %s; retrying\n", err.c_str());
-        last_err = err;
-        check_silence(reader, open);  // no consumer can be made: is the stream moving without this edge?
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const bool try_open = link_.connected() && Clock::now() >= next_open_;
+      if (try_open && reader.open(link_, stats_.stream_seq.load() + 1, err)) {
+        open = true;
+        last_err.clear();
         continue;
       }
-      open = true;
+      if (try_open) {
+        if (err != last_err)
+          std::fprintf(stderr, "oddsrelay: bus: %s; reading on by sequence meanwhile\n", err.c_str());
+        last_err = err;
+        next_open_ = Clock::now() + std::chrono::seconds(2);
+      }
+      bool progressed = false;
+      step = read_on(*parser, next_open_, progressed);
+      check_silence(reader, open);  // is the stream moving without this edge?
+      // Polled at the stream's end while no consumer pushes: a short wait.
+      if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(link_.connected() ? 20 : 100));
+      continue;
     }
     auto r = reader.next(m, 100, err);
     if (r == bus::LogReader::Next::Timeout) {
@@ -163,53 +252,7 @@ void BusSource::run() {
       stats_.resubscribes.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    const uint64_t seq = stats_.seq.load(std::memory_order_relaxed);
-    const bus::Fit f = bus::fit(m, epoch_, seq);
-    if (f == bus::Fit::Old) {
-      heard(m.pending);
-      continue;
-    }
-    if (f != bus::Fit::Next) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "log message #%llu (%s:%llu, %llu records) does not follow seq %llu of %s: %s",
-                    static_cast<unsigned long long>(m.stream_seq), m.epoch.c_str(),
-                    static_cast<unsigned long long>(m.last), static_cast<unsigned long long>(m.records),
-                    static_cast<unsigned long long>(seq), epoch_.c_str(), bus::fit_name(f));
-      if (f == bus::Fit::Bad) {
-        fail(buf);
-        break;
-      }
-      // A gap or another log: the stream moved on without this edge.
-      reader.close();
-      open = false;
-      if (!rejoin(buf)) break;
-      continue;
-    }
-    // Parse the whole message first: a line that is not a record would move
-    // every later position, so none of the message is applied then.
-    std::vector<feed::Record> recs;
-    recs.reserve(m.records);
-    std::string bad;
-    bus::for_each_line(m.data, [&](std::string_view line) {
-      if (!bad.empty()) return;
-      feed::Record rec;
-      if (parser->parse(line, rec) == feed::LineStatus::Record)
-        recs.push_back(std::move(rec));
-      else
-        bad = parser->error().empty() ? "not a record" : parser->error();
-    });
-    if (!bad.empty()) {
-      status_.malformed.fetch_add(1, std::memory_order_relaxed);
-      fail("log message #" + std::to_string(m.stream_seq) + " holds a line that is not a record (" + bad + ")");
-      break;
-    }
-    for (auto& rec : recs) pipeline_.push(std::move(rec));
-    status_.records.fetch_add(recs.size(), std::memory_order_relaxed);
-    stats_.seq.store(m.last, std::memory_order_relaxed);
-    stats_.stream_seq.store(m.stream_seq, std::memory_order_relaxed);
-    stats_.pending.store(m.pending, std::memory_order_relaxed);
-    stats_.messages.fetch_add(1, std::memory_order_relaxed);
-    heard(m.pending);
+    step = take(m, *parser);
   }
   reader.close();
 }

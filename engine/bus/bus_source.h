@@ -28,6 +28,7 @@
 #include "engine/bus/log_reader.h"
 #include "engine/bus/nats_link.h"
 #include "engine/sources/sources.h"
+#include "protocol/feed_reader.h"
 
 namespace oddsrelay {
 
@@ -37,16 +38,18 @@ struct BusSourceStats {
   std::atomic<uint64_t> seq{0};         // position of the last record pushed
   std::atomic<uint64_t> pending{0};     // messages the server holds beyond it
   std::atomic<uint64_t> resubscribes{0};
-  std::atomic<uint64_t> rejoins{0};    // times the state was replaced by a newer snapshot after a hole
-  std::atomic<bool> rejoining{false};  // between meeting a hole and holding the newer snapshot
-  std::atomic<bool> stopped{false};    // stopped following (error says why)
-  std::atomic<bool> behind{false};     // silent for stale_after while the stream moved on
-  std::atomic<uint64_t> stalls{0};     // times it fell behind so
+  std::atomic<uint64_t> old_messages{0};  // delivered again after a consumer was recreated: skipped
+  std::atomic<uint64_t> read_on{0};       // times it read on by sequence while no consumer could be placed
+  std::atomic<uint64_t> rejoins{0};       // times the state was replaced by a newer snapshot after a hole
+  std::atomic<bool> rejoining{false};     // between meeting a hole and holding the newer snapshot
+  std::atomic<bool> stopped{false};       // stopped following (error says why)
+  std::atomic<bool> behind{false};        // silent for stale_after while the stream moved on
+  std::atomic<uint64_t> stalls{0};        // times it fell behind so
 };
 
 class BusSource : public Source {
  public:
-  BusSource(bus::NatsLink& link, const bus::JoinResult& joined, Pipeline& pipeline, int64_t stale_after_ms = 2000)
+  BusSource(bus::NatsLink& link, const bus::JoinResult& joined, Pipeline& pipeline, int64_t stale_after_ms = 1000)
       : link_(link),
         pipeline_(pipeline),
         stale_after_(std::chrono::milliseconds(stale_after_ms)),
@@ -92,12 +95,21 @@ class BusSource : public Source {
   // applied) when the stream moved on without it.
   void check_silence(bus::LogReader& reader, bool& open);
   void heard(uint64_t pending);
+  enum class Step { Next, Rejoin, Stop };
+  // Applies one message of the log, or says why it cannot (rejoin_why_).
+  Step take(const bus::LogMessage& m, feed::FeedParser& parser);
+  // While no consumer can be placed (the cluster elects the leader that
+  // places them): reads on by stream sequence until `until`, from the
+  // stream's leader; `progressed` when it applied anything.
+  Step read_on(feed::FeedParser& parser, Clock::time_point until, bool& progressed);
 
   bus::NatsLink& link_;
   Pipeline& pipeline_;
   const Clock::duration stale_after_;
   Clock::time_point last_heard_ = Clock::now();  // source thread
   Clock::time_point next_check_{};               // source thread
+  Clock::time_point next_open_{};                // source thread: when to try placing a consumer again
+  std::string rejoin_why_;                       // source thread: the hole take() met
   BusSourceStats stats_;
   mutable std::mutex mu_;  // joined_, error_
   bus::JoinResult joined_;

@@ -26,6 +26,21 @@ const char* fit_name(Fit f) {
   return "?";
 }
 
+Got read_log_message(NatsLink& link, uint64_t seq, LogMessage& out, std::string& err) {
+  StoredMsg m;
+  Got g = link.get_msg(link.url().stream, seq, m, err);
+  if (g != Got::Ok) return g;
+  out.stream_seq = seq;
+  out.pending = 0;
+  out.data = std::move(m.data);
+  out.records = count_lines(out.data);
+  if (!parse_msg_id(m.msg_id, out.epoch, out.last)) {
+    out.epoch.clear();
+    out.last = 0;
+  }
+  return Got::Ok;
+}
+
 bool LogReader::open(NatsLink& link, uint64_t from, std::string& err) {
   close();
   const std::string stream = link.url().stream, subject = log_subject(stream);

@@ -30,6 +30,11 @@ enum class Fit { Next, Old, Gap, OtherLog, Bad };
 Fit fit(const LogMessage& m, const std::string& epoch, uint64_t seq);
 const char* fit_name(Fit f);
 
+// The log message at stream sequence `seq`, read by its sequence (the
+// stream's leader answers; no consumer needed), decoded like the reader
+// does. `pending` is left 0: the caller does not know what follows.
+Got read_log_message(NatsLink& link, uint64_t seq, LogMessage& out, std::string& err);
+
 class LogReader {
  public:
   ~LogReader() { close(); }

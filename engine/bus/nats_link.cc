@@ -34,6 +34,15 @@ void NatsLink::on_connected(natsConnection* nc, void* self) {
   l->connected_.store(true, std::memory_order_release);
 }
 
+// The last callback nats.c delivers for a connection: after it none of the
+// others runs, so close() may let the link go.
+void NatsLink::on_closed(natsConnection*, void* self) {
+  auto* l = static_cast<NatsLink*>(self);
+  std::lock_guard lock(l->mu_);
+  l->closed_ = true;
+  l->closed_cv_.notify_all();
+}
+
 void NatsLink::on_disconnected(natsConnection*, void* self) {
   auto* l = static_cast<NatsLink*>(self);
   if (l->connected_.exchange(false, std::memory_order_acq_rel)) {
@@ -80,6 +89,7 @@ bool NatsLink::open(const BusUrl& url, const std::string& name, std::string& err
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts_, true);  // latency: no flusher hop
   if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts_, on_disconnected, this);
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts_, on_reconnected, this);
+  if (s == NATS_OK) s = natsOptions_SetClosedCB(opts_, on_closed, this);
   if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts_, true, on_connected, this);
   if (s != NATS_OK) return err = nats_error("nats options", s), false;
   s = natsConnection_Connect(&nc_, opts_);
@@ -113,6 +123,11 @@ void NatsLink::close() {
   js_ = nullptr;
   if (nc_) {
     natsConnection_Close(nc_);
+    // The callbacks run on nats.c's own thread and use this link: wait
+    // (boundedly) for the last of them before the link can be destroyed.
+    std::unique_lock lock(mu_);
+    closed_cv_.wait_for(lock, std::chrono::seconds(2), [this] { return closed_; });
+    lock.unlock();
     natsConnection_Destroy(nc_);
   }
   nc_ = nullptr;

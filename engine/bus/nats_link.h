@@ -11,6 +11,7 @@
 #include <nats/nats.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -99,6 +100,7 @@ class NatsLink {
   void note_server(natsConnection* nc, const char* how);
   static void on_connected(natsConnection*, void* self);
   static void on_disconnected(natsConnection*, void* self);
+  static void on_closed(natsConnection*, void* self);
   static void on_reconnected(natsConnection*, void* self);
   static int64_t reconnect_delay(natsConnection*, int attempts, void*);
 
@@ -107,6 +109,8 @@ class NatsLink {
   mutable std::mutex mu_;
   std::string server_;          // guarded by mu_
   std::string stream_warning_;  // guarded by mu_
+  bool closed_ = false;         // guarded by mu_: nats.c delivered its last callback
+  std::condition_variable closed_cv_;
   natsOptions* opts_ = nullptr;
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;

@@ -363,7 +363,7 @@ TEST(Cli, BusFlags) {
   EXPECT_EQ(d.publish_max_bytes, int64_t{1} << 30);
   EXPECT_EQ(d.publish_snapshot_every, 50000);
   EXPECT_EQ(d.publish_replicas, 1);  // the defaults --help and the README state
-  EXPECT_EQ(d.bus_stale_after_ms, 2000);
+  EXPECT_EQ(d.bus_stale_after_ms, 1000);
   Options c;
   ASSERT_TRUE(parse({"--publish", "nats://a:1,b:2,c:3/S", "--publish-replicas", "3"}, c, err)) << err;
   EXPECT_EQ(c.publish_replicas, 3);

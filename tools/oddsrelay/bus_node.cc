@@ -114,6 +114,10 @@ void write_follower_status(json::Writer& w, const bus::NatsLink& link, const Bus
   w.Uint64(s.messages.load());
   w.Key("resubscribes");
   w.Uint64(s.resubscribes.load());
+  w.Key("old_messages");
+  w.Uint64(s.old_messages.load());
+  w.Key("read_on");
+  w.Uint64(s.read_on.load());
   w.Key("behind");
   w.Bool(s.behind.load());
   w.Key("stalls");

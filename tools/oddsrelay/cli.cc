@@ -44,7 +44,7 @@ Options:
   --bus-stale-after MS   an edge's upstream_ready turns false when nothing
                          came from the bus for MS while the stream moved on
                          (or the bus does not answer); the edge then also
-                         recreates its consumer (default 2000)
+                         recreates its consumer (default 1000)
   --capture FILE         append every applied record to FILE (feed format;
                          gzip when FILE ends in .gz)
   --data-dir DIR         durable state (the log): on start the newest snapshot

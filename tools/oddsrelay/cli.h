@@ -60,7 +60,7 @@ struct Options {
   int64_t publish_snapshot_every = 50'000;          // a snapshot on the bus after this many records...
   int64_t publish_snapshot_interval_s = 60;         // ...or this long with any record
   int64_t publish_replicas = 1;                     // copies of the streams when they are created
-  int64_t bus_stale_after_ms = 2000;                // an edge hearing nothing this long checks the stream
+  int64_t bus_stale_after_ms = 1000;                // an edge hearing nothing this long checks the stream
   uint64_t resume_window_bytes = 128u << 20;        // /pt-ws and /ws resume: frames kept, at most...
   int64_t resume_window_s = 60;                     // ...and for at most this long
   int64_t retain_ended_ms = kDefaultRetainEndedMs;  // retention horizon in feed time (engine/core/retention.h)
