@@ -282,9 +282,16 @@ class ThreeServers(unittest.TestCase):
         c = h.wait_until(self.bus.stream_cluster, 30, "a stream leader")
         self.assertEqual(len(c["replicas"]), 2, c)
         self.assertIsNotNone(self.bus.stream_cluster("ODDS_SNAP"))
-        # Told R1 against the R3 stream, a publisher says so and goes on.
         rc, out, err = h.run([h.binary("oddsfeed"), "digest", self.bus.url(2)])
         self.assertEqual(rc, 0, err)
+        self.assertIn(f"bus: connected to nats://127.0.0.1:{self.bus.client[2]}", err)
+        # Another ingest told one replica: the R3 stream is reported, not
+        # used silently (and then it is fenced off: the log is not its own).
+        other = self.node("--feed", "sim", "--publish", self.bus.url(2), "--publish-replicas", "1")
+        other.wait_for(r"bus: warning: stream ODDS exists with 3 replica\(s\), not 1", 30)
+        h.wait_until(lambda: status(other.port)["bus"]["state"] == "fenced", 30, "the second ingest fenced")
+        self.assertIn("stream ODDS exists with 3 replica(s), not 1", status(other.port)["bus"]["stream_warning"])
+        other.stop()
 
     def test_2_partitioned_edge(self):
         """Behind the proxy, one server only: a black hole of 8 s."""
@@ -391,6 +398,10 @@ class ThreeServers(unittest.TestCase):
             self.assertEqual((w.gaps, w.closes, w.errors), ([], [], []))
             self.assertEqual(w.pt_seq, seq)
             self.assertLessEqual(w.ws_seq, seq)
+        # The last server restarted is back in the cluster before the bus's
+        # own digest is read (a join needs both streams' leaders).
+        h.wait_until(self.bus.all_current, 60, "all three replicas current")
+        h.wait_until(lambda: self.bus.all_current("ODDS_SNAP"), 60, "the snapshot stream's replicas current")
         self.assertEqual(bus_digest(self.bus.url(1)), (seq, digest, epoch))
         # Both edges answer REST byte for byte alike (the ingest, stopped,
         # is matched by its digest), then stop at the ingest's digest.
@@ -414,6 +425,23 @@ class ThreeServers(unittest.TestCase):
             self.assertEqual(r.status, 200, (path, body[:200]))
             out[path] = body
         return out
+
+
+class BadUrls(unittest.TestCase):
+    """A malformed server list stops the program at start (exit 2) with the
+    reason, before any connection: it used to be taken as one host."""
+
+    def test_exit_2(self):
+        for cmd, why in [
+            (["oddsrelay", "--publish", "nats://127.0.0.1:27221,/ODDS"], "empty server in bus URL"),
+            (["oddsrelay", "--feed", "nats://127.0.0.1:1,127.0.0.1:x/ODDS"], "bad port in bus server '127.0.0.1:x'"),
+            (["oddsrelay", "--feed", "nats://a:1,a:1/S"], "listed twice"),
+            (["oddsfeed", "digest", "nats://a:1,,b:2/S"], "empty server in bus URL"),
+            (["oddsfeed", "publish", "-", "nats://a:1,b:2"], "bus URL needs a stream"),
+        ]:
+            rc, out, err = h.run([h.binary(cmd[0])] + cmd[1:], timeout=10)
+            self.assertEqual(rc, 2, (cmd, err))
+            self.assertIn(why, err, cmd)
 
 
 @unittest.skipIf(NATS is None, "nats-server is not installed (scripts/install-deps.sh)")
@@ -472,8 +500,9 @@ class Proxy(unittest.TestCase):
         self.assertEqual(c.recv(1), b"y")
         self.proxy.cut()
         self.assertEqual(c.recv(1), b"")  # closed
-        c2 = socket.create_connection(("127.0.0.1", self.proxy.port), timeout=10)
-        self.assertLess(self.roundtrip(c2), 0.05)
+        c.close()
+        with socket.create_connection(("127.0.0.1", self.proxy.port), timeout=10) as c2:
+            self.assertLess(self.roundtrip(c2), 0.05)
 
 
 if __name__ == "__main__":
