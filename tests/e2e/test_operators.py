@@ -104,7 +104,8 @@ class Operators(unittest.TestCase):
                     break
             self.assertEqual([s for s, _ in seen], [503, 200], seen)
             self.assertEqual(seen[0][1]["status"], "starting")
-            self.assertEqual(sorted(seen[1][1]), ["status", "uptime"])
+            self.assertEqual(sorted(seen[1][1]), ["status", "upstream_ready", "uptime"])
+            self.assertIs(seen[0][1]["upstream_ready"], False)  # starting: nothing delivered yet
             self.assertEqual(seen[1][1]["status"], "ok")
             self.assertIsInstance(seen[1][1]["uptime"], int)
             self.assertRegex(srv.log(), r"snapshot at seq 0 \(0 events\), 400000 journal records replayed, 0 bad; seq=400000 ")
