@@ -10,7 +10,8 @@ same run, each run checking its answers first:
      publishing to the bus and an edge following it; oddsload subscribes to
      /pt-ws on both for the same seconds and reports record-to-subscriber
      delivery percentiles (record `at` = the ingest's wall clock). The edge's
-     digest equals the ingest's at the end.
+     digest equals the ingest's at the end. Twice: the bus on one server
+     (R1), then on a three-server cluster with --publish-replicas 3 (R3).
 Loopback only; everything started here is stopped here."""
 import json
 import os
@@ -168,42 +169,61 @@ try:
           f"{join.group(4)} chunks, {join.group(5)} ms")
     print(f"  digests: file = direct = publisher = edge = late edge = {want}")
 
-    # 2. Latency at 1,000 records/s.
-    ingest = relay("ingest", "--feed", "sim:seed=3,events=300,rate=1000", "--publish", url.replace("PERF", "LIVE"))
-    wait_for(ingest, "serving http://")
-    wait_for(ingest, "bus: publishing log")
-    edge = relay("edge2", "--feed", url.replace("PERF", "LIVE"))
-    wait_for(edge, "serving http://")
-    loads = []
-    for name, port in (("direct", ingest.port), ("edge", edge.port)):
-        loads.append((name, subprocess.Popen(
-            [os.path.join(BUILD, "oddsload"), "--connect", f"127.0.0.1:{port}", "--key", KEY, "--connections", "1",
-             "--duration", str(SECONDS), "--warmup", "2", "--progress", "0", "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-    results = {}
-    for name, p in loads:
-        out, err = p.communicate(timeout=SECONDS + 60)
-        if p.returncode != 0:
-            die(f"oddsload {name}: {err[-500:]}")
-        results[name] = json.loads(out.strip().splitlines()[-1])
-    rate = status(ingest.port)["feed"]["records_applied"] / max(1, status(ingest.port)["uptime"])
-    seq, digest = stop(ingest)
-    deadline = time.time() + 60
-    while status(edge.port)["seq"] != seq and time.time() < deadline:
-        time.sleep(0.05)
-    if stop(edge) != (seq, digest):
-        die("edge differs from the ingest at the end of the latency run")
-    print(f"latency: sim at 1,000 odds records/s ({rate:,.0f} records/s in all), one /pt-ws subscriber on each, "
-          f"{SECONDS} s")
-    for name in ("direct", "edge"):
-        r = results[name]
-        if r.get("gaps"):
-            die(f"{name}: seq gaps in the stream: {r}")
-        print(f"  {name:>6}: p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  p99.9 {r['p999_ms']:.3f} ms  "
-              f"({r['latency_samples']} samples)")
-    d, e = results["direct"], results["edge"]
-    print(f"  the bus adds: p50 {e['p50_ms'] - d['p50_ms']:+.3f} ms, p99 {e['p99_ms'] - d['p99_ms']:+.3f} ms")
-    print(f"  digests: ingest = edge = {digest} at seq {seq}")
+    # 2. Latency at 1,000 records/s: through one server (R1), then through a
+    # three-server cluster with both streams replicated three times (R3).
+    def latency(tag, bus_url, *publish):
+        ingest = relay("ingest" + tag, "--feed", "sim:seed=3,events=300,rate=1000", "--publish", bus_url, *publish)
+        wait_for(ingest, "serving http://")
+        wait_for(ingest, "bus: publishing log")
+        edge = relay("edge" + tag, "--feed", bus_url)
+        wait_for(edge, "serving http://")
+        loads = []
+        for name, port in (("direct", ingest.port), ("edge", edge.port)):
+            loads.append((name, subprocess.Popen(
+                [os.path.join(BUILD, "oddsload"), "--connect", f"127.0.0.1:{port}", "--key", KEY, "--connections",
+                 "1", "--duration", str(SECONDS), "--warmup", "2", "--progress", "0", "--json"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        results = {}
+        for name, p in loads:
+            out, err = p.communicate(timeout=SECONDS + 60)
+            if p.returncode != 0:
+                die(f"oddsload {name}: {err[-500:]}")
+            results[name] = json.loads(out.strip().splitlines()[-1])
+            if results[name].get("gaps"):
+                die(f"{name}{tag}: seq gaps in the stream: {results[name]}")
+        rate = status(ingest.port)["feed"]["records_applied"] / max(1, status(ingest.port)["uptime"])
+        seq, digest = stop(ingest)
+        deadline = time.time() + 60
+        while status(edge.port)["seq"] != seq and time.time() < deadline:
+            time.sleep(0.05)
+        if stop(edge) != (seq, digest):
+            die(f"edge{tag} differs from the ingest at the end of the latency run")
+        return results, rate, seq, digest
+
+    runs = [("R1", latency("", url.replace("PERF", "LIVE")))]
+    # Three servers on loopback, routes between them (docs/deploy.md).
+    client, route = [free_port() for _ in range(3)], [free_port() for _ in range(3)]
+    for i in range(3):
+        conf = os.path.join(work, f"n{i + 1}.conf")
+        with open(conf, "w") as f:
+            routes = ", ".join(f"nats-route://127.0.0.1:{route[j]}" for j in range(3) if j != i)
+            f.write(f'server_name: n{i + 1}\nlisten: 127.0.0.1:{client[i]}\njetstream {{ store_dir: "{work}/c{i + 1}" }}\n'
+                    f"cluster {{ name: perf, listen: 127.0.0.1:{route[i]}, no_advertise: true, routes: [{routes}] }}\n")
+        start(f"nats{i + 1}", [NATS, "-c", conf])
+    for p in procs[-3:]:
+        wait_for(p, "Server is ready")
+    cluster = "nats://" + ",".join(f"127.0.0.1:{c}" for c in client) + "/LIVE3"
+    runs.append(("R3", latency("3", cluster, "--publish-replicas", "3")))
+    print(f"latency: sim at 1,000 odds records/s, one /pt-ws subscriber on the ingest (direct) and one on an edge, "
+          f"{SECONDS} s each; the bus on one server (R1), then on three with both streams replicated (R3)")
+    for tag, (results, rate, seq, digest) in runs:
+        for name in ("direct", "edge"):
+            r = results[name]
+            print(f"  {tag} {name:>6}: p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  p99.9 {r['p999_ms']:.3f} ms"
+                  f"  ({r['latency_samples']} samples, {rate:,.0f} records/s in all)")
+        d, e = results["direct"], results["edge"]
+        print(f"  {tag} the bus adds: p50 {e['p50_ms'] - d['p50_ms']:+.3f} ms, p99 {e['p99_ms'] - d['p99_ms']:+.3f} ms;"
+              f" digests: ingest = edge = {digest} at seq {seq}")
 finally:
     for p in procs:
         if p.poll() is None:
