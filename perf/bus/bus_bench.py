@@ -12,6 +12,10 @@ same run, each run checking its answers first:
      delivery percentiles (record `at` = the ingest's wall clock). The edge's
      digest equals the ingest's at the end. Twice: the bus on one server
      (R1), then on a three-server cluster with --publish-replicas 3 (R3).
+  3. a far edge: an edge reaching the server through the tests' fault proxy
+     (tests/e2e/fault_proxy.py) at 50 +- 20 ms each way and 4 MB/s, beside
+     its ingest as in 2; then the proxy cuts it off for CUT seconds and the
+     time until its lag is under 1 s again after the link is back.
 Loopback only; everything started here is stopped here."""
 import json
 import os
@@ -28,6 +32,7 @@ import urllib.request
 BUILD = sys.argv[1]
 RECORDS = int(sys.argv[2])
 SECONDS = int(sys.argv[3])
+CUT = int(sys.argv[4])
 NATS = shutil.which("nats-server") or "/usr/sbin/nats-server"
 KEY = "perf-bus-key"
 work = tempfile.mkdtemp(prefix="oddsrelay-perf-bus-")
@@ -91,6 +96,24 @@ def relay(name, *args):
                      "--progress", "0", *args])
     p.port = port
     return p
+
+
+def load(ports):
+    """One /pt-ws subscriber (oddsload) on each port for the same SECONDS:
+    its delivery percentiles; a seq gap in any stream ends the run."""
+    loads = [(name, subprocess.Popen(
+        [os.path.join(BUILD, "oddsload"), "--connect", f"127.0.0.1:{port}", "--key", KEY, "--connections", "1",
+         "--duration", str(SECONDS), "--warmup", "2", "--progress", "0", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)) for name, port in ports.items()]
+    results = {}
+    for name, p in loads:
+        out, err = p.communicate(timeout=SECONDS + 60)
+        if p.returncode != 0:
+            die(f"oddsload {name}: {err[-500:]}")
+        results[name] = json.loads(out.strip().splitlines()[-1])
+        if results[name].get("gaps"):
+            die(f"{name}: seq gaps in the stream: {results[name]}")
+    return results
 
 
 def js_api(nats_port, subject, payload=b""):
@@ -177,20 +200,7 @@ try:
         wait_for(ingest, "bus: publishing log")
         edge = relay("edge" + tag, "--feed", bus_url)
         wait_for(edge, "serving http://")
-        loads = []
-        for name, port in (("direct", ingest.port), ("edge", edge.port)):
-            loads.append((name, subprocess.Popen(
-                [os.path.join(BUILD, "oddsload"), "--connect", f"127.0.0.1:{port}", "--key", KEY, "--connections",
-                 "1", "--duration", str(SECONDS), "--warmup", "2", "--progress", "0", "--json"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-        results = {}
-        for name, p in loads:
-            out, err = p.communicate(timeout=SECONDS + 60)
-            if p.returncode != 0:
-                die(f"oddsload {name}: {err[-500:]}")
-            results[name] = json.loads(out.strip().splitlines()[-1])
-            if results[name].get("gaps"):
-                die(f"{name}{tag}: seq gaps in the stream: {results[name]}")
+        results = load({"direct": ingest.port, "edge": edge.port})
         rate = status(ingest.port)["feed"]["records_applied"] / max(1, status(ingest.port)["uptime"])
         seq, digest = stop(ingest)
         deadline = time.time() + 60
@@ -224,6 +234,38 @@ try:
         d, e = results["direct"], results["edge"]
         print(f"  {tag} the bus adds: p50 {e['p50_ms'] - d['p50_ms']:+.3f} ms, p99 {e['p99_ms'] - d['p99_ms']:+.3f} ms;"
               f" digests: ingest = edge = {digest} at seq {seq}")
+
+    # 3. A far edge: behind the tests' fault proxy at 50 +- 20 ms each way and
+    # 4 MB/s, beside the ingest; then a cut of CUT seconds and its catch-up.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e"))
+    from fault_proxy import FaultProxy
+    ingest = relay("ingest_far", "--feed", "sim:seed=3,events=300,rate=1000", "--publish", url.replace("PERF", "FAR"))
+    wait_for(ingest, "bus: publishing log")
+    proxy = FaultProxy(nport)
+    proxy.set_delay(0.05, 0.02)
+    proxy.set_bandwidth(4_000_000)
+    edge = relay("edge_far", "--feed", f"nats://127.0.0.1:{proxy.port}/FAR")
+    wait_for(edge, "serving http://")
+    results = load({"direct": ingest.port, "far edge": edge.port})
+    print(f"far edge: link 50 +- 20 ms each way (order kept), 4 MB/s each way; sim at 1,000 odds records/s, "
+          f"{SECONDS} s")
+    for name, r in results.items():
+        print(f"  {name:>8}: p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  p99.9 {r['p999_ms']:.3f} ms  "
+              f"({r['latency_samples']} samples)")
+    d, e = results["direct"], results["far edge"]
+    print(f"  the far edge adds: p50 {e['p50_ms'] - d['p50_ms']:+.3f} ms, p99 {e['p99_ms'] - d['p99_ms']:+.3f} ms")
+    proxy.blackhole()
+    proxy.cut()
+    time.sleep(CUT)
+    behind = status(ingest.port)["seq"] - status(edge.port)["seq"]
+    proxy.heal()
+    t0 = time.monotonic()
+    while status(edge.port)["seq"] < status(ingest.port)["seq"] - 1000:  # lag under 1 s at 1,000 records/s
+        if time.monotonic() - t0 > 300:
+            die("the far edge did not catch up within 300 s")
+        time.sleep(0.1)
+    print(f"  a {CUT} s cut: {behind:,} records behind at the heal, lag under 1 s {time.monotonic() - t0:.2f} s later;"
+          f" rejoins {status(edge.port)['bus']['rejoins']}")
 finally:
     for p in procs:
         if p.poll() is None:
