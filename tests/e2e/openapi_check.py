@@ -15,8 +15,13 @@ pointer of the failing part.
 
 Answers that belong to no route (the CORS preflight, an unknown path, a
 method the path does not take, and the protocol errors for those) are read
-from the document's root extension `x-oddsrelay-any-path`; the WebSocket paths (`x-websocket: true`) answer
-OPTIONS with 405 instead of the preflight.
+from the document's root extension `x-oddsrelay-any-path`; the stream paths
+(the WebSockets, `x-websocket: true`, and the Server-Sent Events of
+`x-sse: true`) answer OPTIONS with 405 instead of the preflight.
+
+An endless body (`text/event-stream`: /pt-sse's 200) is checked from what
+was read of it, usually nothing but the head: an empty body is accepted
+there, whatever its schema.
 
 Needs Debian's python3-yaml and python3-jsonschema (scripts/install-deps.sh).
 """
@@ -98,7 +103,7 @@ class Contract:
             op = item.get(method)
             label = f"{method.upper()} {template}"
             if op is None:
-                if method == "options" and not item.get("x-websocket"):
+                if method == "options" and not (item.get("x-websocket") or item.get("x-sse")):
                     return label + " (preflight)", self._from(any_path.get("options", {}), status, label)
                 return label + " (method not allowed)", self._from(any_path.get("method-not-allowed", {}), status,
                                                                      label)
@@ -174,7 +179,7 @@ class Contract:
             raise AssertionError(f"openapi: {where}: Content-Type {ctype!r} is not documented "
                                  f"(documented: {', '.join(content)})")
         schema = content[match[0]].get("schema")
-        if schema is None:
+        if schema is None or (media == "text/event-stream" and not body):
             return
         if media == "application/json" or media.endswith("+json"):
             try:

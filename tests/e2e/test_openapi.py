@@ -50,14 +50,18 @@ WS_HEADERS = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Ve
 
 # Every operation of the document, as a request that passes the route's own
 # parameter checks: (method, path and query, body). Stream handshakes are
-# plain GETs here (refused before the upgrade, or 426 after it).
+# plain GETs here (refused before the upgrade, or 426 after it); /pt-sse,
+# which a plain GET opens, has a bad conflate_ms= so that it is refused
+# after every other check (400) instead of opening an endless stream.
 KEYED = [("GET", "/v1/sports", None), ("GET", "/v1/live", None), ("GET", "/v1/prematch", None),
          ("GET", "/v1/event?id=1", None), ("GET", "/v1/odds?ids=1", None),
          ("POST", "/v1/odds", '{"market": 1001, "events": ["1"]}'), ("GET", "/v1/scores", None),
          ("GET", "/v1/settlements?ids=1", None), ("GET", "/v1/markets", None), ("GET", "/v1/market-groups", None),
          ("GET", "/v1/status", None), ("GET", "/metrics", None), ("GET", "/v1/stream?id=1", None),
          ("POST", "/rdstn", "[]"), ("GET", "/widget-events", None), ("GET", "/widget-data?event_id=1", None),
-         ("GET", "/widget?event_id=1", None), ("GET", "/ws", None), ("GET", "/pt-ws", None)]
+         ("GET", "/widget?event_id=1", None), ("GET", "/ws", None), ("GET", "/pt-ws", None),
+         ("GET", "/pt-sse?conflate_ms=x", None)]
+STREAMS = ("/ws", "/pt-ws", "/pt-sse")
 PUBLIC = [("GET", "/stream/play", None), ("GET", "/docs/explore?event=1", None), ("GET", "/docs/settlement", None),
           ("HEAD", "/docs/settlement", None), ("GET", "/healthz", None), ("GET", "/openapi.json", None),
           ("HEAD", "/openapi.json", None)]
@@ -111,6 +115,30 @@ def raw(port, data, timeout=5):
                 break
             body += chunk
         return status, hdrs, body[:n]
+    finally:
+        s.close()
+
+
+def sse_open(port, data, until=b"", timeout=5):
+    """Sends a /pt-sse request; returns (status, [(name, value)], the bytes
+    of the stream read after the head, at least up to `until` and the end
+    of its event when given). The stream never ends: the socket is closed."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(data)
+        out = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            head, sep, body = out.partition(b"\r\n\r\n")
+            if sep and (not until or (until in body and b"\n\n" in body[body.index(until):])):
+                break
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        head, _, body = out.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        return int(lines[0].split()[1]), [tuple(l.split(": ", 1)) for l in lines[1:]], body
     finally:
         s.close()
 
@@ -325,7 +353,8 @@ class Live(unittest.TestCase):
                            ("/v1/markets", "'odds'"), ("/v1/market-groups", "'odds'"), ("/v1/stream?id=1", "'stream'"),
                            ("/widget-events", "'widget'"), ("/widget-data?event_id=1", "'widget'"),
                            ("/widget?event_id=1", "'widget'"), ("/ws", "'live'"),
-                           ("/pt-ws", "'live' or 'prematch' or 'odds'")]:
+                           ("/pt-ws", "'live' or 'prematch' or 'odds'"),
+                           ("/pt-sse", "'live' or 'prematch' or 'odds'")]:
             self.assertEqual(self.get(path, 403, key=none), {"error": f"API key lacks the {perm} permission"}, path)
         self.assertEqual(self.get("/v1/odds", 403, key=none, method="POST", body="{}")["error"],
                          "API key lacks the 'odds' permission")
@@ -360,7 +389,7 @@ class Live(unittest.TestCase):
         else:
             self.fail("no 429 after 20 requests of a key limited to 4")
         for method, path, body in KEYED:
-            if path not in ("/ws", "/pt-ws"):  # streams have their own bound (test_stream_handshakes)
+            if path.split("?")[0] not in STREAMS:  # streams have their own bound (test_stream_handshakes)
                 self.assertEqual(self.get(path, 429, key=LIMITED, method=method, body=body)["error"],
                                  "Rate limit exceeded", path)
 
@@ -370,7 +399,8 @@ class Live(unittest.TestCase):
         for path in ["/v1/odds", "/v1/sports", "/widget", "/nope"]:
             call(self.port, path, key=None, method="OPTIONS", status=204)
         for method, path in [("POST", "/v1/sports"), ("GET", "/rdstn"), ("DELETE", "/v1/odds"), ("POST", "/healthz"),
-                             ("OPTIONS", "/ws"), ("OPTIONS", "/pt-ws"), ("POST", "/ws"), ("PUT", "/docs/settlement")]:
+                             ("OPTIONS", "/ws"), ("OPTIONS", "/pt-ws"), ("OPTIONS", "/pt-sse"), ("POST", "/ws"),
+                             ("POST", "/pt-sse"), ("PUT", "/docs/settlement")]:
             self.assertEqual(self.get(path, 405, method=method, body="" if method in ("POST", "PUT") else None),
                              {"error": "Method not allowed"}, f"{method} {path}")
 
@@ -380,11 +410,60 @@ class Live(unittest.TestCase):
             sep = "&" if "?" in path else "?"
             return ("GET " + path + (sep + key if key else "") + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
                     "".join(f"{k}: {v}\r\n" for k, v in hdrs.items()) + "\r\n").encode()
+        def sse(path, key="api_key=" + FULL, extra=None):  # a plain GET, as curl -N or EventSource sends it
+            sep = "&" if "?" in path else "?"
+            return ("GET " + path + (sep + key if key else "") + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+                    "Accept: text/event-stream\r\n" + "".join(f"{k}: {v}\r\n" for k, v in (extra or {}).items()) +
+                    "\r\n").encode()
+
         p = self.port
-        for path in ["/ws", "/pt-ws", "/pt-ws?protocol=v2&sports=1,2"]:
+        for path in ["/ws", "/pt-ws", "/pt-ws?protocol=v2&sports=1,2",
+                     f"/pt-ws?events={self.live},s7-101.424242&markets=1001,1002&conflate_ms=250",
+                     "/pt-ws?sports=&events=&markets=&conflate_ms=0"]:
             hdrs, _ = raw_checked(p, hs(path), "GET", path, 101)
-        raw_checked(p, hs("/pt-ws?protocol=v1"), "GET", "/pt-ws", 400)
-        raw_checked(p, hs("/pt-ws?sports=x"), "GET", "/pt-ws", 400)
+        bad = {"protocol=v1": "Unsupported protocol parameter: use protocol=v2",
+               "sports=x": "Invalid sports parameter: expected sport ids separated by commas",
+               "events=1,,2": "Invalid events parameter: expected at most 100 event ids separated by commas",
+               "events=" + ",".join(str(i) for i in range(1, 102)):
+                   "Invalid events parameter: expected at most 100 event ids separated by commas",
+               "markets=0": "Invalid markets parameter: expected at most 64 market ids separated by commas",
+               "markets=1001,x": "Invalid markets parameter: expected at most 64 market ids separated by commas",
+               "conflate_ms=60001": "Invalid conflate_ms parameter: expected milliseconds from 0 to 60000",
+               "conflate_ms=": "Invalid conflate_ms parameter: expected milliseconds from 0 to 60000",
+               "conflate_ms=-1": "Invalid conflate_ms parameter: expected milliseconds from 0 to 60000"}
+        for query, error in bad.items():
+            for path, req in [("/pt-ws", hs), ("/pt-sse", sse)]:
+                _, body = raw_checked(p, req(f"{path}?{query}"), "GET", path, 400)
+                self.assertEqual(json.loads(body), {"error": error}, f"{path}?{query}")
+        # The filters come after the upgrade headers on /pt-ws.
+        raw_checked(p, hs("/pt-ws?conflate_ms=x", drop=("Upgrade",)), "GET", "/pt-ws", 426)
+
+        # /pt-sse: a plain GET opens it; the 200 is checked from its head
+        # (the body never ends), the stream's start read apart.
+        for path in ["/pt-sse", "/pt-sse?protocol=v2&sports=1,2",
+                     f"/pt-sse?events={self.live}&markets=1001&conflate_ms=250&resume=nope"]:
+            st, hdrs, _ = sse_open(p, sse(path))
+            self.assertEqual(st, 200, path)
+            checked("GET", path, st, hdrs, b"")
+            self.assertEqual(dict(hdrs)["Content-Type"], "text/event-stream", path)
+        st, hdrs, body = sse_open(p, sse("/pt-sse", extra={"Last-Event-ID": "nope:1"}), until=b"data: INFO")
+        checked("GET", "/pt-sse", st, hdrs, body)  # what was read of the stream: a string too
+        self.assertEqual(st, 200)
+        self.assertTrue(body.startswith(b"retry: 1000\n\n"), body[:200])
+        m = re.search(rb"id: ([^\n]+):(\d+)\ndata: INFO\x1fPUB\x1f(\{[^\n]*\})\n\n", body)
+        self.assertIsNotNone(m, body[:500])
+        ready = json.loads(m.group(3))
+        self.assertEqual((ready["ready"], ready["resumed"], ready["seq"]), (True, False, int(m.group(2))))
+        # A WebSocket handshake sent to /pt-sse is no upgrade: the same 200.
+        st, hdrs, _ = sse_open(p, hs("/pt-sse"))
+        self.assertEqual(st, 200)
+        checked("GET", "/pt-sse", st, hdrs, b"")
+        _, body = raw_checked(p, sse("/pt-sse", key=None), "GET", "/pt-sse", 401)
+        self.assertEqual(json.loads(body), {"error": "Invalid or disabled API key"})
+        raw_checked(p, sse("/pt-sse", key="api_key=openapi-off-key"), "GET", "/pt-sse", 401)
+        _, body = raw_checked(p, sse("/pt-sse", key="api_key=openapi-none-key"), "GET", "/pt-sse", 403)
+        self.assertEqual(json.loads(body), {"error": "API key lacks the 'live' or 'prematch' or 'odds' permission"})
+        raw_checked(p, sse("/pt-sse", key="api_key=openapi-ip-key"), "GET", "/pt-sse", 403)
         raw_checked(p, hs("/ws", extra={"Connection": "keep-alive"}), "GET", "/ws", 400)
         raw_checked(p, hs("/ws", extra={"Sec-WebSocket-Key": "short"}), "GET", "/ws", 400)
         raw_checked(p, hs("/ws", drop=("Upgrade",)), "GET", "/ws", 426)
@@ -398,6 +477,10 @@ class Live(unittest.TestCase):
         for path in ["/pt-ws", "/ws"]:
             hdrs, body = raw_checked(p, hs(path, key="api_key=" + STREAMER), "GET", path, 429)
             self.assertEqual(json.loads(body)["error"], "Too many stream handshakes for this API key")
+        # /pt-sse shares the bucket: refused before it would open.
+        hdrs, body = raw_checked(p, sse("/pt-sse", key="api_key=" + STREAMER), "GET", "/pt-sse", 429)
+        self.assertEqual(json.loads(body)["error"], "Too many stream handshakes for this API key")
+        self.assertEqual(dict(hdrs)["Retry-After"], str(json.loads(body)["retry_after"]))
 
     def test_protocol_errors(self):
         p = self.port
@@ -499,6 +582,17 @@ class Live(unittest.TestCase):
               "Content-Type")
         fails("/v1/sports", 405, json_hdrs, {"error": "Method not allowed"},
               "required header Allow", method="DELETE")
+        # /pt-sse's head: its headers are the contract (the body is read as it comes).
+        sse = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+               "Connection": "close"}
+        oc.check("GET", "/pt-sse", 200, sse, b"", DOC)
+        oc.check("GET", "/pt-sse", 200, sse, b"retry: 1000\n\n", DOC)
+        fails("/pt-sse", 200, {k: v for k, v in sse.items() if k != "X-Accel-Buffering"}, b"",
+              "required header X-Accel-Buffering")
+        fails("/pt-sse", 200, {**sse, "X-Accel-Buffering": "yes"}, b"", "header X-Accel-Buffering")
+        fails("/pt-sse", 200, {**sse, "Content-Type": "application/json"}, b"", "Content-Type")
+        fails("/pt-sse", 426, json_hdrs, {"error": "WebSocket upgrade required: send Upgrade: websocket"},
+              "status not documented")
 
 
 class ReplayedFixtures(unittest.TestCase):
