@@ -7,7 +7,6 @@ import base64
 import http.client
 import json
 import os
-import shutil
 import socket
 import tempfile
 import time
@@ -47,10 +46,7 @@ class Pages(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def get(self, path, key="page-key", headers=None):
         r, body = h.request(self.srv.port, path, key, headers=headers)

@@ -8,12 +8,9 @@ import gzip
 import hashlib
 import http.client
 import json
-import os
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import unittest
 
@@ -42,10 +39,8 @@ RATE_WINDOW_S = 3     # --rate-window
 class Rest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-rest-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("rest")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "replay:" + h.fixture("rest.jsonl") + ",speed=max", "--keys", cls.keys,
                            "--rate-window", str(RATE_WINDOW_S), "--header-timeout", str(HEADER_TIMEOUT_S * 1000),
                            "--idle-timeout", str(IDLE_TIMEOUT_S * 1000),
@@ -57,10 +52,7 @@ class Rest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     # -- helpers
     def req(self, path, key=FULL, method="GET", body=None, headers=None):

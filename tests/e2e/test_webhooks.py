@@ -155,9 +155,7 @@ class FifoFeed:
 
 
 def status(srv, key=PROBE):
-    r, body = h.request(srv.port, "/v1/status", key)
-    assert r.status == 200, (r.status, body)
-    return json.loads(body)
+    return h.status(srv.port, key)
 
 
 def hooks(srv):
