@@ -47,8 +47,8 @@ class Rest(unittest.TestCase):
                            "--progress", "0")
         cls.srv.wait_for(r"serving http://")
         cls.srv.wait_for(r"replay of .* finished")
-        status = lambda: json.loads(h.request(cls.srv.port, "/v1/status", FULL)[1])
-        h.wait_until(lambda: status()["last_update"] == 1767225601504, 30, "the last record served")
+        h.wait_until(lambda: h.status(cls.srv.port, FULL)["last_update"] == 1767225601504, 30,
+                     "the last record served")
 
     @classmethod
     def tearDownClass(cls):

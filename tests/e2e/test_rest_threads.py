@@ -35,7 +35,7 @@ class TwoLoops(unittest.TestCase):
                            "--http-threads", "2", "--rate-window", str(WINDOW_S), "--progress", "0")
         cls.srv.wait_for(r"serving http://")
         cls.srv.wait_for(r"replay of .* finished")
-        h.wait_until(lambda: cls.status()["last_update"] == 1767225601504, 30, "the last record served")
+        h.wait_until(lambda: h.status(cls.srv.port, KEY)["last_update"] == 1767225601504, 30, "the last record served")
 
     @classmethod
     def tearDownClass(cls):

@@ -228,8 +228,7 @@ class Settlements(unittest.TestCase):
         srv.wait_for(r"replay of .* finished")
         # The source is done; wait until the served snapshot holds the feed's
         # last record (its clock is that record's at).
-        status = lambda: json.loads(h.request(srv.port, "/v1/status", KEY)[1])
-        h.wait_until(lambda: status()["last_update"] == cls.built.at, 60, "the last record served")
+        h.wait_until(lambda: h.status(srv.port, KEY)["last_update"] == cls.built.at, 60, "the last record served")
         return srv
 
     @classmethod
