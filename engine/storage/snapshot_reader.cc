@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -238,17 +239,20 @@ bool read_snapshot_header(const std::string& path, SnapshotInfo& info, std::stri
   return true;
 }
 
-bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::string& err) {
-  err.clear();
-  CheckedLines lines(path);
-  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+namespace {
+
+// Walks a snapshot file: the header, then every `state` line handed to
+// `on_state` (which returns why it refuses one, empty when it takes it), up
+// to an `end` line whose counts must be the file's. Sets info.events and
+// info.bytes; every failure is "path: why".
+bool walk_snapshot(CheckedLines& lines, const std::string& path, SnapshotInfo& info, Engine::Position& pos,
+                   std::string& err, const std::function<std::string(const rapidjson::Document&)>& on_state) {
   rapidjson::Document d;
   auto fail = [&](const std::string& why) {
     err = path + ": " + why;
     return false;
   };
   if (!lines.next(d, err)) return fail(err.empty() ? "empty" : err);
-  Engine::Position pos;
   if (!read_header(d, info, pos, err)) return fail(err);
   uint64_t events = 0;
   for (;;) {
@@ -261,6 +265,10 @@ bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::strin
       break;
     }
     if (std::strcmp(op, "state") != 0) return fail("line " + std::to_string(lines.line_no()) + ": unexpected op");
+    if (on_state) {
+      std::string why = on_state(d);
+      if (!why.empty()) return fail(why);
+    }
     ++events;
   }
   info.events = events;
@@ -268,49 +276,40 @@ bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::strin
   return true;
 }
 
-namespace {
-
 bool load_snapshot_lines(CheckedLines& lines, const std::string& path, Engine& engine, SnapshotInfo& info,
                          std::string& err) {
-  rapidjson::Document d;
-  auto fail = [&](const std::string& why) {
-    err = path + ": " + why;
-    return false;
-  };
-  if (!lines.next(d, err)) return fail(err.empty() ? "empty" : err);
-  Engine::Position pos;
-  if (!read_header(d, info, pos, err)) return fail(err);
-  const bool old_header = pos.feed_clock == INT64_MIN;
-  if (old_header) pos.feed_clock = pos.clock;
   feed::FeedParser parser;
-  uint64_t events = 0, prev_number = 0;
-  for (;;) {
-    if (!lines.next(d, err)) return fail(err.empty() ? "no end line (cut short)" : err);
-    const char* op = d.HasMember("op") && d["op"].IsString() ? d["op"].GetString() : "";
-    if (std::strcmp(op, "end") == 0) {
-      if (!d.HasMember("events") || !d["events"].IsUint64() || d["events"].GetUint64() != events ||
-          !d.HasMember("seq") || !d["seq"].IsUint64() || d["seq"].GetUint64() != info.seq)
-        return fail("end line does not match the file");
-      break;
-    }
-    if (std::strcmp(op, "state") != 0) return fail("line " + std::to_string(lines.line_no()) + ": unexpected op");
+  uint64_t prev_number = 0;
+  int64_t newest_at = INT64_MIN;
+  Engine::Position pos;
+  auto restore = [&](const rapidjson::Document& d) -> std::string {
     EventEntry e;
-    if (!read_entry(d, parser, e, err)) return fail("line " + std::to_string(lines.line_no()) + ": " + err);
-    if (e.number <= prev_number) return fail("events out of order");
+    std::string why;
+    if (!read_entry(d, parser, e, why)) return "line " + std::to_string(lines.line_no()) + ": " + why;
+    if (e.number <= prev_number) return "events out of order";
     prev_number = e.number;
-    if (old_header) pos.feed_clock = std::max(pos.feed_clock, e.updated_at);
+    newest_at = std::max(newest_at, e.updated_at);
     engine.restore_entry(std::move(e));
-    ++events;
-  }
+    return {};
+  };
+  if (!walk_snapshot(lines, path, info, pos, err, restore)) return false;
+  // A header of the log's first version has no feed_clock: the newest `at`.
+  if (pos.feed_clock == INT64_MIN) pos.feed_clock = std::max(pos.clock, newest_at);
   engine.set_epoch(info.epoch);
   engine.restore_position(pos);
   engine.publish_restored();
-  info.events = events;
-  info.bytes = lines.bytes();
   return true;
 }
 
 }  // namespace
+
+bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::string& err) {
+  err.clear();
+  CheckedLines lines(path);
+  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+  Engine::Position pos;
+  return walk_snapshot(lines, path, info, pos, err, nullptr);
+}
 
 bool load_snapshot_file(const std::string& path, Engine& engine, SnapshotInfo& info, std::string& err) {
   err.clear();
