@@ -24,13 +24,17 @@ constexpr Stat<Stats> kTable[] = {
     {"closed_b", &Stats::closed_b, {"x_closes_total", Type::Counter, {}, {"reason", "b"}}},
 };
 
-TEST(StatTable, StatusFieldsInTableOrder) {
-  Stats s;
+void fill(Stats& s) {
   s.open = 3;
   s.served = 7;
   s.closed_a = 1;
   s.internal = 9;
   s.closed_b = 2;
+}
+
+TEST(StatTable, StatusFieldsInTableOrder) {
+  Stats s;
+  fill(s);
   std::string out;
   json::StringSink sink(out);
   json::Writer w(sink);
@@ -42,11 +46,7 @@ TEST(StatTable, StatusFieldsInTableOrder) {
 
 TEST(StatTable, FamiliesOnceWithEverySampleAndOnlyTheExposedStats) {
   Stats s;
-  s.open = 3;
-  s.served = 7;
-  s.closed_a = 1;
-  s.internal = 9;
-  s.closed_b = 2;
+  fill(s);
   std::string out;
   TextWriter w(out);
   write_families<Stats>(w, s, kTable);
