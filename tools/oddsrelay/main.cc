@@ -208,9 +208,9 @@ void write_bus_status(json::Writer& w, const Node& n) {
 
 // What REST reads of the node: the parts it serves from and, for
 // /v1/status, a writer per part (read only once `ready` is set).
-rest::RestContext rest_context(Node& n) {
+rest::RestInputs rest_inputs(Node& n) {
   const Options& opt = n.opt;
-  rest::RestContext ctx;
+  rest::RestInputs ctx;
   ctx.snapshots = &n.engine.store();
   ctx.keys = n.key_store.get();
   ctx.catalog = n.catalog;
@@ -243,7 +243,7 @@ rest::RestContext rest_context(Node& n) {
 int start_listeners(Node& n) {
   const Options& opt = n.opt;
   n.started_ms = wall_ms();
-  n.api = std::make_unique<rest::RestApi>(rest_context(n));
+  n.api = std::make_unique<rest::RestApi>(rest_inputs(n));
   n.http_opts.host = opt.host;
   n.http_opts.port = opt.port;
   n.http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
