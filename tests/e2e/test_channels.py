@@ -18,9 +18,10 @@ class Channels(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = h.scratch("channels")
-        keys = h.write_keys(cls.dir, {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores", "stream"]},
-                                     {"key": "live-only", "permissions": ["live"]},
-                                     {"key": "scores-only", "permissions": ["scores"]}]})
+        keys = h.write_keys(cls.dir, {"keys": [
+            {"key": KEY, "permissions": ["live", "prematch", "odds", "scores", "stream"]},
+            {"key": "live-only", "permissions": ["live"]},
+            {"key": "scores-only", "permissions": ["scores"]}]})
         cls.srv = h.Server("--feed", "sim:seed=4,events=150,rate=100", "--keys", keys, "--progress", "0",
                            "--stream-sports", "1,2", "--stream-ttl", "2")
         cls.srv.wait_for(r"serving http://")

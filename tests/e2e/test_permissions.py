@@ -256,9 +256,7 @@ class StreamDeltasByPermission(unittest.TestCase):
     def test_deltas_follow_the_classes_a_key_may_see(self):
         d = tempfile.mkdtemp(prefix="oddsrelay-perms-deltas-")
         try:
-            kf = os.path.join(d, "keys.json")
-            with open(kf, "w") as f:
-                json.dump(keys(), f)
+            kf = h.write_keys(d, keys())
             fd = os.path.join(d, "feed.jsonl")
             h.gen_feed(fd, 20000, "seed=6,events=60,rate=400,minute=100")
             with h.clean_server(self, "--feed", f"replay:{fd},speed=10", "--keys", kf, "--progress", "0") as srv:

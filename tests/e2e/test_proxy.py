@@ -154,9 +154,7 @@ class BehindNginx(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-proxy-")
         os.chmod(cls.dir, 0o755)
         cls.crt, key = make_cert(cls.dir)
-        keys = os.path.join(cls.dir, "keys.json")
-        with open(keys, "w") as f:
-            json.dump(KEYS, f)
+        keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "sim:seed=5,events=80,rate=400", "--keys", keys, "--progress", "0",
                            "--trust-proxy", "127.0.0.1/32", "--public-url", PUBLIC + "/", "--http-threads", "2")
         cls.srv.wait_for(r"serving http://")
@@ -297,9 +295,11 @@ class BehindNginx(unittest.TestCase):
                                    headers={"Referer": f"{self.own}{page}"})
         self.assertEqual((st, body["data"]["event_id"]), (200, eid))
         # Stream handshakes.
-        info = h.run_async(self.stream("/pt-ws?protocol=v2", "origin-key", origin="https://desk.example.com", frames=1))[0]
+        info = h.run_async(self.stream("/pt-ws?protocol=v2", "origin-key", origin="https://desk.example.com",
+                                       frames=1))[0]
         self.assertEqual(info.split(h.SEP)[0], "INFO")
-        self.assertEqual(h.run_async(self.refused("/pt-ws?protocol=v2", "origin-key", origin="https://evil.example.com")), 403)
+        self.assertEqual(h.run_async(self.refused("/pt-ws?protocol=v2", "origin-key",
+                                                  origin="https://evil.example.com")), 403)
         self.assertEqual(h.run_async(self.refused("/ws", "origin-key", origin="https://partners.example.com")), 403)
 
     def test_explorer_demo_key_works_from_its_page_through_the_proxy(self):

@@ -41,7 +41,8 @@ def answers(port, numbers, applied):
     """What the REST API serves once `applied` records are in: the lists, and
     odds, scores and settlements of every event in `numbers`."""
     for _ in range(5):
-        st = h.wait_status(port, KEY, lambda s: s["feed"]["done"] and s["feed"]["records_applied"] >= applied, "the replay")
+        st = h.wait_status(port, KEY, lambda s: s["feed"]["done"] and s["feed"]["records_applied"] >= applied,
+                           "the replay")
         out = {"status": {k: st[k] for k in ("live_events", "prematch_events", "last_update")},
                "feed": {k: st["feed"][k] for k in ("records_applied", "records_skipped", "malformed")}}
         for p in ("/v1/sports", "/v1/live", "/v1/prematch"):

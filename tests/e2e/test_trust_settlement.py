@@ -20,6 +20,7 @@ import harness as h
 from scripted_feed import ScriptedFeed
 
 KEY = "trust-settle-key"
+KEYS = {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]}]}
 EID = "s7-101.7001"
 T0 = 1767225600000
 
@@ -88,9 +89,7 @@ class TrustSettlement(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-trust-settle-")
         cls.data = os.path.join(cls.dir, "data")
         os.mkdir(cls.data)
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]}]}, f)
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.empty = os.path.join(cls.dir, "empty.jsonl")
         with open(cls.empty, "w") as f:
             f.write('{"op":"header","format":"oddsfeed","version":1,"provider":"s7"}\n')
@@ -163,7 +162,7 @@ class CorrectionWhileServing(unittest.TestCase):
 
     def setUp(self):
         self.dir = h.scratch("trust-settle-live")
-        self.keys = h.write_keys(self.dir, {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]}]})
+        self.keys = h.write_keys(self.dir, KEYS)
 
     def tearDown(self):
         shutil.rmtree(self.dir)
