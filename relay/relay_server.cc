@@ -89,36 +89,72 @@ void RelayServer::adopt(rest::StreamTicket ticket, int fd, std::string pending) 
   best->wake();
 }
 
+namespace {
+
+using metrics::Label;
+using metrics::Series;
+using metrics::Type;
+using Stat = metrics::Stat<RelayStats>;
+
+constexpr std::string_view kClosesHelp =
+    "Streams the server closed, by reason (queue_limit, stalled, soft_limit: slow consumers; heartbeat; protocol).";
+constexpr Series closes(std::string_view reason) {
+  return {"oddsrelay_stream_closes_total", Type::Counter, kClosesHelp, {"reason", reason}};
+}
+
+constexpr Stat kRelayStats[] = {
+    {"pt_ws_connections",
+     &RelayStats::pt_connections,
+     {"oddsrelay_stream_subscribers", Type::Gauge, "Streams connected, by stream.", {"stream", "pt-ws"}}},
+    {"ws_connections",
+     &RelayStats::ws_connections,
+     {"oddsrelay_stream_subscribers", Type::Gauge, {}, {"stream", "ws"}}},
+    {"accepted",
+     &RelayStats::accepted,
+     {"oddsrelay_stream_accepted_total", Type::Counter, "Streams accepted (within their key's slots)."}},
+    {"refused_key_limit", &RelayStats::refused_limit},  // oddsrelay_rate_limited_total{limit="stream_slots"}
+    {"batches", &RelayStats::batches},
+    {"frames_encoded", &RelayStats::frames_encoded},
+    {"deliveries",
+     &RelayStats::deliveries,
+     {"oddsrelay_stream_frames_delivered_total", Type::Counter,
+      "Frames queued to subscribers (one per frame per subscriber)."}},
+    {"bytes_written",
+     &RelayStats::bytes_written,
+     {"oddsrelay_stream_written_bytes_total", Type::Counter, "Bytes written to stream sockets."}},
+    {"conflated",
+     &RelayStats::conflated,
+     {"oddsrelay_stream_frames_conflated_total", Type::Counter,
+      "Queued frames replaced by a newer one of their channel while a write was in flight."}},
+    {"closed_slow", &RelayStats::closed_slow, closes("queue_limit")},
+    {"closed_heartbeat", &RelayStats::closed_heartbeat, closes("heartbeat")},
+    {"closed_protocol", &RelayStats::closed_protocol, closes("protocol")},
+    {"closed_stalled", &RelayStats::closed_stalled, closes("stalled")},
+    {"closed_soft_limit", &RelayStats::closed_soft_limit, closes("soft_limit")},
+    {"closed_restart", &RelayStats::closed_restart},
+    {"resumed", &RelayStats::resumed},
+    {"resume_refused", &RelayStats::resume_refused},
+};
+
+constexpr Stat kResumeWindowStats[] = {
+    {"groups", &RelayStats::window_groups},
+    {"bytes", &RelayStats::window_bytes},
+    {"oldest_seq", &RelayStats::window_oldest},
+};
+
+}  // namespace
+
+metrics::StatTable<RelayStats> relay_stats() { return kRelayStats; }
+metrics::StatTable<RelayStats> resume_window_stats() { return kResumeWindowStats; }
+
 void RelayServer::write_status(json::Writer& w) const {
-  auto field = [&](const char* k, const std::atomic<uint64_t>& v) {
-    w.Key(k);
-    w.Uint64(v.load(std::memory_order_relaxed));
-  };
   w.StartObject();
-  field("pt_ws_connections", stats_.pt_connections);
-  field("ws_connections", stats_.ws_connections);
-  field("accepted", stats_.accepted);
-  field("refused_key_limit", stats_.refused_limit);
-  field("batches", stats_.batches);
-  field("frames_encoded", stats_.frames_encoded);
-  field("deliveries", stats_.deliveries);
-  field("bytes_written", stats_.bytes_written);
-  field("conflated", stats_.conflated);
-  field("closed_slow", stats_.closed_slow);
-  field("closed_heartbeat", stats_.closed_heartbeat);
-  field("closed_protocol", stats_.closed_protocol);
-  field("closed_stalled", stats_.closed_stalled);
-  field("closed_soft_limit", stats_.closed_soft_limit);
-  field("closed_restart", stats_.closed_restart);
-  field("resumed", stats_.resumed);
-  field("resume_refused", stats_.resume_refused);
+  metrics::write_status_fields(w, stats_, relay_stats());
   w.Key("threads");
   w.Uint(opts_.threads);
   w.Key("resume_window");
   w.StartObject();
-  field("groups", stats_.window_groups);
-  field("bytes", stats_.window_bytes);
-  field("oldest_seq", stats_.window_oldest);
+  metrics::write_status_fields(w, stats_, resume_window_stats());
   w.EndObject();
   w.EndObject();
 }

@@ -20,6 +20,7 @@
 #include "engine/core/snapshot.h"
 #include "protocol/api/stream_upgrade.h"
 #include "protocol/json_out.h"
+#include "protocol/metrics/stat_table.h"
 
 namespace oddsrelay::relay {
 
@@ -56,6 +57,12 @@ struct RelayStats {
   // may resume from.
   std::atomic<uint64_t> window_groups{0}, window_bytes{0}, window_oldest{0};
 };
+
+// RelayStats described once: the /v1/status "relay" fields, in order, and
+// the /metrics families those that are exposed belong to; `resume_window`
+// is the nested "resume_window" object.
+metrics::StatTable<RelayStats> relay_stats();
+metrics::StatTable<RelayStats> resume_window_stats();
 
 class RelayLoop;
 class Hub;

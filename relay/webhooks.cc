@@ -325,17 +325,23 @@ void Webhooks::dispatch() {
   }
 }
 
+namespace {
+
+constexpr metrics::Stat<WebhookStats> kWebhookStats[] = {
+    {"endpoints", &WebhookStats::endpoints},
+    {"delivered", &WebhookStats::delivered},
+    {"failed_attempts", &WebhookStats::failed_attempts},
+    {"dropped", &WebhookStats::dropped},
+    {"coalesced", &WebhookStats::coalesced},
+};
+
+}  // namespace
+
+metrics::StatTable<WebhookStats> webhook_stats() { return kWebhookStats; }
+
 void Webhooks::write_status(json::Writer& w) const {
-  auto field = [&](const char* k, const std::atomic<uint64_t>& v) {
-    w.Key(k);
-    w.Uint64(v.load(std::memory_order_relaxed));
-  };
   w.StartObject();
-  field("endpoints", stats_.endpoints);
-  field("delivered", stats_.delivered);
-  field("failed_attempts", stats_.failed_attempts);
-  field("dropped", stats_.dropped);
-  field("coalesced", stats_.coalesced);
+  metrics::write_status_fields(w, stats_, webhook_stats());
   w.EndObject();
 }
 

@@ -31,6 +31,7 @@
 #include "engine/core/published.h"
 #include "protocol/api/api_keys.h"
 #include "protocol/json_out.h"
+#include "protocol/metrics/stat_table.h"
 #include "relay/tls_client.h"
 
 namespace oddsrelay::relay {
@@ -48,6 +49,10 @@ struct WebhookOptions {
 struct WebhookStats {
   std::atomic<uint64_t> delivered{0}, failed_attempts{0}, dropped{0}, coalesced{0}, endpoints{0};
 };
+
+// WebhookStats described once: the /v1/status "webhooks" fields, in order
+// (none is a /metrics series).
+metrics::StatTable<WebhookStats> webhook_stats();
 
 class Webhooks : public BatchSink {
  public:

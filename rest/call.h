@@ -1,4 +1,4 @@
-// One REST request being answered: the request, the key it was admitted
+// Call: one REST request being answered: the request, the key it was admitted
 // with, the snapshot it reads (one per answer, so an answer never mixes two
 // versions), the JSON being built, and the few ways an answer is framed
 // (JSON with gzip when asked, an error body, a page, a cached encoding).
@@ -15,15 +15,15 @@
 #include "protocol/http_response.h"
 #include "protocol/json_out.h"
 #include "rest/rdstn.h"
-#include "rest/rest_state.h"
+#include "rest/rest_shared.h"
 
 namespace oddsrelay::rest {
 
 struct Call {
-  Call(const http::Request& r, std::string& o, RestState& s, LoopCaches& lc) : req(r), out(o), st(s), cache(lc) {}
+  Call(const http::Request& r, std::string& o, RestShared& s, LoopCaches& lc) : req(r), out(o), st(s), cache(lc) {}
   const http::Request& req;
   std::string& out;
-  RestState& st;                // shared by every loop
+  RestShared& st;               // shared by every loop
   LoopCaches& cache;            // this loop's own
   const ApiKey* key = nullptr;  // null on the routes that need none
   SnapshotPtr snap;

@@ -1,4 +1,5 @@
-// The REST API on top of the HTTP listener. The router (rest/router.cc)
+// RestApi: the REST API on top of the HTTP listener (it holds the
+// RestShared every loop and request reaches through its Call). The router (rest/router.cc)
 // holds the route table and the authentication order (route, method, key,
 // source address, permission, rate limit) and CORS; each resource is
 // answered in its own file under rest/api/. Runs on the REST loop thread and
@@ -9,8 +10,8 @@
 #include <vector>
 
 #include "rest/http_server.h"
-#include "rest/rest_context.h"
-#include "rest/rest_state.h"
+#include "rest/rest_inputs.h"
+#include "rest/rest_shared.h"
 
 namespace oddsrelay::rest {
 
@@ -21,14 +22,14 @@ std::vector<std::string_view> route_paths();
 
 class RestApi : public HttpHandler {
  public:
-  explicit RestApi(RestContext ctx) : st_(std::move(ctx)) {}
+  explicit RestApi(RestInputs ctx) : st_(std::move(ctx)) {}
   void handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) override;
   void refuse(int status, const char* why, std::string& out) override;
 
   void set_server(const HttpServer* s) { st_.ctx.server = s; }
 
  private:
-  RestState st_;
+  RestShared st_;
 };
 
 }  // namespace oddsrelay::rest

@@ -158,7 +158,7 @@ std::vector<std::string_view> route_paths() {
   return paths;
 }
 
-RestState::RestState(RestContext c)
+RestShared::RestShared(RestInputs c)
     : ctx(std::move(c)), limiter(ctx.rate_window_s), handshakes(ctx.handshakes_per_slot) {
   for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i)
     loops.push_back(std::make_unique<LoopCaches>(ctx.catalog, ctx.catalog_updates));

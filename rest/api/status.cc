@@ -44,7 +44,7 @@ void write_retention_status(json::Writer& w, const Snapshot& s) {
 
 // A counter summed over every REST loop's caches.
 template <typename F>
-static uint64_t sum(const RestState& st, F f) {
+static uint64_t sum(const RestShared& st, F f) {
   uint64_t n = 0;
   for (const auto& l : st.loops) n += f(*l);
   return n;
@@ -52,7 +52,7 @@ static uint64_t sum(const RestState& st, F f) {
 
 void status(Call& c) {
   const Snapshot& snap = *c.snap;
-  const RestContext& ctx = c.st.ctx;
+  const RestInputs& ctx = c.st.ctx;
   c.begin_success();
   c.w.Key("status");
   c.w.String("ok");

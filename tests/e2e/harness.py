@@ -2,9 +2,13 @@
 --build-dir, on loopback only, with bounded waits; every helper kills what it
 started. Each test file is one ctest test and exits non-zero on failure."""
 import argparse
+import asyncio
+import contextlib
 import http.client
+import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -144,6 +148,122 @@ def request(port, path, key=None, method="GET", headers=None, body=None):
     data = r.read()
     c.close()
     return r, data
+
+
+@contextlib.contextmanager
+def clean_server(test, *args):
+    """Server that must also stop cleanly (exit 0: no crash, no sanitizer report at exit)."""
+    with Server(*args) as srv:
+        yield srv
+        rc, log = srv.stop()
+        test.assertEqual(rc, 0, log[-3000:])
+
+
+def shut_down(srv, directory=None):
+    """Stops a test class's server, removes its scratch folder and fails
+    unless the server exited 0 (for tearDownClass)."""
+    rc, log = srv.stop()
+    srv.__exit__()
+    if directory:
+        shutil.rmtree(directory)
+    assert rc == 0, log
+
+
+def scratch(name):
+    """A fresh scratch folder for one test or test class; the test removes it."""
+    return tempfile.mkdtemp(prefix=f"oddsrelay-{name}-")
+
+
+def write_keys(directory, keys, name="keys.json"):
+    """Writes a --keys file ({"keys": [...]}) into directory; returns its path."""
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        json.dump(keys, f)
+    return path
+
+
+class WithKeys(unittest.TestCase):
+    """Each test gets a scratch folder (self.dir) holding the class's KEYS as
+    a keys file (self.keys); both are gone after the test."""
+    KEYS = {"keys": []}
+    SCRATCH = "e2e"
+
+    def setUp(self):
+        self.dir = scratch(self.SCRATCH)
+        self.keys = write_keys(self.dir, self.KEYS)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+
+def gen_feed(path, records, sim, timeout=120):
+    """Writes `records` simulated records (oddsfeed gen --sim sim) to path; returns path."""
+    rc, _, err = run([binary("oddsfeed"), "gen", "-o", path, "--records", str(records), "--sim", sim], timeout)
+    assert rc == 0, err
+    return path
+
+
+def status(port, key, ready_within=0):
+    """GET /v1/status, which must answer 200. With ready_within, a node still
+    recovering (503: its listener comes first) is waited through for up to
+    that many seconds, never taken."""
+    deadline = time.monotonic() + ready_within
+    while True:
+        r, body = request(port, "/v1/status", key)
+        if r.status != 503 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert r.status == 200, (r.status, body)
+    return json.loads(body)
+
+
+def wait_status(port, key, pred, what, timeout=60):
+    """Polls /v1/status until pred(status) holds; returns that status."""
+    deadline = time.monotonic() + timeout
+    while True:
+        st = status(port, key)
+        if pred(st):
+            return st
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout}s: {st}")
+        time.sleep(0.05)
+
+
+def wait_done(port, key, timeout=120):
+    """Until the replay finished and the engine stopped moving."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        st = status(port, key)
+        if st["feed"]["done"] and st["seq"] == last:
+            return st
+        last = st["seq"] if st["feed"]["done"] else None
+        time.sleep(0.2)
+    raise AssertionError("replay did not finish")
+
+
+def run_async(coro, timeout=60):
+    """Runs a test's client coroutine to completion, failing after timeout s."""
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+# /pt-ws text frames are "TYPE\x1fCHANNEL\x1fJSON" (docs/api.md).
+SEP = "\x1f"
+
+
+def split_frame(frame):
+    """(type, channel, parsed body) of one /pt-ws text frame."""
+    t, ch, body = frame.split(SEP, 2)
+    return t, ch, json.loads(body)
+
+
+def rss_kib(pid):
+    """Resident set size of a process in KiB (0 when it is gone)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
 
 
 def stopped_digest(log):

@@ -6,7 +6,6 @@ and a signed URL that works until it expires and fails once tampered with)."""
 import json
 import os
 import shutil
-import tempfile
 import time
 import unittest
 
@@ -18,12 +17,11 @@ KEY = "channels-key"
 class Channels(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-channels-")
-        keys = os.path.join(cls.dir, "keys.json")
-        with open(keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores", "stream"]},
-                                {"key": "live-only", "permissions": ["live"]},
-                                {"key": "scores-only", "permissions": ["scores"]}]}, f)
+        cls.dir = h.scratch("channels")
+        keys = h.write_keys(cls.dir, {"keys": [
+            {"key": KEY, "permissions": ["live", "prematch", "odds", "scores", "stream"]},
+            {"key": "live-only", "permissions": ["live"]},
+            {"key": "scores-only", "permissions": ["scores"]}]})
         cls.srv = h.Server("--feed", "sim:seed=4,events=150,rate=100", "--keys", keys, "--progress", "0",
                            "--stream-sports", "1,2", "--stream-ttl", "2")
         cls.srv.wait_for(r"serving http://")
@@ -34,10 +32,7 @@ class Channels(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def call(self, method, path, body=None, key=KEY):
         r, data = h.request(self.srv.port, path, key, method, {"Content-Type": "application/json"}, body)
@@ -155,10 +150,8 @@ class RdstnGoLoop(unittest.TestCase):
     T = 1767225600000
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="oddsrelay-go-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds"]}]}, f)
+        self.dir = h.scratch("go")
+        self.keys = h.write_keys(self.dir, {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds"]}]})
         self.srv = None
 
     def tearDown(self):

@@ -9,7 +9,6 @@ import random
 import re
 import shutil
 import signal
-import tempfile
 import time
 import unittest
 
@@ -17,12 +16,6 @@ import harness as h
 
 KEY = "log-key"
 KEYS = {"keys": [{"key": KEY, "name": "log", "permissions": ["live", "prematch", "odds", "scores"]}]}
-
-
-def status(port):
-    r, body = h.request(port, "/v1/status", KEY)
-    assert r.status == 200, body
-    return json.loads(body)
 
 
 def answers(port, live_ids):
@@ -51,30 +44,13 @@ def stopped(log):
     return int(m.group(1)), m.group(2), m.group(3)
 
 
-def wait_done(port, timeout=120):
-    """Until the replay finished and the engine stopped moving."""
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        st = status(port)
-        if st["feed"]["done"] and st["seq"] == last:
-            return st
-        last = st["seq"] if st["feed"]["done"] else None
-        time.sleep(0.2)
-    raise AssertionError("replay did not finish")
-
-
 class Log(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-log-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("log")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.feed = os.path.join(cls.dir, "feed.jsonl")
-        rc, _, err = h.run([h.binary("oddsfeed"), "gen", "-o", cls.feed, "--records", "20000",
-                            "--sim", "seed=9,events=120,rate=500,minute=100"])
-        assert rc == 0, err
+        h.gen_feed(cls.feed, 20000, "seed=9,events=120,rate=500,minute=100")
         with open(cls.feed) as f:
             cls.lines = f.read().splitlines()
         assert cls.lines[0].startswith('{"op":"header"'), cls.lines[0]
@@ -99,7 +75,7 @@ class Log(unittest.TestCase):
             f.write(self.records[1] + "\n" + self.records[2] + "\n")
         with self.server("--feed", f"replay:{path},speed=max") as srv:
             srv.wait_for(r"serving http://")
-            st = wait_done(srv.port)
+            st = h.wait_done(srv.port, KEY)
             self.assertEqual(st["seq"], 3)
             self.assertEqual(st["feed"]["records_applied"], 3)
             self.assertEqual(st["feed"]["records_skipped"], 1)
@@ -109,7 +85,7 @@ class Log(unittest.TestCase):
         # Without a data dir, every start is a new log.
         with self.server("--feed", f"replay:{path},speed=max") as srv:
             srv.wait_for(r"serving http://")
-            self.assertNotEqual(wait_done(srv.port)["epoch"], epoch1)
+            self.assertNotEqual(h.wait_done(srv.port, KEY)["epoch"], epoch1)
 
     def test_restart_keeps_epoch_seq_and_answers_with_a_compacted_dir(self):
         data = os.path.join(self.dir, "data-restart")
@@ -117,7 +93,7 @@ class Log(unittest.TestCase):
         with self.server("--feed", f"replay:{self.feed},speed=10", "--data-dir", data,
                          "--snapshot-every", "1000") as srv:
             srv.wait_for(r"serving http://")
-            st = wait_done(srv.port)
+            st = h.wait_done(srv.port, KEY)
             self.assertEqual(st["seq"], len(self.records))
             epoch = st["epoch"]
             live_ids = sorted(json.loads(h.request(srv.port, "/v1/live", KEY)[1])["data"].get("1", {}).keys())
@@ -149,7 +125,7 @@ class Log(unittest.TestCase):
             self.assertEqual(int(m.group(2)), newest)
             self.assertEqual(int(m.group(3)), seq - newest)
             srv.wait_for(r"serving http://")
-            st = status(srv.port)
+            st = h.status(srv.port, KEY)
             self.assertEqual((st["epoch"], st["seq"]), (epoch, seq))
             self.assertEqual(answers(srv.port, live_ids), before)
             rc, log = srv.stop()
@@ -172,14 +148,14 @@ class Log(unittest.TestCase):
                 until = time.time() + rng.uniform(0.0, 1.2)
                 while time.time() < until:
                     try:
-                        served = max(served, status(srv.port)["seq"])
+                        served = max(served, h.status(srv.port, KEY)["seq"])
                     except OSError:
                         pass
                 srv.proc.send_signal(signal.SIGKILL)
                 srv.proc.wait()
             with self.server("--feed", "none", "--data-dir", data) as srv:
                 srv.wait_for(r"serving http://")
-                st = status(srv.port)
+                st = h.status(srv.port, KEY)
                 rc, log = srv.stop()
             self.assertEqual(rc, 0, log)
             seq, digest, _ = stopped(log)

@@ -5,9 +5,6 @@ permissions, that every market the simulator sends is in the catalog of its
 sport, and that --catalog with another valid file serves that file."""
 import gzip
 import json
-import os
-import shutil
-import tempfile
 import unittest
 
 import harness as h
@@ -20,21 +17,16 @@ LANGS = ["en", "de", "it", "fr", "es", "sq", "me", "tr", "el", "sr", "zh", "pt",
 class Markets(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-markets-")
-        keys = os.path.join(cls.dir, "keys.json")
-        with open(keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds"]},
-                                {"key": "live-only", "permissions": ["live"]}]}, f)
+        cls.dir = h.scratch("markets")
+        keys = h.write_keys(cls.dir, {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds"]},
+                                     {"key": "live-only", "permissions": ["live"]}]})
         cls.srv = h.Server("--feed", "sim:seed=9,events=200,rate=300", "--keys", keys, "--progress", "0")
         cls.srv.wait_for(r"serving http://")
         cls.srv.wait_for(r"catalog 2026")
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def req(self, path, key=KEY, headers=None):
         return h.request(self.srv.port, path, key, headers=headers)

@@ -8,7 +8,6 @@ servers every second) stores a sample the test reads back from its query
 API. The promtool and Prometheus parts skip, saying why, only when
 /usr/bin/promtool or /usr/bin/prometheus is absent (scripts/install-deps.sh
 installs both)."""
-import asyncio
 import json
 import os
 import shutil
@@ -70,12 +69,6 @@ def metrics(port, key=KEY):
     return parse(text)
 
 
-def status(port):
-    r, data = h.request(port, "/v1/status", KEY)
-    assert r.status == 200, data
-    return json.loads(data)
-
-
 def requests(m, route, code):
     return m.get(f'oddsrelay_http_requests_total{{route="{route}",code="{code}"}}', 0)
 
@@ -87,17 +80,11 @@ def histogram(m, name):
     return [v for _, v in buckets], m[name + "_count"], m[name + "_sum"]
 
 
-def run(coro, timeout=60):
-    return asyncio.run(asyncio.wait_for(coro, timeout))
-
-
 class Metrics(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-metrics-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("metrics")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         # A replay that ends: its values stay put, so they compare exactly.
         cls.keyed = h.Server("--feed", f"replay:{h.fixture('rest.jsonl')},speed=max", "--keys", cls.keys,
                              "--data-dir", os.path.join(cls.dir, "data"), "--progress", "0")
@@ -107,7 +94,7 @@ class Metrics(unittest.TestCase):
                             "--metrics-listen", f"127.0.0.1:{cls.metrics_port}")
         for srv in (cls.keyed, cls.live):
             srv.wait_for(r"serving http://")
-        h.wait_until(lambda: status(cls.keyed.port)["feed"]["done"], 60, "the replay's end")
+        h.wait_until(lambda: h.status(cls.keyed.port, KEY)["feed"]["done"], 60, "the replay's end")
 
     @classmethod
     def tearDownClass(cls):
@@ -146,7 +133,7 @@ class Metrics(unittest.TestCase):
         # The journal's fdatasync runs within 200 ms of the last write.
         h.wait_until(lambda: metrics(self.keyed.port)["oddsrelay_journal_unsynced_records"] == 0, 30,
                      "the journal synced")
-        st = status(self.keyed.port)
+        st = h.status(self.keyed.port, KEY)
         m = metrics(self.keyed.port)
         feed = st["feed"]
         self.assertGreater(feed["records_applied"], 0)
@@ -201,7 +188,7 @@ class Metrics(unittest.TestCase):
         self.assertFalse([s for s in after if "no-such-route" in s])  # raw paths are never labels
         # Every answer so far is in the counts: /v1/status counts the
         # requests it has parsed, itself included, and nothing else runs.
-        st = status(self.keyed.port)
+        st = h.status(self.keyed.port, KEY)
         m = metrics(self.keyed.port)
         self.assertEqual(sum(v for s, v in m.items() if s.startswith("oddsrelay_http_requests_total{")),
                          st["http"]["requests"])
@@ -234,7 +221,7 @@ class Metrics(unittest.TestCase):
                     await first.recv()
                     frames += 1
                 m1 = metrics(self.metrics_port, None)
-                st = status(port)
+                st = h.status(port, KEY)
                 # The second stream of a key allowed one: the handshake
                 # completes, gets the error, and is closed 1008.
                 async with websockets.connect(url) as second:
@@ -256,7 +243,7 @@ class Metrics(unittest.TestCase):
                              "live frames delivered")
                 return m1, st
 
-        m1, st = run(go())
+        m1, st = h.run_async(go())
         self.assertEqual(m1['oddsrelay_stream_subscribers{stream="pt-ws"}'], 1)
         self.assertEqual(st["relay"]["pt_ws_connections"], 1)
         self.assertLessEqual(m1["oddsrelay_stream_frames_delivered_total"], st["relay"]["deliveries"])
@@ -330,7 +317,7 @@ scrape_configs:
             return [(s["metric"], float(s["value"][1])) for s in body["data"]["result"]]
 
         try:
-            applied = status(self.keyed.port)["feed"]["records_applied"]
+            applied = h.status(self.keyed.port, KEY)["feed"]["records_applied"]
             got = h.wait_until(lambda: query('oddsrelay_records_applied_total{job="keyed"}'), 120,
                                "a sample of the keyed server in Prometheus")
             self.assertEqual(len(got), 1, got)

@@ -101,23 +101,15 @@ def wait_until(fn, what, timeout=60):
     raise AssertionError(f"{what}: not within {timeout}s")
 
 
-def status(port, timeout=60):
-    """/v1/status once the node is ready: a node still recovering answers
-    503 (its listener comes first), which is waited through, never taken."""
-    deadline = time.time() + timeout
-    while True:
-        r, body = h.request(port, "/v1/status", KEY)
-        if r.status != 503 or time.time() > deadline:
-            break
-        time.sleep(0.05)
-    assert r.status == 200, body
-    return json.loads(body)
-
-
 def stopped(log):
     m = re.search(r"stopped; state seq=(\d+) digest=([0-9a-f]{16}) epoch=(\S+)", log)
     assert m, "no final state line in:\n" + log[-2000:]
     return int(m.group(1)), m.group(2), m.group(3)
+
+
+def status(port):
+    """/v1/status once the node is ready (a node still recovering answers 503 first)."""
+    return h.status(port, KEY, ready_within=60)
 
 
 def bus_digest(url):
@@ -130,14 +122,10 @@ def bus_digest(url):
 class Cluster(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-nats-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("nats")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.feed = os.path.join(cls.dir, "feed.jsonl")
-        rc, _, err = h.run([h.binary("oddsfeed"), "gen", "-o", cls.feed, "--records", "20000",
-                            "--sim", "seed=9,events=120,rate=500,minute=100"])
-        assert rc == 0, err
+        h.gen_feed(cls.feed, 20000, "seed=9,events=120,rate=500,minute=100")
         with open(cls.feed) as f:
             cls.lines = f.read().splitlines()
         cls.records = cls.lines[1:]

@@ -16,7 +16,6 @@ import re
 import shutil
 import signal
 import sys
-import tempfile
 import time
 import unittest
 
@@ -24,27 +23,19 @@ import websockets
 
 import harness as h
 from test_nats import NATS, Nats, wait_until
-from test_resume import PtClient, clean, follow, number_of, split
+from test_resume import PtClient, clean, follow, number_of
 
 KEY = "edge-key"
 KEYS = {"keys": [{"key": KEY, "name": "edges", "ws_connections": 50, "permissions": ["live", "prematch", "odds"]}]}
 RECORDS = 45000
 
 
-def run(coro, timeout=300):
-    return asyncio.run(asyncio.wait_for(coro, timeout))
-
-
 class CrossEdgeResume(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="oddsrelay-nats-resume-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            json.dump(KEYS, f)
+        self.dir = h.scratch("nats-resume")
+        self.keys = h.write_keys(self.dir, KEYS)
         self.feed = os.path.join(self.dir, "feed.jsonl")
-        rc, _, err = h.run([h.binary("oddsfeed"), "gen", "-o", self.feed, "--records", str(RECORDS),
-                            "--sim", "seed=7,events=60,rate=400"])
-        self.assertEqual(rc, 0, err)
+        h.gen_feed(self.feed, RECORDS, "seed=7,events=60,rate=400")
         self.nats = Nats(os.path.join(self.dir, "js"))
         self.servers = []
 
@@ -62,11 +53,6 @@ class CrossEdgeResume(unittest.TestCase):
         s.wait_for(r"serving http://", 60)
         return s
 
-    def status(self, port):
-        r, body = h.request(port, "/v1/status", KEY)
-        self.assertEqual(r.status, 200, body)
-        return json.loads(body)
-
     def rest(self, port, path):
         r, body = h.request(port, path, KEY)
         self.assertEqual(r.status, 200, body[:200])
@@ -75,7 +61,7 @@ class CrossEdgeResume(unittest.TestCase):
     async def wait_seq(self, port, at_least, timeout=120):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.status(port)["seq"] >= at_least:
+            if h.status(port, KEY)["seq"] >= at_least:
                 return
             await asyncio.sleep(0.05)
         self.fail(f"seq never reached {at_least} on :{port}")
@@ -100,7 +86,7 @@ class CrossEdgeResume(unittest.TestCase):
                            "--publish-snapshot-every", "500")
         a = self.node("--feed", url)
         epoch = a.wait_for(r"joined log (\w+) at seq (\d+)").group(1)
-        a_joined = self.status(a.port)["bus"]["joined_seq"]
+        a_joined = h.status(a.port, KEY)["bus"]["joined_seq"]
 
         async def pt_away(port, after):
             """A /pt-ws client of `port` that follows until its seq is past
@@ -139,7 +125,7 @@ class CrossEdgeResume(unittest.TestCase):
             b_joined = int(m.group(2))
             self.assertEqual(m.group(1), epoch)
             self.assertGreater(b_joined, max(s0, w0), "B must join after the early clients left")
-            self.assertEqual(self.status(b.port)["bus"]["joined_seq"], b_joined)
+            self.assertEqual(h.status(b.port, KEY)["bus"]["joined_seq"], b_joined)
             # A client of B from its start: what B sent for each range of records.
             control = PtClient(self)
             cws = await websockets.connect(f"ws://127.0.0.1:{b.port}/pt-ws?api_key={KEY}&protocol=v2",
@@ -188,7 +174,7 @@ class CrossEdgeResume(unittest.TestCase):
                     self.assertEqual((u["type"], u["seq"], len(u["data"])), ("live_update", r["seq"], r["changed"]))
                     apply_live(live, u)
                     # Ordinary live_updates follow until the feed is done.
-                    while self.status(b.port)["seq"] < RECORDS:
+                    while h.status(b.port, KEY)["seq"] < RECORDS:
                         try:
                             m = json.loads(await asyncio.wait_for(ws.recv(), 0.5))
                         except asyncio.TimeoutError:
@@ -214,9 +200,9 @@ class CrossEdgeResume(unittest.TestCase):
             await cws.close()
             return b, b_joined, control, late_pt, late_from, early_pt, late_live
 
-        b, b_joined, control, late_pt, late_from, early_pt, late_live = run(go())
+        b, b_joined, control, late_pt, late_from, early_pt, late_live = h.run_async(go(), 300)
         for port in (ingest.port, a.port, b.port):
-            self.assertEqual(self.status(port)["seq"], RECORDS)
+            self.assertEqual(h.status(port, KEY)["seq"], RECORDS)
 
         # Every group the resumed client got, caught up or live, holds B's
         # frames for that range: the catch-up is what B's fan-out sent.
@@ -241,11 +227,11 @@ class CrossEdgeResume(unittest.TestCase):
         async def ws_fresh(port):
             async with self.connect(port, "/ws") as ws:
                 return json.loads(await ws.recv())
-        snap = run(ws_fresh(b.port), 60)
+        snap = h.run_async(ws_fresh(b.port), 60)
         self.assertEqual((snap["seq"], snap["epoch"]), (RECORDS, epoch))
         self.assertEqual(late_live, snap["live"])
 
-        relay_b = self.status(b.port)["relay"]
+        relay_b = h.status(b.port, KEY)["relay"]
         # pt and ws resumed on B, and the final /ws resume; pt and ws refused.
         self.assertEqual((relay_b["resumed"], relay_b["resume_refused"]), (3, 2), relay_b)
         self.assertEqual(relay_b["resume_window"]["oldest_seq"], b_joined)
@@ -265,7 +251,7 @@ class CrossEdgeResume(unittest.TestCase):
                 for _ in range(live):
                     c.apply(await asyncio.wait_for(ws.recv(), 30))
             return c.state()
-        return run(go(), 60)
+        return h.run_async(go(), 60)
 
 
 def apply_live(live, m):

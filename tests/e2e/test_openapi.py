@@ -207,10 +207,8 @@ class Live(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-openapi-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("openapi")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "sim:seed=3,events=80", "--keys", cls.keys, "--handshake-rate", "1",
                            "--stream-ttl", "1", "--rate-window", "3600", "--progress", "0")
         cls.port = cls.srv.port
@@ -232,10 +230,7 @@ class Live(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def get(self, path, status=200, **kw):
         return call(self.port, path, status=status, **kw)[2]
@@ -611,10 +606,8 @@ class ReplayedFixtures(unittest.TestCase):
         return srv
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="oddsrelay-openapi-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            json.dump(KEYS, f)
+        self.dir = h.scratch("openapi")
+        self.keys = h.write_keys(self.dir, KEYS)
 
     def tearDown(self):
         shutil.rmtree(self.dir)
@@ -680,9 +673,7 @@ class Starting(unittest.TestCase):
                                 *no_snapshots], timeout=120)
             self.assertEqual(rc, 0, err)
             os.unlink(feed)
-            keys = os.path.join(tmp, "keys.json")
-            with open(keys, "w") as f:
-                json.dump(KEYS, f)
+            keys = h.write_keys(tmp, KEYS)
             with h.Server("--feed", "none", "--data-dir", data, "--keys", keys, "--progress", "0",
                           *no_snapshots) as srv:
                 seen = set()

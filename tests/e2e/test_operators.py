@@ -4,14 +4,11 @@
 answers 503 until then; /v1/status carries the relay statistics
 (upstream_ready, downstream_clients, odds_channels, el_sports, el_events,
 odds_cached) and the count of requests that failed inside a handler."""
-import asyncio
-import contextlib
 import http.client
 import json
 import os
 import shutil
 import socket
-import tempfile
 import time
 import unittest
 
@@ -19,14 +16,6 @@ import websockets
 
 import harness as h
 
-
-@contextlib.contextmanager
-def server(test, *args):
-    """h.Server that must also stop cleanly (exit 0: no crash, no sanitizer report at exit)."""
-    with h.Server(*args) as srv:
-        yield srv
-        rc, log = srv.stop()
-        test.assertEqual(rc, 0, log[-3000:])
 
 KEY = "ops-key"
 T0 = 1767225600000
@@ -64,10 +53,8 @@ def get(port, path, key=None):
 
 class Operators(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="oddsrelay-ops-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds"]}]}, f)
+        self.dir = h.scratch("ops")
+        self.keys = h.write_keys(self.dir, {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds"]}]})
         self.empty = os.path.join(self.dir, "empty.jsonl")
         write_feed(self.empty, [])
 
@@ -77,15 +64,13 @@ class Operators(unittest.TestCase):
     def test_healthz_is_503_until_the_journal_is_replayed(self):
         data = os.path.join(self.dir, "data")
         feed = os.path.join(self.dir, "big.jsonl")
-        rc, out, err = h.run([h.binary("oddsfeed"), "gen", "-o", feed, "--records", "400000",
-                              "--sim", "seed=9,events=2000,rate=1000"], timeout=300)
-        self.assertEqual(rc, 0, err)
+        h.gen_feed(feed, 400000, "seed=9,events=2000,rate=1000", timeout=300)
         rc, out, err = h.run([h.binary("oddsrelay"), "--listen", f"127.0.0.1:{h.free_port()}", "--feed",
                               f"replay:{feed},speed=max", "--data-dir", data, "--exit-after-replay", "--progress", "0",
                               "--snapshot-every", "1000000", "--snapshot-journal", "0"],  # no snapshot: the restart replays it all
                              timeout=600)
         self.assertEqual(rc, 0, err)
-        with server(self, "--feed", f"replay:{self.empty}", "--data-dir", data, "--keys", self.keys,
+        with h.clean_server(self, "--feed", f"replay:{self.empty}", "--data-dir", data, "--keys", self.keys,
                       "--progress", "0") as srv:
             seen, deadline = [], time.time() + 300
             while time.time() < deadline:
@@ -120,7 +105,7 @@ class Operators(unittest.TestCase):
         feed = os.path.join(self.dir, "feed.jsonl")
         write_feed(feed, [("s7-1.11", 1, True, True), ("s7-1.12", 1, True, True), ("s7-2.13", 2, True, False),
                           ("s7-1.14", 1, False, True), ("s7-5.15", 5, False, False)])
-        with server(self, "--feed", f"replay:{feed},speed=max", "--keys", self.keys, "--progress", "0") as srv:
+        with h.clean_server(self, "--feed", f"replay:{feed},speed=max", "--keys", self.keys, "--progress", "0") as srv:
             srv.wait_for(r"serving http://")
             deadline = time.time() + 30
             while time.time() < deadline and get(srv.port, "/v1/status", KEY)[1]["feed"]["records_applied"] < 8:
@@ -146,7 +131,7 @@ class Operators(unittest.TestCase):
                     async with websockets.connect(f"{base}/ws?api_key={KEY}", max_size=None, max_queue=None) as ws:
                         await ws.recv()
                         return get(srv.port, "/v1/status", KEY)[1]["downstream_clients"]
-            self.assertEqual(asyncio.run(asyncio.wait_for(connected(), 60)), 2)
+            self.assertEqual(h.run_async(connected(), 60), 2)
             deadline, clients = time.time() + 30, None
             while time.time() < deadline:
                 clients = get(srv.port, "/v1/status", KEY)[1]["downstream_clients"]
@@ -156,7 +141,7 @@ class Operators(unittest.TestCase):
             self.assertEqual(clients, 0)
 
     def test_upstream_not_ready_while_the_source_delivered_nothing(self):
-        with server(self, "--feed", f"replay:{self.empty}", "--keys", self.keys, "--progress", "0") as srv:
+        with h.clean_server(self, "--feed", f"replay:{self.empty}", "--keys", self.keys, "--progress", "0") as srv:
             srv.wait_for(r"replay of .* finished")
             st, s = get(srv.port, "/v1/status", KEY)
             self.assertEqual((st, s["upstream_ready"], s["el_events"], s["odds_channels"]), (200, False, 0, 0))

@@ -7,7 +7,6 @@ import base64
 import http.client
 import json
 import os
-import shutil
 import socket
 import tempfile
 import time
@@ -36,9 +35,7 @@ class Pages(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-pages-")
         cls.shots = SHOTS or os.path.join(h.args().build_dir, "screenshots")
         os.makedirs(cls.shots, exist_ok=True)
-        keys = os.path.join(cls.dir, "keys.json")
-        with open(keys, "w") as f:
-            json.dump(KEYS, f)
+        keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "sim:seed=6,events=80,rate=600", "--keys", keys, "--progress", "0",
                            "--rate-window", str(RATE_WINDOW_S))
         cls.srv.wait_for(r"serving http://")
@@ -47,10 +44,7 @@ class Pages(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def get(self, path, key="page-key", headers=None):
         r, body = h.request(self.srv.port, path, key, headers=headers)

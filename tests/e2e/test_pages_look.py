@@ -15,7 +15,6 @@ $ODDSRELAY_SCREENSHOTS) and prints its path, then checks the DOM:
 import json
 import os
 import re
-import shutil
 import tempfile
 import time
 import unittest
@@ -40,19 +39,14 @@ class PagesLook(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-look-")
         cls.shots = SHOTS or os.path.join(h.args().build_dir, "screenshots")
         os.makedirs(cls.shots, exist_ok=True)
-        keys = os.path.join(cls.dir, "keys.json")
-        with open(keys, "w") as f:
-            json.dump(KEYS, f)
+        keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "sim:seed=6,events=80,rate=600", "--keys", keys, "--progress", "0")
         cls.srv.wait_for(r"serving http://")
         cls.base = f"http://127.0.0.1:{cls.srv.port}"
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def get_json(self, path):
         r, body = h.request(self.srv.port, path, "look-key")

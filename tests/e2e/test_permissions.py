@@ -10,7 +10,6 @@ event, without 'live' never a live one, without 'odds' no price, checked on
 the connect snapshot and on the deltas of a replayed feed in which events
 kick off and are removed."""
 import asyncio
-import contextlib
 import json
 import os
 import shutil
@@ -24,14 +23,6 @@ import websockets
 import harness as h
 from wsraw import RawWs
 
-
-@contextlib.contextmanager
-def server(test, *args):
-    """h.Server that must also stop cleanly (exit 0: no crash, no sanitizer report at exit)."""
-    with h.Server(*args) as srv:
-        yield srv
-        rc, log = srv.stop()
-        test.assertEqual(rc, 0, log[-3000:])
 
 PERMS = ["live", "prematch", "odds", "scores", "widget", "stream"]
 T0 = 1767225600000
@@ -138,10 +129,8 @@ def expected(key_perms, needs, alternatives):
 class Permissions(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-perms-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(keys(), f)
+        cls.dir = h.scratch("perms")
+        cls.keys = h.write_keys(cls.dir, keys())
         cls.feed = os.path.join(cls.dir, "feed.jsonl")
         feed(cls.feed)
         cls.srv = h.Server("--feed", f"replay:{cls.feed},speed=max", "--keys", cls.keys, "--progress", "0",
@@ -156,10 +145,7 @@ class Permissions(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def call(self, req, key):
         method, path, body = req
@@ -270,14 +256,10 @@ class StreamDeltasByPermission(unittest.TestCase):
     def test_deltas_follow_the_classes_a_key_may_see(self):
         d = tempfile.mkdtemp(prefix="oddsrelay-perms-deltas-")
         try:
-            kf = os.path.join(d, "keys.json")
-            with open(kf, "w") as f:
-                json.dump(keys(), f)
+            kf = h.write_keys(d, keys())
             fd = os.path.join(d, "feed.jsonl")
-            rc, out, err = h.run([h.binary("oddsfeed"), "gen", "-o", fd, "--records", "20000",
-                                  "--sim", "seed=6,events=60,rate=400,minute=100"])
-            self.assertEqual(rc, 0, err)
-            with server(self, "--feed", f"replay:{fd},speed=10", "--keys", kf, "--progress", "0") as srv:
+            h.gen_feed(fd, 20000, "seed=6,events=60,rate=400,minute=100")
+            with h.clean_server(self, "--feed", f"replay:{fd},speed=10", "--keys", kf, "--progress", "0") as srv:
                 srv.wait_for(r"serving http://")
                 self.follow(srv)
         finally:
@@ -285,9 +267,6 @@ class StreamDeltasByPermission(unittest.TestCase):
 
     def follow(self, srv):
         port = srv.port
-
-        def status():
-            return json.loads(h.request(port, "/v1/status", "all")[1])
 
         async def one(key):
             events, nulls, kinds = {}, 0, set()
@@ -318,9 +297,9 @@ class StreamDeltasByPermission(unittest.TestCase):
                             kinds.add("odds")
                     if done is None and "finished" in srv.log():
                         # The source is done; the final seq is the one that stops moving.
-                        a = status()["seq"]
+                        a = h.status(port, "all")["seq"]
                         await asyncio.sleep(0.3)
-                        if status()["seq"] == a:
+                        if h.status(port, "all")["seq"] == a:
                             done = a
                     if done is not None and seq >= done:
                         return events, nulls, kinds
@@ -329,7 +308,7 @@ class StreamDeltasByPermission(unittest.TestCase):
             return await asyncio.gather(one("only-live"), one("only-prematch"), one("no-odds"), one("only-odds"))
 
         (live, live_nulls, live_kinds), (pre, pre_nulls, pre_kinds), (both, _, both_kinds), (_, _, odds_kinds) = \
-            asyncio.run(asyncio.wait_for(all_three(), 180))
+            h.run_async(all_three(), 180)
 
         def rest_list(path):
             out = {}

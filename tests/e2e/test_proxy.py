@@ -27,7 +27,6 @@ through nginx exactly when the forwarded address is used. Proved:
 - the PROXY protocol v1: a line from the trusted peer names the client for
   REST and for a stream handshake; from an untrusted peer it is a 400 and
   the connection is closed."""
-import asyncio
 import http.client
 import json
 import os
@@ -50,7 +49,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CONF = os.path.join(ROOT, "scripts", "nginx", "oddsrelay.conf")
 CLIENT = "127.0.0.2"  # the browser or desk, as nginx and the server see it
 PUBLIC = "https://odds.example.com"
-SEP = "\x1f"
 ALL = ["live", "prematch", "odds", "scores", "widget", "stream"]
 KEYS = {"keys": [
     {"key": "client-key", "name": "client", "permissions": ALL, "allow_ips": [CLIENT + "/32"], "ws_connections": 20},
@@ -135,10 +133,6 @@ class Nginx:
         self.err.close()
 
 
-def run(coro, timeout=60):
-    return asyncio.run(asyncio.wait_for(coro, timeout))
-
-
 def directives(text):
     """The configuration without comments and blank lines."""
     lines = (l.split("#", 1)[0].rstrip() for l in text.splitlines())
@@ -160,9 +154,7 @@ class BehindNginx(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-proxy-")
         os.chmod(cls.dir, 0o755)
         cls.crt, key = make_cert(cls.dir)
-        keys = os.path.join(cls.dir, "keys.json")
-        with open(keys, "w") as f:
-            json.dump(KEYS, f)
+        keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "sim:seed=5,events=80,rate=400", "--keys", keys, "--progress", "0",
                            "--trust-proxy", "127.0.0.1/32", "--public-url", PUBLIC + "/", "--http-threads", "2")
         cls.srv.wait_for(r"serving http://")
@@ -179,10 +171,7 @@ class BehindNginx(unittest.TestCase):
     def tearDownClass(cls):
         if cls.nginx:
             cls.nginx.stop()
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     # -- helpers
     def https(self, path, key=None, headers=None, source=CLIENT):
@@ -255,20 +244,20 @@ class BehindNginx(unittest.TestCase):
         self.assertEqual(self.direct("/v1/sports", "proxy-key", source="127.0.0.1")[0], 200)
 
     def test_wss_streams_through_nginx(self):
-        info, first = run(self.stream("/pt-ws?protocol=v2", "client-key"))
-        t, ch, body = info.split(SEP, 2)
+        info, first = h.run_async(self.stream("/pt-ws?protocol=v2", "client-key"))
+        t, ch, body = info.split(h.SEP, 2)
         self.assertEqual((t, ch), ("INFO", "PUB"))
         ready = json.loads(body)
         self.assertEqual((ready["ready"], ready["protocol"]), (True, "v2"))
         self.assertIn(1, ready["sports"])
-        t, ch, body = first.split(SEP, 2)
+        t, ch, body = first.split(h.SEP, 2)
         self.assertEqual((t, ch.split(":")[0]), ("P", "evt"))
         self.assertTrue(json.loads(body))
-        ws_first = json.loads(run(self.stream("/ws", "client-key", frames=1))[0])
+        ws_first = json.loads(h.run_async(self.stream("/ws", "client-key", frames=1))[0])
         self.assertIsInstance(ws_first["seq"], int)
         # The handshake is held to allow_ips on the forwarded address too.
-        self.assertEqual(run(self.refused("/pt-ws?protocol=v2", "proxy-key")), 403)
-        self.assertEqual(run(self.refused("/ws", "forged-key")), 403)
+        self.assertEqual(h.run_async(self.refused("/pt-ws?protocol=v2", "proxy-key")), 403)
+        self.assertEqual(h.run_async(self.refused("/ws", "forged-key")), 403)
 
     def test_stream_addon_urls_say_https(self):
         eid = self.live_soccer()
@@ -306,10 +295,12 @@ class BehindNginx(unittest.TestCase):
                                    headers={"Referer": f"{self.own}{page}"})
         self.assertEqual((st, body["data"]["event_id"]), (200, eid))
         # Stream handshakes.
-        info = run(self.stream("/pt-ws?protocol=v2", "origin-key", origin="https://desk.example.com", frames=1))[0]
-        self.assertEqual(info.split(SEP)[0], "INFO")
-        self.assertEqual(run(self.refused("/pt-ws?protocol=v2", "origin-key", origin="https://evil.example.com")), 403)
-        self.assertEqual(run(self.refused("/ws", "origin-key", origin="https://partners.example.com")), 403)
+        info = h.run_async(self.stream("/pt-ws?protocol=v2", "origin-key", origin="https://desk.example.com",
+                                       frames=1))[0]
+        self.assertEqual(info.split(h.SEP)[0], "INFO")
+        self.assertEqual(h.run_async(self.refused("/pt-ws?protocol=v2", "origin-key",
+                                                  origin="https://evil.example.com")), 403)
+        self.assertEqual(h.run_async(self.refused("/ws", "origin-key", origin="https://partners.example.com")), 403)
 
     def test_explorer_demo_key_works_from_its_page_through_the_proxy(self):
         st, page = self.https("/docs/explore?event=1")
@@ -342,7 +333,7 @@ class BehindNginx(unittest.TestCase):
                 if not sep:
                     continue
                 if head.startswith(b"HTTP/1.1 101"):
-                    if SEP.encode() in body:
+                    if h.SEP.encode() in body:
                         break  # a stream: its handshake and first frame are enough
                     continue
                 m = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
@@ -371,7 +362,7 @@ class BehindNginx(unittest.TestCase):
                      f"GET /pt-ws?protocol=v2 HTTP/1.1\r\nHost: x\r\nX-API-Key: client-key\r\n{up}"
                      "Connection: Upgrade\r\n\r\n", "127.0.0.1")
         self.assertTrue(r.startswith("HTTP/1.1 101 "), r[:300])
-        self.assertIn("INFO" + SEP + "PUB" + SEP, r)
+        self.assertIn("INFO" + h.SEP + "PUB" + h.SEP, r)
         r = self.raw(f"PROXY TCP4 198.51.100.9 127.0.0.1 40002 {self.srv.port}\r\n"
                      f"GET /pt-ws?protocol=v2 HTTP/1.1\r\nHost: x\r\nX-API-Key: client-key\r\n{up}"
                      "Connection: Upgrade\r\n\r\n", "127.0.0.1")

@@ -11,11 +11,9 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import socket
 import struct
 import subprocess
-import tempfile
 import time
 import unittest
 
@@ -35,7 +33,6 @@ KEYS = {"keys": [
     {"key": "scores-only", "name": "scores-only", "permissions": ["scores"]},
     {"key": "off-key", "name": "off", "enabled": False, "permissions": ["live", "odds"]},
 ]}
-SEP = "\x1f"
 
 
 def wsmsg(raw):
@@ -47,25 +44,14 @@ def wsmsg(raw):
     return m
 
 
-def split(frame):
-    t, ch, body = frame.split(SEP, 2)
-    return t, ch, json.loads(body)
-
-
 # Streams that are left with data in flight use max_queue=None: websockets
 # stops reading while its message queue is full, so it would not see the
 # server's answer to its close (after the data) until its close timeout.
-def run(coro, timeout=60):
-    return asyncio.run(asyncio.wait_for(coro, timeout))
-
-
 class Relay(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-relay-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("relay")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "sim:seed=3,events=120,rate=400", "--keys", cls.keys, "--progress", "0",
                            "--ws-update", "300", "--ws-ping", "500")
         cls.srv.wait_for(r"serving http://")
@@ -73,10 +59,7 @@ class Relay(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def url(self, path, key=FULL, extra=""):
         return f"ws://127.0.0.1:{self.srv.port}{path}?api_key={key}{extra}"
@@ -119,20 +102,20 @@ class Relay(unittest.TestCase):
                 async with websockets.connect(self.url("/pt-ws", key="nope")):
                     pass
             self.assertEqual(cm.exception.status_code, 401)
-        run(refused())
+        h.run_async(refused())
 
     # -- /pt-ws
     def test_connect_sequence_then_deltas_with_consecutive_seq(self):
         async def go():
             async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None, max_queue=None) as ws:
-                t, ch, ready = split(await ws.recv())
+                t, ch, ready = h.split_frame(await ws.recv())
                 self.assertEqual((t, ch, ready["ready"], ready["protocol"]), ("INFO", "PUB", True, "v2"))
                 self.assertEqual(ready["channels"], ["evt", "odds"])
                 snapshot_evt, snapshot_odds = {}, set()
                 markers, deltas = [], {"evt": 0, "odds": 0}
                 live = set()
                 while len(markers) < 40:
-                    t, ch, body = split(await ws.recv())
+                    t, ch, body = h.split_frame(await ws.recv())
                     if t == "INFO":
                         self.assertEqual(ch, "PUB")
                         self.assertNotIn("conflated", body)
@@ -161,29 +144,29 @@ class Relay(unittest.TestCase):
                 for (f0, s0), (f1, s1) in zip(markers, markers[1:]):
                     self.assertEqual(f1, s0 + 1)
                 self.assertGreater(deltas["odds"], 0)
-        run(go())
+        h.run_async(go())
 
     def test_sports_filter_and_permissions(self):
         async def frames(url, n=30):
             seen = []
             async with websockets.connect(url, max_size=None, max_queue=None) as ws:
-                t, ch, ready = split(await ws.recv())
+                t, ch, ready = h.split_frame(await ws.recv())
                 markers = 0
                 while markers < n:
-                    t, ch, body = split(await ws.recv())
+                    t, ch, body = h.split_frame(await ws.recv())
                     markers += t == "INFO"
                     if t == "P":
                         seen.append(ch)
             return ready, seen
 
-        ready, seen = run(frames(self.url("/pt-ws", extra="&protocol=v2&sports=1")))
+        ready, seen = h.run_async(frames(self.url("/pt-ws", extra="&protocol=v2&sports=1")))
         self.assertEqual(ready["sports"], [1])
         self.assertTrue(seen)
         self.assertTrue(all(c == "evt:1" or c.startswith("odds:1:") for c in seen), set(seen))
-        ready, seen = run(frames(self.url("/pt-ws", key="live-only", extra="&protocol=v2")))
+        ready, seen = h.run_async(frames(self.url("/pt-ws", key="live-only", extra="&protocol=v2")))
         self.assertEqual(ready["channels"], ["evt"])
         self.assertTrue(seen and all(c.startswith("evt:") for c in seen))
-        ready, seen = run(frames(self.url("/pt-ws", key="odds-only", extra="&protocol=v2")))
+        ready, seen = h.run_async(frames(self.url("/pt-ws", key="odds-only", extra="&protocol=v2")))
         self.assertEqual(ready["channels"], ["odds"])
         self.assertTrue(seen and all(c.startswith("odds:") for c in seen))
 
@@ -193,17 +176,17 @@ class Relay(unittest.TestCase):
             # the pong) while its message queue is full.
             async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None,
                                           max_queue=None) as ws:
-                first = split(await ws.recv())[2]
+                first = h.split_frame(await ws.recv())[2]
                 pong = await ws.ping(b"desk-1")
                 await asyncio.wait_for(pong, 30)
             async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None,
                                           max_queue=None) as ws:
-                t, ch, again = split(await ws.recv())
+                t, ch, again = h.split_frame(await ws.recv())
                 self.assertTrue(again["ready"])
                 self.assertGreaterEqual(again["seq"], first["seq"])
-                t, ch, body = split(await ws.recv())
+                t, ch, body = h.split_frame(await ws.recv())
                 self.assertTrue(ch.startswith("evt:"))
-        run(go())
+        h.run_async(go())
 
     def test_key_limit_is_shared_by_ws_and_pt_ws_and_a_closed_stream_frees_its_slot(self):
         # limit-key has the default ws_connections: 5, for /ws and /pt-ws together.
@@ -215,7 +198,7 @@ class Relay(unittest.TestCase):
             if url == ws_url:
                 self.assertEqual(wsmsg(first)["type"], "snapshot")
             else:
-                self.assertTrue(split(first)[2]["ready"])
+                self.assertTrue(h.split_frame(first)[2]["ready"])
             return ws
 
         async def refused(url):
@@ -246,7 +229,7 @@ class Relay(unittest.TestCase):
             self.assertEqual(self.rest("/v1/status")[1]["relay"]["refused_key_limit"] - before, 4)
             for ws in held:
                 await ws.close()
-        run(go())
+        h.run_async(go())
 
     # -- /ws
     def test_ws_snapshot_then_live_updates_at_most_once_per_interval(self):
@@ -281,7 +264,7 @@ class Relay(unittest.TestCase):
             # an interval apart on its monotonic clock: load can only lengthen
             # t1 - t0. Sending one per batch breaks this at once.
             self.assertLessEqual(len(updates), (t1 - t0) / interval + 2, (t1 - t0))
-        run(go())
+        h.run_async(go())
 
     def test_ws_heartbeat_terminates_a_client_that_never_pongs(self):
         # --ws-ping 500: a client that sends no pong for two intervals (1 s)
@@ -373,8 +356,8 @@ class Relay(unittest.TestCase):
         async def still_serving():
             async with websockets.connect(self.url("/pt-ws", extra="&protocol=v2"), max_size=None,
                                           max_queue=None) as ws:
-                self.assertTrue(split(await ws.recv())[2]["ready"])
-        run(still_serving())
+                self.assertTrue(h.split_frame(await ws.recv())[2]["ready"])
+        h.run_async(still_serving())
 
     def test_node_ws_client_pt_ws(self):
         p = subprocess.run(node_client("pt", self.srv.port, FULL), capture_output=True, text=True, timeout=60)
@@ -407,10 +390,8 @@ MARKETS = {E_ALL: (1001, 1004, 1007), E_RESUB: (1001, 1007), E_UNSUB: (1001,), E
 class WsSubscriptions(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-ws-subs-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("ws-subs")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.feed = ScriptedFeed(os.path.join(cls.dir, "feed.fifo"))
         cls.srv = h.Server("--feed", f"replay:{cls.feed.path},speed=max", "--keys", cls.keys, "--progress", "0",
                            "--ws-update", "200")
@@ -433,10 +414,7 @@ class WsSubscriptions(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.feed.close()
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     @classmethod
     def wait_applied(cls, last_at, timeout=30):
@@ -456,7 +434,7 @@ class WsSubscriptions(unittest.TestCase):
                 return json.loads(await ws.recv())["seq"]  # keeps seq: it is the point
         # A new stream's snapshot is the relay's state: it has caught up when
         # that is the engine's (the feed is idle, so the seq stays put).
-        while run(relay_seq()) != status["seq"]:
+        while h.run_async(relay_seq()) != status["seq"]:
             if time.monotonic() > deadline:
                 raise AssertionError(f"the relay did not reach seq {status['seq']} within {timeout}s")
             time.sleep(0.05)
@@ -523,7 +501,7 @@ class WsSubscriptions(unittest.TestCase):
                 # "markets": [] is the same as no list; any id form names the event.
                 got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": "9001", "markets": []}}))
                 self.assertEqual(got, [self.subscribed(E_ALL, [])] + self.current(E_ALL, 1001, 1004, 1007))
-        run(go())
+        h.run_async(go())
 
     def test_resubscribing_replaces_the_market_list(self):
         async def go():
@@ -538,7 +516,7 @@ class WsSubscriptions(unittest.TestCase):
                 got += await self.exchange(ws)  # whatever that batch sent is before the fence
                 self.assertEqual(self.without_ts(got), self.current(E_RESUB, 1007))
                 self.assertEqual(got[0]["outcomes"]["s2.5"]["2008"][0], 222)
-        run(go())
+        h.run_async(go())
 
     def test_unsubscribe_stops_the_messages_of_that_event_only(self):
         async def go():
@@ -557,7 +535,7 @@ class WsSubscriptions(unittest.TestCase):
                 self.assertEqual(got[0]["outcomes"]["s"]["2001"][0], 160)
                 self.assertEqual(await self.exchange(ws, {"unsubscribe": {"event_id": E_UNSUB}}),
                                  [{"error": "Not subscribed to that event"}])
-        run(go())
+        h.run_async(go())
 
     def test_a_removed_market_is_sent_as_null_outcomes(self):
         async def go():
@@ -570,7 +548,7 @@ class WsSubscriptions(unittest.TestCase):
                 self.assertEqual(self.without_ts(got), [self.market(E_MKT_GONE, 1007, None)])
                 self.assertIsNone(self.odds(E_MKT_GONE, "1007"))
                 self.assertIsNotNone(self.odds(E_MKT_GONE, "1001"))
-        run(go())
+        h.run_async(go())
 
     def test_a_removed_event_nulls_its_markets_and_is_null_in_live_update(self):
         # One event keeps a scoreboard after removal (its entry stays), one has none.
@@ -600,7 +578,7 @@ class WsSubscriptions(unittest.TestCase):
                 for key in gone:
                     r, body = h.request(self.srv.port, f"/v1/event?id={key}", FULL)
                     self.assertEqual(r.status, 404)
-        run(go())
+        h.run_async(go())
 
     def test_at_most_100_events_and_200_markets_per_stream(self):
         async def go():
@@ -623,7 +601,7 @@ class WsSubscriptions(unittest.TestCase):
                 self.assertEqual(got, [{"error": "Invalid markets: expected at most 200 market ids"}])
                 got = self.without_ts(await self.exchange(ws, {"subscribe": {"event_id": E_ALL, "markets": ids[:200]}}))
                 self.assertEqual(got, [self.subscribed(E_ALL, ids[:200])] + self.current(E_ALL, 1001, 1004, 1007))
-        run(go())
+        h.run_async(go())
 
     def test_mistakes_are_answered_and_the_stream_stays_open(self):
         async def go():
@@ -644,7 +622,7 @@ class WsSubscriptions(unittest.TestCase):
             async with self.open(key="live-only") as ws:
                 self.assertEqual(await self.exchange(ws, {"subscribe": {"event_id": E_ALL}}),
                                  [{"error": "API key lacks the 'odds' permission"}])
-        run(go())
+        h.run_async(go())
 
     def test_node_ws_client_ws(self):
         # Node drives the stream and says when to change the feed.

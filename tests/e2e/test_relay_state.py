@@ -7,10 +7,7 @@ keeps every batch."""
 import asyncio
 import json
 import os
-import shutil
-import tempfile
 import time
-import unittest
 
 import websockets
 
@@ -22,11 +19,6 @@ KEY = "state-key"
 KEYS = {"keys": [{"key": KEY, "name": "state", "ws_connections": 20, "permissions": ["live", "prematch", "odds"]}]}
 
 
-def split(frame):
-    t, ch, body = frame.split("\x1f", 2)
-    return t, ch, json.loads(body)
-
-
 def rest(port, path):
     r, body = h.request(port, path, KEY)
     data = json.loads(body)
@@ -34,23 +26,8 @@ def rest(port, path):
     return data
 
 
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-class WithKeys(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="oddsrelay-relay-state-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            json.dump(KEYS, f)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
+class WithKeys(h.WithKeys):
+    KEYS, SCRATCH = KEYS, "relay-state"
 
 
 def apply_frame(events, odds, ch, body, test):
@@ -77,17 +54,6 @@ def number_of(key):
     return int(key.rsplit(".", 1)[-1].rsplit("-", 1)[-1])
 
 
-def wait_status(port, pred, what, timeout=60):
-    deadline = time.monotonic() + timeout
-    while True:
-        status = rest(port, "/v1/status")
-        if pred(status):
-            return status
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {timeout}s: {status}")
-        time.sleep(0.05)
-
-
 class StreamState(WithKeys):
     def assert_rest_state(self, port, events, odds):
         """The events and live odds a client rebuilt are exactly what REST serves."""
@@ -108,9 +74,7 @@ class StreamState(WithKeys):
 class DeltasRebuildRestState(StreamState):
     def test_snapshot_plus_deltas_equals_rest(self):
         feed = os.path.join(self.dir, "feed.jsonl")
-        rc, out, err = h.run([h.binary("oddsfeed"), "gen", "-o", feed, "--records", "20000",
-                              "--sim", "seed=5,events=60,rate=400"])
-        self.assertEqual(rc, 0, err)
+        h.gen_feed(feed, 20000, "seed=5,events=60,rate=400")
         # The feed ends with a record of ours whose `at` no other record has:
         # an INFO gives the newest record time of its batches, so the INFO
         # with that `at` closes the last batch there is, whenever the source's
@@ -128,11 +92,11 @@ class DeltasRebuildRestState(StreamState):
                 events, odds = {}, {}
                 url = f"ws://127.0.0.1:{port}/pt-ws?api_key={KEY}&protocol=v2"
                 async with websockets.connect(url, max_size=None, max_queue=None) as ws:
-                    t, ch, ready = split(await ws.recv())
+                    t, ch, ready = h.split_frame(await ws.recv())
                     self.assertTrue(ready["ready"])
                     seq = ready["seq"]
                     while True:
-                        t, ch, body = split(await asyncio.wait_for(ws.recv(), 60))
+                        t, ch, body = h.split_frame(await asyncio.wait_for(ws.recv(), 60))
                         if t == "INFO":
                             self.assertEqual(body["from"], seq + 1, "a batch is missing")
                             self.assertLessEqual(body["at"], end["at"])
@@ -143,8 +107,8 @@ class DeltasRebuildRestState(StreamState):
                             self.assertEqual(t, "P")
                             apply_frame(events, odds, ch, body, self)
 
-            events, odds, seq = asyncio.run(asyncio.wait_for(follow(), 180))
-            status = wait_status(port, lambda s: s["feed"]["done"], "the end of the replay")
+            events, odds, seq = h.run_async(follow(), 180)
+            status = h.wait_status(port, KEY, lambda s: s["feed"]["done"], "the end of the replay")
             self.assertEqual(status["seq"], seq, "the state moved after the last record")
             self.assertEqual(status["last_update"], end["at"])
             self.assertEqual(status["feed"]["records_applied"] + status["feed"]["records_skipped"], 20001)
@@ -169,12 +133,12 @@ class ConflationKeepsTheState(StreamState):
             n = 2 * wmem // 180 + 1000  # an event is ~200 bytes of that snapshot
             last = fifo.write(event_rec(x, True), *(market_rec(x, m) for m in (1001, 1004, 1007)),
                               *(event_rec(key_of(100000 + i, live=False), False) for i in range(n)))
-            engine_seq = wait_status(port, lambda s: s["last_update"] == last, "the setup")["seq"]
+            engine_seq = h.wait_status(port, KEY, lambda s: s["last_update"] == last, "the setup")["seq"]
             deadline = time.monotonic() + 30
             while True:  # until the relay, too, serves the whole setup
                 lagging = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=4096, timeout=60)
                 op, p = lagging.recv_frame()
-                t, ch, ready = split(p.decode())
+                t, ch, ready = h.split_frame(p.decode())
                 if ready["seq"] == engine_seq:
                     break
                 lagging.close()
@@ -188,13 +152,13 @@ class ConflationKeepsTheState(StreamState):
                          [market_rec(x, 1007, 222), market_removed(x, 1004)],
                          [market_rec(x, 1007, 223)]):
                 at = fifo.write(*recs)
-                final_seq = wait_status(port, lambda s: s["last_update"] == at, "a change")["seq"]
+                final_seq = h.wait_status(port, KEY, lambda s: s["last_update"] == at, "a change")["seq"]
             events, odds, markers, conflated = {}, {}, [], 0
             seq = ready["seq"]
             while seq < final_seq:
                 op, p = lagging.recv_frame()
                 self.assertEqual(op, 1)
-                t, ch, body = split(p.decode())
+                t, ch, body = h.split_frame(p.decode())
                 if t == "INFO":
                     self.assertEqual(body["from"], seq + 1, "a batch is missing")
                     seq = body["seq"]
@@ -228,7 +192,7 @@ class GroupFrames(StreamState):
             if op == 9:  # the server's ping
                 continue
             self.assertEqual(op, 1)
-            t, ch, body = split(p.decode())
+            t, ch, body = h.split_frame(p.decode())
             if t == "INFO":
                 self.assertEqual(body["from"], seq + 1, "a batch is missing")
                 return frames, body["seq"]
@@ -260,12 +224,12 @@ class GroupFrames(StreamState):
             pre = key_of(7101, live=False)
             n = number_of(pre)
             last = fifo.write(event_rec(pre, False), market_rec(pre, 1001, 210), market_rec(pre, 1007, 190))
-            engine_seq = wait_status(port, lambda s: s["last_update"] == last, "the setup")["seq"]
+            engine_seq = h.wait_status(port, KEY, lambda s: s["last_update"] == last, "the setup")["seq"]
             deadline = time.monotonic() + 30
             while True:  # until the relay, too, serves the whole setup
                 ws = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", timeout=60)
                 self.addCleanup(ws.close)
-                t, ch, ready = split(ws.recv_frame()[1].decode())
+                t, ch, ready = h.split_frame(ws.recv_frame()[1].decode())
                 if ready["seq"] == engine_seq:
                     break
                 ws.close()
@@ -273,7 +237,7 @@ class GroupFrames(StreamState):
                 time.sleep(0.05)
             # The connect snapshot: one evt: frame (sport 1), no odds: nothing is live.
             self.assertEqual(ready["sports"], [1])
-            t, ch, body = split(ws.recv_frame()[1].decode())
+            t, ch, body = h.split_frame(ws.recv_frame()[1].decode())
             self.assertEqual((t, ch, sorted(body)), ("P", "evt:1", [pre]))
             self.assertFalse(body[pre]["live"])
             seq = ready["seq"]
@@ -282,7 +246,7 @@ class GroupFrames(StreamState):
             # is the event's new listing, then its odds: frame with every
             # market it had before kick-off.
             at = fifo.write(event_rec(pre, True))
-            want_seq = wait_status(port, lambda s: s["last_update"] == at, "the kick-off")["seq"]
+            want_seq = h.wait_status(port, KEY, lambda s: s["last_update"] == at, "the kick-off")["seq"]
             frames, seq = self.next_group(ws, seq)
             self.assertEqual(seq, want_seq)
             self.assertEqual([ch for ch, _ in frames], ["evt:1", f"odds:1:{n}"])
@@ -296,7 +260,7 @@ class GroupFrames(StreamState):
             # engine batches them, its evt: frame comes before its odds.
             new = key_of(7102)
             at = fifo.write(event_rec(new, True), market_rec(new, 1001, 150), market_rec(new, 1004, 800))
-            want_seq = wait_status(port, lambda s: s["last_update"] == at, "the new event")["seq"]
+            want_seq = h.wait_status(port, KEY, lambda s: s["last_update"] == at, "the new event")["seq"]
             events, odds = {pre: frames[0][1][pre]}, {n: frames[1][1]}
             kinds = []
             while seq < want_seq:
@@ -333,8 +297,8 @@ class SlowClients(StreamState):
                 return recs
 
             last = fifo.write(*round_of(0))
-            wait_status(port, lambda s: s["last_update"] == last, "the first round")
-            rss_before = rss_kib(srv.proc.pid)
+            h.wait_status(port, KEY, lambda s: s["last_update"] == last, "the first round")
+            rss_before = h.rss_kib(srv.proc.pid)
             stalled = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=4096)
             self.assertEqual(stalled.status, 101)
 
@@ -342,15 +306,15 @@ class SlowClients(StreamState):
                 url = f"ws://127.0.0.1:{port}/pt-ws?api_key={KEY}&protocol=v2"
                 events, odds = {}, {}
                 async with websockets.connect(url, max_size=None, max_queue=None) as ws:
-                    t, ch, ready = split(await ws.recv())
+                    t, ch, ready = h.split_frame(await ws.recv())
                     seq = ready["seq"]
                     for r in range(1, 400):
                         # Off the event loop, so the stream is read meanwhile.
                         at = await asyncio.to_thread(fifo.write, *round_of(r))
-                        status = await asyncio.to_thread(wait_status, port, lambda s: s["last_update"] == at,
+                        status = await asyncio.to_thread(h.wait_status, port, KEY, lambda s: s["last_update"] == at,
                                                          f"round {r}")
                         while seq < status["seq"]:
-                            t, ch, body = split(await ws.recv())
+                            t, ch, body = h.split_frame(await ws.recv())
                             if t == "INFO":
                                 self.assertEqual(body["from"], seq + 1, "a batch is missing")
                                 seq = body["seq"]
@@ -363,7 +327,7 @@ class SlowClients(StreamState):
                             return r, events
                     self.fail("the stalled client was never closed: %s" % rest(port, "/v1/status")["relay"])
 
-            rounds, events = asyncio.run(asyncio.wait_for(good_client(), 240))
+            rounds, events = h.run_async(good_client(), 240)
             self.assertGreater(rounds, 1)
             # The good client kept every batch: it holds exactly REST's state.
             self.assertEqual({k: v["h"] for k, v in events.items()}, {k: f"Home {k.rsplit('.', 1)[1]} r{rounds}"
@@ -376,7 +340,7 @@ class SlowClients(StreamState):
             # Memory stayed near where it was: the bound holds references, not
             # copies. (Not under a sanitizer: its quarantine holds freed memory.)
             if not h.sanitized():
-                self.assertLess(rss_kib(srv.proc.pid) - rss_before, 64 * 1024)
+                self.assertLess(h.rss_kib(srv.proc.pid) - rss_before, 64 * 1024)
 
 
 if __name__ == "__main__":

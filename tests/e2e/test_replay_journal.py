@@ -11,8 +11,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
-import time
 import unittest
 
 import harness as h
@@ -39,23 +37,12 @@ def get(port, path):
     return json.loads(body)
 
 
-def poll_status(port, ready, timeout=60):
-    """/v1/status once ready(status) holds; fails only if it never does."""
-    deadline = time.monotonic() + timeout
-    while True:
-        st = get(port, "/v1/status")
-        if ready(st):
-            return st
-        if time.monotonic() > deadline:
-            raise AssertionError(f"status never got ready within {timeout}s: {st}")
-        time.sleep(0.05)
-
-
 def answers(port, numbers, applied):
     """What the REST API serves once `applied` records are in: the lists, and
     odds, scores and settlements of every event in `numbers`."""
     for _ in range(5):
-        st = poll_status(port, lambda s: s["feed"]["done"] and s["feed"]["records_applied"] >= applied)
+        st = h.wait_status(port, KEY, lambda s: s["feed"]["done"] and s["feed"]["records_applied"] >= applied,
+                           "the replay")
         out = {"status": {k: st[k] for k in ("live_events", "prematch_events", "last_update")},
                "feed": {k: st["feed"][k] for k in ("records_applied", "records_skipped", "malformed")}}
         for p in ("/v1/sports", "/v1/live", "/v1/prematch"):
@@ -88,15 +75,11 @@ def first_difference(a, b, path=""):
 class ReplayJournal(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-e2e-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "name": "t", "sandbox": True,
-                                 "permissions": ["live", "prematch", "odds", "scores"]}]}, f)
+        cls.dir = h.scratch("e2e")
+        cls.keys = h.write_keys(cls.dir, {"keys": [{"key": KEY, "name": "t", "sandbox": True,
+                                         "permissions": ["live", "prematch", "odds", "scores"]}]})
         cls.feed = os.path.join(cls.dir, "feed.jsonl")
-        rc, _, err = h.run([h.binary("oddsfeed"), "gen", "-o", cls.feed, "--records", "30000",
-                            "--sim", "seed=5,events=300,rate=500,minute=200"])
-        assert rc == 0, err
+        h.gen_feed(cls.feed, 30000, "seed=5,events=300,rate=500,minute=200")
         cls.numbers = event_numbers(cls.feed)
         cls.empty = os.path.join(cls.dir, "empty.jsonl")
         with open(cls.empty, "w") as f:
@@ -221,7 +204,7 @@ class ReplayJournal(unittest.TestCase):
             f.write(header + "".join(recs[:3]) + json.dumps(last) + "\n")
         with h.Server("--keys", self.keys, "--progress", "0", "--feed", f"replay:{paced},speed=1") as s:
             s.wait_for(r"serving http://")
-            st = poll_status(s.port, lambda st: st["feed"]["records_applied"] >= 3)
+            st = h.wait_status(s.port, KEY, lambda st: st["feed"]["records_applied"] >= 3, "three records")
             # The first three in order, the fourth held back for its `at`.
             self.assertEqual(st["feed"]["records_applied"], 3)
             self.assertFalse(st["feed"]["done"])

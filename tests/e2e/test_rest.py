@@ -8,12 +8,9 @@ import gzip
 import hashlib
 import http.client
 import json
-import os
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import unittest
 
@@ -42,25 +39,20 @@ RATE_WINDOW_S = 3     # --rate-window
 class Rest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-rest-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("rest")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "replay:" + h.fixture("rest.jsonl") + ",speed=max", "--keys", cls.keys,
                            "--rate-window", str(RATE_WINDOW_S), "--header-timeout", str(HEADER_TIMEOUT_S * 1000),
                            "--idle-timeout", str(IDLE_TIMEOUT_S * 1000),
                            "--progress", "0")
         cls.srv.wait_for(r"serving http://")
         cls.srv.wait_for(r"replay of .* finished")
-        status = lambda: json.loads(h.request(cls.srv.port, "/v1/status", FULL)[1])
-        h.wait_until(lambda: status()["last_update"] == 1767225601504, 30, "the last record served")
+        h.wait_until(lambda: h.status(cls.srv.port, FULL)["last_update"] == 1767225601504, 30,
+                     "the last record served")
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     # -- helpers
     def req(self, path, key=FULL, method="GET", body=None, headers=None):

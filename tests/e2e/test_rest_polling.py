@@ -13,8 +13,6 @@ import http.client
 import json
 import os
 import re
-import shutil
-import tempfile
 import time
 import unittest
 
@@ -39,10 +37,8 @@ class Polling(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-poll-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("poll")
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.fifo = ScriptedFeed(os.path.join(cls.dir, "feed.fifo"))
         cls.srv = h.Server("--feed", f"replay:{cls.fifo.path},speed=max", "--keys", cls.keys,
                            "--rate-window", str(WINDOW_S), "--progress", "0", *cls.EXTRA)
@@ -54,10 +50,7 @@ class Polling(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.fifo.close()
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     @classmethod
     def write(cls, *records):

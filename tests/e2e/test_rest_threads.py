@@ -5,10 +5,6 @@ loop is honoured by the other; stream upgrades accepted on either loop are
 handed to the relay; and every test of test_rest_polling.py (rate-limit
 headers, CORS, conditional /v1/odds, the answer caches) passes again with two
 loops. Short on purpose: scripts/test.sh also runs it under TSan."""
-import json
-import os
-import shutil
-import tempfile
 import threading
 import time
 import unittest
@@ -33,33 +29,24 @@ class PollingOnTwoLoops(test_rest_polling.Polling):
 class TwoLoops(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-threads-")
-        keys = os.path.join(cls.dir, "keys.json")
-        with open(keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("threads")
+        keys = h.write_keys(cls.dir, KEYS)
         cls.srv = h.Server("--feed", "replay:" + h.fixture("rest.jsonl") + ",speed=max", "--keys", keys,
                            "--http-threads", "2", "--rate-window", str(WINDOW_S), "--progress", "0")
         cls.srv.wait_for(r"serving http://")
         cls.srv.wait_for(r"replay of .* finished")
-        h.wait_until(lambda: cls.status()["last_update"] == 1767225601504, 30, "the last record served")
+        h.wait_until(lambda: h.status(cls.srv.port, KEY)["last_update"] == 1767225601504, 30, "the last record served")
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
-
-    @classmethod
-    def status(cls):
-        return json.loads(h.request(cls.srv.port, "/v1/status", KEY)[1])
+        h.shut_down(cls.srv, cls.dir)
 
     def test_connections_are_dealt_to_both_loops(self):
-        before = self.status()["http"]["loop_requests"]
+        before = h.status(self.srv.port, KEY)["http"]["loop_requests"]
         self.assertEqual(len(before), 2)
         for _ in range(6):  # one request per connection
             self.assertEqual(h.request(self.srv.port, "/v1/sports", KEY)[0].status, 200)
-        after = self.status()["http"]["loop_requests"]
+        after = h.status(self.srv.port, KEY)["http"]["loop_requests"]
         # Seven connections (six and this status) in turn: 3 or 4 on each loop.
         self.assertEqual(sorted(a - b for a, b in zip(after, before)), [3, 4])
 
@@ -108,7 +95,7 @@ class TwoLoops(unittest.TestCase):
             self.assertEqual((r.status, data), (304, b""))
 
     def test_streams_upgraded_on_either_loop_reach_the_relay(self):
-        before = self.status()["relay"]["accepted"]
+        before = h.status(self.srv.port, KEY)["relay"]["accepted"]
         streams = [RawWs(self.srv.port, f"/pt-ws?api_key={KEY}&protocol=v2") for _ in range(4)]
         try:
             for ws in streams:
@@ -119,7 +106,7 @@ class TwoLoops(unittest.TestCase):
         finally:
             for ws in streams:
                 ws.s.close()
-        self.assertEqual(self.status()["relay"]["accepted"] - before, 4)
+        self.assertEqual(h.status(self.srv.port, KEY)["relay"]["accepted"] - before, 4)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,8 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import struct
-import tempfile
 import time
-import unittest
 
 import websockets
 
@@ -23,20 +20,10 @@ from wsraw import RawWs
 
 KEY = "resume-key"
 KEYS = {"keys": [{"key": KEY, "name": "resume", "ws_connections": 50, "permissions": ["live", "prematch", "odds"]}]}
-SEP = "\x1f"
-
-
-def split(frame):
-    t, ch, body = frame.split(SEP, 2)
-    return t, ch, json.loads(body)
 
 
 def number_of(key):
     return int(key.rsplit(".", 1)[-1].rsplit("-", 1)[-1])
-
-
-def run(coro, timeout=180):
-    return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
 class PtClient:
@@ -58,7 +45,7 @@ class PtClient:
 
     def apply(self, raw):
         if raw.startswith("INFO"):
-            t, ch, body = split(raw)
+            t, ch, body = h.split_frame(raw)
             if body.get("ready"):
                 self.ready = body
                 if not body.get("resumed"):  # a snapshot follows: start over
@@ -73,14 +60,14 @@ class PtClient:
             self.pending = []
             self.seq = body["seq"]
             return body
-        self.t.assertTrue(raw.startswith("P" + SEP), raw[:40])
+        self.t.assertTrue(raw.startswith("P" + h.SEP), raw[:40])
         self.pending.append(raw)
         self.frames.append(raw)
         return None
 
     def state(self):
         for raw in self.frames:
-            t, ch, body = split(raw)
+            t, ch, body = h.split_frame(raw)
             kind, *rest = ch.split(":")
             if kind == "evt":
                 for k, v in body.items():
@@ -124,15 +111,8 @@ async def follow(ws, client, until_seq=None, infos=None):
                 return
 
 
-class Base(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="oddsrelay-resume-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            json.dump(KEYS, f)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
+class Base(h.WithKeys):
+    KEYS, SCRATCH = KEYS, "resume"
 
     def gen(self, records, sim):
         feed = os.path.join(self.dir, "feed.jsonl")
@@ -187,16 +167,16 @@ class Base(unittest.TestCase):
                     self.assertIsInstance(snap["seq"], int)
                     self.assertTrue(snap["live"])
                     return snap
-                t, ch, ready = split(await ws.recv())
+                t, ch, ready = h.split_frame(await ws.recv())
                 self.assertEqual((t, ready["ready"], ready["resumed"], ready["reason"]), ("INFO", True, False, reason))
                 self.assertTrue(ready["sports"])
                 channels = []
                 for _ in ready["sports"]:
-                    t, ch, body = split(await ws.recv())
+                    t, ch, body = h.split_frame(await ws.recv())
                     channels.append(ch)
                 self.assertEqual(channels, [f"evt:{s}" for s in ready["sports"]])
                 return ready
-        return run(go(), 60)
+        return h.run_async(go(), 60)
 
 
 class PtWsResume(Base):
@@ -257,7 +237,7 @@ class PtWsResume(Base):
             await cws.close()
             return control, full, full_from, sport1, sport1_from
 
-        control, full, full_from, sport1, sport1_from = run(go())
+        control, full, full_from, sport1, sport1_from = h.run_async(go(), 180)
         self.assertEqual(self.rest("/v1/status")["seq"], records)
         # Every group the resumed clients got, caught up or live, holds exactly
         # the frames the control client got for it (sports-filtered for sport1):
@@ -269,11 +249,11 @@ class PtWsResume(Base):
             both = [r for r in mine if r in by_range]
             self.assertGreater(len(both), 50)
             for r in both:
-                self.assertEqual(mine[r], [x for x in by_range[r] if keep(x.split(SEP, 2)[1])], r)
+                self.assertEqual(mine[r], [x for x in by_range[r] if keep(x.split(h.SEP, 2)[1])], r)
             # Filtered, conflated or not.
-            self.assertTrue(all(keep(x.split(SEP, 2)[1]) for g in client.groups[first:] for x in g[2]))
+            self.assertTrue(all(keep(x.split(h.SEP, 2)[1]) for g in client.groups[first:] for x in g[2]))
         self.assertTrue(any(g[2] for g in sport1.groups[sport1_from:]), "sport 1 never changed")
-        self.assertTrue(any(x.split(SEP, 2)[1] not in ("evt:1",) and not x.split(SEP, 2)[1].startswith("odds:1:")
+        self.assertTrue(any(x.split(h.SEP, 2)[1] not in ("evt:1",) and not x.split(h.SEP, 2)[1].startswith("odds:1:")
                             for g in control.groups for x in g[2]), "only sport 1 changed: the filter is untested")
 
         # Their states equal fresh connections' at the same (final) seq, and REST's.
@@ -300,7 +280,7 @@ class PtWsResume(Base):
             c.state()
             self.assertEqual(len(c.odds), live)
             return c
-        return run(go(), 60)
+        return h.run_async(go(), 60)
 
     def after_the_feed(self, records):
         epoch = self.rest("/v1/status")["epoch"]
@@ -342,7 +322,7 @@ class PtWsResume(Base):
                 self.assertTrue(c.ready["resumed"])
                 await follow(ws, c, infos=1)
             return c
-        c = run(inside())
+        c = h.run_async(inside(), 180)
         # (The first groups of a catch-up are queued before anything is written: never conflated.)
         self.assertEqual(c.groups[0], (f + 1, s, frames, 0))
 
@@ -350,7 +330,7 @@ class PtWsResume(Base):
         raw = RawWs(self.port, f"/pt-ws?api_key={KEY}&protocol=v2&resume={epoch}:{records}")
         self.assertEqual(raw.status, 101)
         op, p = raw.recv_frame()
-        t, ch, ready = split(p.decode())
+        t, ch, ready = h.split_frame(p.decode())
         self.assertEqual((ready["resumed"], ready["seq"], ready["epoch"]), (True, records, epoch))
         raw.send_frame(9, b"after-ready")
         op, p = raw.recv_frame()
@@ -468,7 +448,7 @@ class WsResume(Base):
                 await cws.close()
                 return live, fresh, caught, last, resumed_at
 
-            live, fresh, caught, last, resumed_at = run(go())
+            live, fresh, caught, last, resumed_at = h.run_async(go(), 180)
             self.assertEqual((fresh["type"], fresh["seq"]), ("snapshot", records))
             self.assertEqual(live, fresh["live"])
             rest_live = {}
@@ -519,10 +499,10 @@ class WsResume(Base):
             return pt
 
         def odds_numbers(frames):
-            return {int(x.split(SEP, 2)[1].split(":")[2]) for x in frames if x.split(SEP, 2)[1].startswith("odds:")}
+            return {int(x.split(h.SEP, 2)[1].split(":")[2]) for x in frames if x.split(h.SEP, 2)[1].startswith("odds:")}
 
         # Group boundaries: every INFO's from - 1 after the first.
-        near_end = run(pt_since(records - 1500), 60)
+        near_end = h.run_async(pt_since(records - 1500), 60)
         last = {}
         for k in range(records - 1499, records + 1):
             last[lines[k - 1].get("id")] = k
@@ -540,7 +520,7 @@ class WsResume(Base):
                 self.assertEqual((r["type"], r["seq"]), ("resumed", records))
                 u = json.loads(await ws.recv()) if r["changed"] else {"data": {}}
             return set(u["data"])
-        pt, caught = run(pt_since(since), 60), run(ws_since(), 60)
+        pt, caught = h.run_async(pt_since(since), 60), h.run_async(ws_since(), 60)
         with_odds = odds_numbers([x for g in pt.groups for x in g[2]])
         self.assertIn(number_of(target), with_odds)
         self.assertIn(target, caught)
@@ -557,9 +537,9 @@ class TinyWindow(Base):
 
             async def first():
                 async with self.connect("/pt-ws", "&protocol=v2") as ws:
-                    t, ch, ready = split(await ws.recv())
+                    t, ch, ready = h.split_frame(await ws.recv())
                     return ready
-            ready = run(first(), 30)
+            ready = h.run_async(first(), 30)
             epoch, seq = ready["epoch"], ready["seq"]
             deadline = time.monotonic() + 60
             while self.rest("/v1/status")["relay"]["resume_window"]["oldest_seq"] <= seq:

@@ -11,7 +11,6 @@ import glob
 import json
 import os
 import shutil
-import tempfile
 import time
 import unittest
 
@@ -80,34 +79,16 @@ def build_feed(path):
     return f.write(path)
 
 
-def status(port):
-    r, body = h.request(port, "/v1/status", KEY)
-    assert r.status == 200, body
-    return json.loads(body)
-
-
 def get(port, path, code=200):
     r, body = h.request(port, path, KEY)
     assert r.status == code, (path, r.status, body)
     return json.loads(body)
 
 
-def wait_done(port, timeout=120):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        st = status(port)
-        if st["feed"]["done"] and st["seq"] == last:
-            return st
-        last = st["seq"] if st["feed"]["done"] else None
-        time.sleep(0.2)
-    raise AssertionError("replay did not finish")
-
-
 def answers(port):
     """What a client reads about the three events."""
     ids = ",".join((EARLY, LATE, GONE))
-    st = status(port)
+    st = h.status(port, KEY)
     return {
         "events": st["events"], "seq": st["seq"], "feed_clock": st["feed_clock"],
         "scores": get(port, f"/v1/scores?ids={ids}"),
@@ -121,10 +102,8 @@ def answers(port):
 class Retention(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-retain-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump(KEYS, f)
+        cls.dir = h.scratch("retain")
+        cls.keys = h.write_keys(cls.dir, KEYS)
 
     @classmethod
     def tearDownClass(cls):
@@ -156,16 +135,16 @@ class Retention(unittest.TestCase):
         with self.server("--feed", f"replay:{feed},speed=max", "--data-dir", data, "--retain-ended", "20s",
                          "--snapshot-every", "100") as srv:
             srv.wait_for(r"serving http://")
-            st = wait_done(srv.port)
+            st = h.wait_done(srv.port, KEY)
             self.assertEqual(st["seq"], n)
             self.assertEqual(st["retain_ended"], 20)
             first = answers(srv.port)
             self.check_evicted(first)
             # Compaction: a snapshot written after the evictions holds none of them.
             deadline = time.time() + 60
-            while time.time() < deadline and status(srv.port)["log"]["snapshots"] < 1:
+            while time.time() < deadline and h.status(srv.port, KEY)["log"]["snapshots"] < 1:
                 time.sleep(0.1)
-            self.assertGreaterEqual(status(srv.port)["log"]["snapshots"], 1)
+            self.assertGreaterEqual(h.status(srv.port, KEY)["log"]["snapshots"], 1)
             rc, log = srv.stop()
             self.assertEqual(rc, 0, log[-2000:])
         digest = h.stopped_digest(log)
@@ -212,7 +191,7 @@ class Retention(unittest.TestCase):
         late.write(late_path)
         with self.server("--feed", f"replay:{late_path},speed=max", "--data-dir", data, "--retain-ended", "20s") as srv:
             srv.wait_for(r"serving http://")
-            st = wait_done(srv.port)
+            st = h.wait_done(srv.port, KEY)
             self.assertEqual(st["seq"], n + 1)
             self.assertEqual(st["events"], {"held": 3, "live": 0, "prematch": 1, "ended": 2, "other": 0, "evicted": 2})
             s = get(srv.port, f"/v1/settlements?ids={EARLY},{GONE}")
@@ -266,12 +245,12 @@ class Retention(unittest.TestCase):
             async def both():
                 return await asyncio.gather(pt(), ws())
 
-            (pt_seen, pt_frame), (ws_seen, ws_msg) = asyncio.run(asyncio.wait_for(both(), 90))
+            (pt_seen, pt_frame), (ws_seen, ws_msg) = h.run_async(both(), 90)
             self.assertTrue(pt_seen, "/pt-ws never saw the event listed: connected after the eviction?")
             self.assertEqual(pt_frame, {EARLY: None})
             self.assertTrue(ws_seen, "/ws never saw the event listed: connected after the eviction?")
             self.assertIsNone(ws_msg["data"][EARLY])
-            st = status(port)
+            st = h.status(port, KEY)
             self.assertEqual(st["events"]["evicted"], 1)
             get(port, f"/v1/event?id={EARLY}", 404)
 

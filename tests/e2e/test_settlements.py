@@ -7,8 +7,6 @@ restarted on the same --data-dir with nothing new and must answer byte for
 byte the same."""
 import json
 import os
-import shutil
-import tempfile
 import unittest
 
 import harness as h
@@ -214,11 +212,9 @@ def expected_regular(hs, as_):
 class Settlements(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="oddsrelay-settle-")
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]},
-                                {"key": "no-scores", "permissions": ["live", "odds"]}]}, f)
+        cls.dir = h.scratch("settle")
+        cls.keys = h.write_keys(cls.dir, {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]},
+                                         {"key": "no-scores", "permissions": ["live", "odds"]}]})
         cls.feed = os.path.join(cls.dir, "settle.jsonl")
         cls.built = build_feed(cls.feed)
         cls.records = len(cls.built.lines) - 1
@@ -232,16 +228,12 @@ class Settlements(unittest.TestCase):
         srv.wait_for(r"replay of .* finished")
         # The source is done; wait until the served snapshot holds the feed's
         # last record (its clock is that record's at).
-        status = lambda: json.loads(h.request(srv.port, "/v1/status", KEY)[1])
-        h.wait_until(lambda: status()["last_update"] == cls.built.at, 60, "the last record served")
+        h.wait_until(lambda: h.status(srv.port, KEY)["last_update"] == cls.built.at, 60, "the last record served")
         return srv
 
     @classmethod
     def tearDownClass(cls):
-        rc, log = cls.srv.stop()
-        cls.srv.__exit__()
-        shutil.rmtree(cls.dir)
-        assert rc == 0, log
+        h.shut_down(cls.srv, cls.dir)
 
     def get(self, path, status=200, key=KEY, raw=False):
         r, body = h.request(self.srv.port, path, key)

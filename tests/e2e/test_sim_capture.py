@@ -39,10 +39,8 @@ def records_and_prefix(cap, prefix):
 class SimCapture(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="oddsrelay-e2e-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            f.write('{"keys": [{"key": "%s", "name": "t", "sandbox": true, '
-                    '"permissions": ["live", "prematch", "odds", "scores"]}]}' % KEY)
+        self.keys = h.write_keys(self.dir, {"keys": [{"key": KEY, "name": "t", "sandbox": True,
+                                                      "permissions": ["live", "prematch", "odds", "scores"]}]})
 
     def tearDown(self):
         shutil.rmtree(self.dir)

@@ -15,7 +15,7 @@ import websockets
 
 import harness as h
 from scripted_feed import event_rec, key_of
-from test_relay_state import KEY, StreamState, apply_frame, number_of, rest, split, wait_status
+from test_relay_state import KEY, StreamState, apply_frame, number_of, rest
 
 UNKNOWN = 987654321  # an event the feed never has: allowed, never sent
 UP = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
@@ -55,14 +55,14 @@ class Filters(StreamState):
             groups, channels = [], []  # (arrival, channels before it) per INFO
             while True:
                 async with websockets.connect(url + resume, max_size=None, max_queue=None) as ws:
-                    t, ch, ready = split(await ws.recv())
+                    t, ch, ready = h.split_frame(await ws.recv())
                     self.assertTrue(ready["ready"])
                     if resume:
                         self.assertTrue(ready["resumed"], ready)
                     else:
                         seq, epoch = ready["seq"], ready["epoch"]
                     while True:
-                        t, ch, body = split(await asyncio.wait_for(ws.recv(), 60))
+                        t, ch, body = h.split_frame(await asyncio.wait_for(ws.recv(), 60))
                         if t == "INFO":
                             self.assertEqual(body["from"], seq + 1, "a batch is missing")
                             seq = body["seq"]
@@ -85,7 +85,7 @@ class Filters(StreamState):
                                 self.assertTrue(admit_market(int(m)), (query, ch, m))
                         apply_frame(events, odds, ch, body, self)
                 resume = f"&resume={epoch}:{seq}"
-        return asyncio.run(asyncio.wait_for(go(), 180))
+        return h.run_async(go(), 180)
 
     def assert_filtered_rest_state(self, port, events, odds, admit_event, admit_market):
         """REST's events and live odds, cut to the filter, are what the client rebuilt."""
@@ -123,7 +123,7 @@ class Filters(StreamState):
                 return await asyncio.gather(*(asyncio.to_thread(self.follow, port, q, end_at, e, m, r)
                                               for q, e, m, r in shapes))
             results = asyncio.run(all_of())
-            wait_status(port, lambda s: s["feed"]["done"], "the end of the replay")
+            h.wait_status(port, KEY, lambda s: s["feed"]["done"], "the end of the replay")
             for (q, e, m, r), (events, odds, _) in zip(shapes, results):
                 with self.subTest(query=q, resumed=r is not None):
                     if e is in_events:
@@ -137,7 +137,7 @@ class Filters(StreamState):
             srv.wait_for(r"serving http://")
             port = srv.port
             events, odds, groups = self.follow(port, "conflate_ms=250", end_at, anything, anything)
-            wait_status(port, lambda s: s["feed"]["done"], "the end of the replay")
+            h.wait_status(port, KEY, lambda s: s["feed"]["done"], "the end of the replay")
             self.assertGreater(len(groups), 5)
             for t, chans in groups[1:]:  # the first also holds the connect snapshot
                 self.assertEqual(len(chans), len(set(chans)), "a channel twice in one interval")

@@ -8,30 +8,18 @@ writes stalled or that holds more than the soft bound for --slow-timeout,
 are closed and counted by reason, healthy streams see no gap, and the
 server's memory goes back to where it was once they are gone."""
 import asyncio
-import contextlib
 import json
 import os
-import shutil
 import socket
 import struct
-import tempfile
 import threading
 import time
-import unittest
 
 import websockets
 
 import harness as h
 from wsraw import RawWs
 
-
-@contextlib.contextmanager
-def server(test, *args):
-    """h.Server that must also stop cleanly (exit 0: no crash, no sanitizer report at exit)."""
-    with h.Server(*args) as srv:
-        yield srv
-        rc, log = srv.stop()
-        test.assertEqual(rc, 0, log[-3000:])
 
 KEYS = {"keys": [
     {"key": "one-slot", "ws_connections": 1, "permissions": ["live", "prematch", "odds"]},
@@ -43,38 +31,13 @@ KEYS = {"keys": [
 TOO_MANY = {"error": "Too many WebSocket connections for this API key"}
 
 
-def split(frame):
-    t, ch, body = frame.split("\x1f", 2)
-    return t, ch, json.loads(body)
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-class WithKeys(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="oddsrelay-stream-health-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            json.dump(KEYS, f)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
-
-    def status(self, port):
-        r, body = h.request(port, "/v1/status", "watcher")
-        self.assertEqual(r.status, 200, body)
-        return json.loads(body)
+class WithKeys(h.WithKeys):
+    KEYS, SCRATCH = KEYS, "stream-health"
 
 
 class Heartbeat(WithKeys):
     def test_pt_ws_client_that_never_pongs_is_closed_and_its_slot_reused(self):
-        with server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
+        with h.clean_server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
                       "--ws-ping", "500") as srv:
             srv.wait_for(r"serving http://")
             start = time.monotonic()
@@ -95,25 +58,25 @@ class Heartbeat(WithKeys):
             self.assertTrue(any(op == 9 for op, _ in seen), "pings came before the close")
             self.assertGreaterEqual(elapsed, 1.0)  # two 500 ms intervals at least
             silent.close()
-            self.assertEqual(self.status(srv.port)["relay"]["closed_heartbeat"], 1)
+            self.assertEqual(h.status(srv.port, "watcher")["relay"]["closed_heartbeat"], 1)
 
             async def answering_client():
                 # The slot is free again; a client that answers pings (websockets
                 # does) stays through many intervals.
                 url = f"ws://127.0.0.1:{srv.port}/pt-ws?api_key=one-slot&protocol=v2"
                 async with websockets.connect(url, max_size=None, max_queue=None) as ws:
-                    t, ch, ready = split(await ws.recv())
+                    t, ch, ready = h.split_frame(await ws.recv())
                     self.assertTrue(ready["ready"])
                     until = time.monotonic() + 3  # six intervals
                     markers = 0
                     while time.monotonic() < until:
-                        t, ch, body = split(await ws.recv())
+                        t, ch, body = h.split_frame(await ws.recv())
                         markers += t == "INFO"
-                    st = self.status(srv.port)
+                    st = h.status(srv.port, "watcher")
                     self.assertEqual((st["relay"]["closed_heartbeat"], st["relay"]["pt_ws_connections"]), (1, 1))
                     self.assertEqual(st["downstream_clients"], 1)
                     return markers
-            self.assertGreater(asyncio.run(asyncio.wait_for(answering_client(), 60)), 0)
+            self.assertGreater(h.run_async(answering_client(), 60), 0)
 
 
 def tcp_timer(local_port, remote_port):
@@ -136,7 +99,7 @@ class Keepalive(WithKeys):
         empty = os.path.join(self.dir, "empty.jsonl")
         with open(empty, "w") as f:
             f.write('{"op":"header","format":"oddsfeed","version":1,"provider":"s7"}\n')
-        with server(self, "--feed", f"replay:{empty}", "--keys", self.keys, "--progress", "0") as srv:
+        with h.clean_server(self, "--feed", f"replay:{empty}", "--keys", self.keys, "--progress", "0") as srv:
             srv.wait_for(r"serving http://")
             stream = RawWs(srv.port, "/pt-ws?api_key=sandbox&protocol=v2")
             self.assertEqual(stream.status, 101)
@@ -157,7 +120,7 @@ class Keepalive(WithKeys):
 
 class HandshakesAndRestLimit(WithKeys):
     def test_a_key_at_its_rest_limit_still_opens_streams(self):
-        with server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
+        with h.clean_server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
                       "--rate-window", "3600") as srv:
             srv.wait_for(r"serving http://")
             codes = [h.request(srv.port, "/v1/sports", "rest-limited")[0].status for _ in range(3)]
@@ -167,17 +130,17 @@ class HandshakesAndRestLimit(WithKeys):
                 base = f"ws://127.0.0.1:{srv.port}"
                 async with websockets.connect(f"{base}/pt-ws?api_key=rest-limited&protocol=v2", max_size=None,
                                               max_queue=None) as pt:
-                    self.assertTrue(split(await pt.recv())[2]["ready"])
+                    self.assertTrue(h.split_frame(await pt.recv())[2]["ready"])
                     async with websockets.connect(f"{base}/ws?api_key=rest-limited", max_size=None,
                                                   max_queue=None) as ws:
                         self.assertEqual(json.loads(await ws.recv())["type"], "snapshot")
-            asyncio.run(asyncio.wait_for(streams(), 60))
+            h.run_async(streams(), 60)
             # The handshakes neither counted nor reset the REST window.
             r, body = h.request(srv.port, "/v1/sports", "rest-limited")
             self.assertEqual((r.status, json.loads(body)["error"]), (429, "Rate limit exceeded"))
 
     def test_handshakes_have_their_own_per_key_rate(self):
-        with server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
+        with h.clean_server(self, "--feed", "sim:seed=8,events=60,rate=100", "--keys", self.keys, "--progress", "0",
                       "--handshake-rate", "2") as srv:
             srv.wait_for(r"serving http://")
             # storm: 1 slot x 2 a minute = a burst of 2.
@@ -209,7 +172,7 @@ class SlowConsumers(WithKeys):
         n = 12
         # A tiny resume window: the default one (60 s of frames) would hold
         # memory of its own and hide whether the stalled streams' went back.
-        with server(self, "--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
+        with h.clean_server(self, "--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
                       "--slow-timeout", "2", "--resume-window", "64K,1s") as srv:
             srv.wait_for(r"serving http://")
             port = srv.port
@@ -219,10 +182,10 @@ class SlowConsumers(WithKeys):
             async def healthy_client():
                 url = f"ws://127.0.0.1:{port}/pt-ws?api_key=sandbox&protocol=v2"
                 async with websockets.connect(url, max_size=None, max_queue=None) as ws:
-                    seq = split(await ws.recv())[2]["seq"]
+                    seq = h.split_frame(await ws.recv())[2]["seq"]
                     while not stop.is_set():
                         try:
-                            t, ch, body = split(await asyncio.wait_for(ws.recv(), 1))
+                            t, ch, body = h.split_frame(await asyncio.wait_for(ws.recv(), 1))
                         except asyncio.TimeoutError:
                             continue
                         if t == "INFO":
@@ -237,7 +200,7 @@ class SlowConsumers(WithKeys):
             reader = threading.Thread(target=run_healthy, daemon=True)
             reader.start()
             time.sleep(2)  # warm-up: the state and the healthy stream settle
-            rss_before = rss_kib(srv.proc.pid)
+            rss_before = h.rss_kib(srv.proc.pid)
 
             # Never-reading clients, each with a tiny receive buffer.
             opened = time.monotonic()
@@ -245,8 +208,8 @@ class SlowConsumers(WithKeys):
             self.assertTrue(all(s.status == 101 for s in slow))
             rss_during, relay, deadline = rss_before, None, time.time() + 90
             while time.time() < deadline:
-                rss_during = max(rss_during, rss_kib(srv.proc.pid))
-                relay = self.status(port)["relay"]
+                rss_during = max(rss_during, h.rss_kib(srv.proc.pid))
+                relay = h.status(port, "watcher")["relay"]
                 if relay["closed_stalled"] + relay["closed_soft_limit"] >= n and relay["pt_ws_connections"] == 1:
                     break
                 time.sleep(0.1)
@@ -255,7 +218,7 @@ class SlowConsumers(WithKeys):
             self.assertEqual(relay["pt_ws_connections"], 1, relay)  # the healthy one
             self.assertEqual(relay["closed_slow"], 0, relay)         # none reached the hard bound
             self.assertGreaterEqual(elapsed, 2.0)                    # --slow-timeout is the lower bound
-            self.assertEqual(self.status(port)["downstream_clients"], 1)
+            self.assertEqual(h.status(port, "watcher")["downstream_clients"], 1)
             # The server dropped them: each socket ends (close frame or EOF).
             for s in slow:
                 s.s.settimeout(30)
@@ -276,12 +239,12 @@ class SlowConsumers(WithKeys):
             # quarantine holds freed memory). jemalloc returns freed pages
             # over seconds: wait for it with a deadline that only fails if
             # it never happens.
-            rss_after = rss_kib(srv.proc.pid)
+            rss_after = h.rss_kib(srv.proc.pid)
             if not h.sanitized():
                 deadline = time.time() + 90
                 while time.time() < deadline and rss_after > rss_before + 16 * 1024:
                     time.sleep(0.5)
-                    rss_after = rss_kib(srv.proc.pid)
+                    rss_after = h.rss_kib(srv.proc.pid)
                 self.assertLessEqual(rss_after, rss_before + 16 * 1024, (rss_before, rss_during, rss_after))
             print(f"\nslow consumers: {n} closed in {elapsed:.1f} s ({relay['closed_stalled']} stalled, "
                   f"{relay['closed_soft_limit']} over the soft bound); RSS before {rss_before // 1024} MiB, "
@@ -296,7 +259,7 @@ class SlowConsumers(WithKeys):
         # It takes bytes all the time (no stall), but less than it is sent:
         # past a quarter of the bound (64 KiB of 256 KiB) for 2 s, it goes,
         # long before the hard bound.
-        with server(self, "--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
+        with h.clean_server(self, "--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
                       "--slow-timeout", "2", "--max-queue-bytes", "262144") as srv:
             srv.wait_for(r"serving http://")
             raw = RawWs(srv.port, "/pt-ws?api_key=sandbox&protocol=v2", rcvbuf=8192)
@@ -312,7 +275,7 @@ class SlowConsumers(WithKeys):
                 except socket.timeout:
                     pass
                 time.sleep(0.1)  # about 40 KB/s
-                relay = self.status(srv.port)["relay"]
+                relay = h.status(srv.port, "watcher")["relay"]
                 if relay["closed_soft_limit"] + relay["closed_stalled"] + relay["closed_slow"]:
                     break
             self.assertEqual((relay["closed_soft_limit"], relay["closed_stalled"], relay["closed_slow"]), (1, 0, 0),
@@ -323,14 +286,14 @@ class SlowConsumers(WithKeys):
     def test_never_reading_client_at_a_low_rate_is_closed_for_no_progress(self):
         # A low rate keeps its queue far under the soft bound: only the
         # stalled write can close it.
-        with server(self, "--feed", "sim:seed=4,events=300,rate=300", "--keys", self.keys, "--progress", "0",
+        with h.clean_server(self, "--feed", "sim:seed=4,events=300,rate=300", "--keys", self.keys, "--progress", "0",
                       "--slow-timeout", "2") as srv:
             srv.wait_for(r"serving http://")
             raw = RawWs(srv.port, "/pt-ws?api_key=sandbox&protocol=v2", rcvbuf=4096)
             self.assertEqual(raw.status, 101)
             deadline, relay = time.time() + 120, None
             while time.time() < deadline:
-                relay = self.status(srv.port)["relay"]
+                relay = h.status(srv.port, "watcher")["relay"]
                 if relay["closed_stalled"] >= 1:
                     break
                 time.sleep(0.2)

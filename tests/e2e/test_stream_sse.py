@@ -11,7 +11,7 @@ import time
 
 import harness as h
 import test_stream_filters as filters
-from test_relay_state import KEY, StreamState, apply_frame, split, wait_status
+from test_relay_state import KEY, StreamState, apply_frame
 
 
 class SseReader:
@@ -59,7 +59,7 @@ class Sse(StreamState):
             self.assertIn("X-Accel-Buffering: no", head)
             self.assertTrue(body.startswith("retry: 1000\n\nid: "), body[:80])
             first = body.split("\n\n")[1].split("\n")
-            t, ch, ready = split(first[1][len("data: "):])
+            t, ch, ready = h.split_frame(first[1][len("data: "):])
             self.assertEqual((t, ch), ("INFO", "PUB"))
             self.assertEqual(first[0], f"id: {ready['epoch']}:{ready['seq']}")
             r, b = h.request(srv.port, f"/pt-sse?api_key={KEY}&markets=0")
@@ -83,14 +83,14 @@ class Sse(StreamState):
                 self.assertEqual(r.resp.status, 200)
                 stream = r.events()
                 _, data = next(stream)
-                t, ch, ready = split(data)
+                t, ch, ready = h.split_frame(data)
                 self.assertTrue(ready["ready"])
                 if last_id:
                     self.assertTrue(ready["resumed"], ready)
                 else:
                     seq = ready["seq"]
                 for ev_id, data in stream:
-                    t, ch, body = split(data)
+                    t, ch, body = h.split_frame(data)
                     if t == "INFO":
                         self.assertEqual(body["from"], seq + 1, "a batch is missing")
                         seq = body["seq"]
@@ -108,11 +108,11 @@ class Sse(StreamState):
                         apply_frame(events, odds, ch, body, self)
                 r.close()
             self.assertGreater(infos, 30)
-            wait_status(port, lambda s: s["feed"]["done"], "the end of the replay")
+            h.wait_status(port, KEY, lambda s: s["feed"]["done"], "the end of the replay")
             self.assert_filtered_rest_state(port, events, odds, anything, admit_market)
             r = SseReader(port, "", "not-a-position")
             _, data = next(r.events())
-            t, ch, ready = split(data)
+            t, ch, ready = h.split_frame(data)
             self.assertEqual((ready["resumed"], ready["reason"]), (False, "malformed"))
             r.close()
 

@@ -20,6 +20,7 @@ import harness as h
 from scripted_feed import ScriptedFeed
 
 KEY = "trust-settle-key"
+KEYS = {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]}]}
 EID = "s7-101.7001"
 T0 = 1767225600000
 
@@ -88,9 +89,7 @@ class TrustSettlement(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="oddsrelay-trust-settle-")
         cls.data = os.path.join(cls.dir, "data")
         os.mkdir(cls.data)
-        cls.keys = os.path.join(cls.dir, "keys.json")
-        with open(cls.keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]}]}, f)
+        cls.keys = h.write_keys(cls.dir, KEYS)
         cls.empty = os.path.join(cls.dir, "empty.jsonl")
         with open(cls.empty, "w") as f:
             f.write('{"op":"header","format":"oddsfeed","version":1,"provider":"s7"}\n')
@@ -162,10 +161,8 @@ class CorrectionWhileServing(unittest.TestCase):
     once, as revision 2, and then reused like revision 1 was."""
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="oddsrelay-trust-settle-live-")
-        self.keys = os.path.join(self.dir, "keys.json")
-        with open(self.keys, "w") as f:
-            json.dump({"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds", "scores"]}]}, f)
+        self.dir = h.scratch("trust-settle-live")
+        self.keys = h.write_keys(self.dir, KEYS)
 
     def tearDown(self):
         shutil.rmtree(self.dir)
@@ -189,36 +186,33 @@ class CorrectionWhileServing(unittest.TestCase):
                     self.assertEqual(fifo.write({k: v for k, v in r.items() if k != "at"}), r["at"])
                 return records[-1]["at"]
 
-            def status():
-                return json.loads(h.request(srv.port, "/v1/status", KEY)[1])
-
             def settlement():
                 r, raw = h.request(srv.port, f"/v1/settlements?ids={EID}", KEY)
                 self.assertEqual(r.status, 200, raw)
                 return json.loads(raw)["data"][EID]
 
             last = write_as_recorded(self.records("withdrawn_lines.jsonl"))
-            h.wait_until(lambda: status()["last_update"] == last, 60, "the match applied")
+            h.wait_until(lambda: h.status(srv.port, KEY)["last_update"] == last, 60, "the match applied")
             rec1 = settlement()
             self.assertEqual((rec1["status"], rec1["revision"], rec1["score"]), ("ended", 1, {"home": 2, "away": 1}))
             TrustSettlement.check(self, rec1, {k: v[2] for k, v in AT_2_1.items()})
             # Asked again: the cached answer, not computed again.
-            computed = status()["settlements"]["computed"]
+            computed = h.status(srv.port, KEY)["settlements"]["computed"]
             self.assertEqual(settlement(), rec1)
-            self.assertEqual(status()["settlements"]["computed"], computed)
+            self.assertEqual(h.status(srv.port, KEY)["settlements"]["computed"], computed)
 
             # Upstream corrects the final to 2-2 while the server runs.
             at = write_as_recorded(self.records("withdrawn_lines_correction.jsonl"))
-            h.wait_until(lambda: status()["last_update"] == at, 60, "the correction applied")
+            h.wait_until(lambda: h.status(srv.port, KEY)["last_update"] == at, 60, "the correction applied")
             rec2 = settlement()
             self.assertEqual((rec2["status"], rec2["revision"], rec2["score"]), ("ended", 2, {"home": 2, "away": 2}))
             self.assertEqual(rec2["settled_at"], at)
             TrustSettlement.check(self, rec2, AT_2_2)
             # The same 33 lines, re-run: two pushes at 2-1 settle at 2-2, one line pushes.
             self.assertEqual(rec2["coverage"], {"covered": 28, "void": 5, "pending": 0, "markets": 7})
-            self.assertEqual(status()["settlements"]["computed"], computed + 1)
+            self.assertEqual(h.status(srv.port, KEY)["settlements"]["computed"], computed + 1)
             self.assertEqual(settlement(), rec2)
-            self.assertEqual(status()["settlements"]["computed"], computed + 1)
+            self.assertEqual(h.status(srv.port, KEY)["settlements"]["computed"], computed + 1)
             fifo.close()
             rc, log = srv.stop()
             self.assertEqual(rc, 0, log[-3000:])

@@ -155,9 +155,7 @@ class FifoFeed:
 
 
 def status(srv, key=PROBE):
-    r, body = h.request(srv.port, "/v1/status", key)
-    assert r.status == 200, (r.status, body)
-    return json.loads(body)
+    return h.status(srv.port, key)
 
 
 def hooks(srv):
@@ -220,9 +218,10 @@ class Hooked:
         self.feed.attach(self.srv)
 
     def write_keys(self, keys, *probes):
-        with open(self.keys_file + ".tmp", "w") as f:
-            json.dump({"keys": [{"key": p, "permissions": []} for p in (PROBE, *probes)] + keys}, f)
-        os.replace(self.keys_file + ".tmp", self.keys_file)
+        # Whole or not at all: the server may read it at any moment (SIGHUP).
+        tmp = h.write_keys(self.dir, {"keys": [{"key": p, "permissions": []} for p in (PROBE, *probes)] + keys},
+                           "keys.json.tmp")
+        os.replace(tmp, self.keys_file)
 
     def reload(self, keys, probe):
         """Rewrites the keys file, sends SIGHUP and waits until the new key

@@ -95,13 +95,10 @@ class WebhooksOverTls(unittest.TestCase):
         shutil.rmtree(cls.dir)
 
     def keys_file(self, url):
-        path = os.path.join(self.dir, "keys.json")
         keys = [{"key": PROBE, "permissions": []},
                 {"key": "hooked", "permissions": ["live", "odds", "scores"],
                  "webhook": {"url": url, "secret": SECRET.decode(), "events": ["odds_update"]}}]
-        with open(path, "w") as f:
-            json.dump({"keys": keys}, f)
-        return path
+        return h.write_keys(self.dir, {"keys": keys})
 
     def serve(self, recv, *flags):
         return h.Server("--feed", "sim:seed=5", "--keys", self.keys_file(recv.url), "--progress", "0",
@@ -158,9 +155,8 @@ class WebhooksOverTls(unittest.TestCase):
             self.assertIn("--webhook-ca", err)
 
     def test_a_webhook_url_of_another_scheme_is_a_keys_file_error(self):
-        path = os.path.join(self.dir, "ftp-keys.json")
-        with open(path, "w") as f:
-            json.dump({"keys": [{"key": "k", "permissions": [], "webhook": {"url": "ftp://127.0.0.1/x"}}]}, f)
+        ftp = {"keys": [{"key": "k", "permissions": [], "webhook": {"url": "ftp://127.0.0.1/x"}}]}
+        path = h.write_keys(self.dir, ftp, "ftp-keys.json")
         rc, _, err = h.run([h.binary("oddsrelay"), "--listen", f"127.0.0.1:{h.free_port()}", "--feed", "none",
                             "--keys", path], timeout=60)
         self.assertEqual(rc, 2, err)

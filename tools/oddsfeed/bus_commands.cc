@@ -74,6 +74,44 @@ bool catch_up(bus::NatsLink& link, Engine& engine, const std::string& epoch, uin
   return true;
 }
 
+// Waits for the bus to store everything up to `seq` (no progress for 30 s:
+// gives up).
+bool wait_stored(bus::BusPublisher& pub, uint64_t seq, std::string& err) {
+  uint64_t last_acked = 0;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (pub.stats().acked_seq.load() < seq) {
+    if (pub.state() == "fenced") {
+      err = "not published: " + pub.last_error();
+      return false;
+    }
+    if (pub.stats().acked_seq.load() != last_acked) {
+      last_acked = pub.stats().acked_seq.load();
+      last_progress = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(30)) {
+      err = "the bus stored up to seq " + std::to_string(last_acked) + " of " + std::to_string(seq);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+// The final state as a snapshot, so an edge started later joins at once;
+// only when the stream's last message is that state's.
+void put_final_snapshot(bus::NatsLink& link, const Snapshot& end) {
+  bus::StreamState st;
+  std::string err;
+  if (link.stream_state(link.url().stream, st, err) != bus::Got::Ok) return;
+  bus::StoredMsg last;
+  std::string epoch;
+  uint64_t last_seq = 0;
+  bus::SnapshotHead h;
+  if (link.get_msg(link.url().stream, st.last_seq, last, err) == bus::Got::Ok &&
+      bus::parse_msg_id(last.msg_id, epoch, last_seq) && epoch == end.epoch && last_seq == end.seq &&
+      !bus::put_snapshot(link, end, st.last_seq, h, err))
+    std::fprintf(stderr, "oddsfeed: final snapshot not published: %s\n", err.c_str());
+}
+
 }  // namespace
 
 int bus_digest(const std::string& url, uint64_t upto) {
@@ -150,31 +188,9 @@ int bus_publish(const std::string& input, const std::string& url) {
   flush();
   if (!reader.fatal().empty()) return fail(reader.fatal());
   const SnapshotPtr end = engine.current();
-  // Wait for the bus to store everything (no progress for 30 s: give up).
-  uint64_t last_acked = 0;
-  auto last_progress = std::chrono::steady_clock::now();
-  while (pub.stats().acked_seq.load() < end->seq) {
-    if (pub.state() == "fenced") return fail("not published: " + pub.last_error());
-    if (pub.stats().acked_seq.load() != last_acked) {
-      last_acked = pub.stats().acked_seq.load();
-      last_progress = std::chrono::steady_clock::now();
-    } else if (std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(30)) {
-      return fail("the bus stored up to seq " + std::to_string(last_acked) + " of " + std::to_string(end->seq));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  if (!wait_stored(pub, end->seq, err)) return fail(err);
   pub.stop(5000);
-  // The final state as a snapshot, so an edge started later joins at once.
-  if (link.stream_state(link.url().stream, st, err) == bus::Got::Ok && end->seq > start) {
-    bus::StoredMsg last;
-    std::string epoch;
-    uint64_t last_seq = 0;
-    bus::SnapshotHead h;
-    if (link.get_msg(link.url().stream, st.last_seq, last, err) == bus::Got::Ok &&
-        bus::parse_msg_id(last.msg_id, epoch, last_seq) && epoch == end->epoch && last_seq == end->seq &&
-        !bus::put_snapshot(link, *end, st.last_seq, h, err))
-      std::fprintf(stderr, "oddsfeed: final snapshot not published: %s\n", err.c_str());
-  }
+  if (end->seq > start) put_final_snapshot(link, *end);
   std::printf("published=%" PRIu64 " skipped=%" PRIu64 " malformed=%" PRIu64 " from=%" PRIu64 " epoch=%s seq=%" PRIu64
               " messages=%" PRIu64 " digest=%016" PRIx64 "\n",
               end->seq - start, skipped, reader.stats().malformed, start + 1, end->epoch.c_str(), end->seq,

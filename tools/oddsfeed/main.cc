@@ -72,90 +72,119 @@ int fail(const std::string& msg) {
   return 2;
 }
 
-int gen(int argc, char** argv) {
+// gen's command line.
+struct GenOptions {
   std::string out_path, sim_spec = "sim";
   uint64_t records = 1'000'000;
   bool records_given = false;
   int64_t start = 1767225600000, span_ms = 0;
+};
+
+// -1 to go on, else the exit code.
+int parse_gen(int argc, char** argv, GenOptions& g) {
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
     if ((a == "-o" || a == "--out") && (v = val()))
-      out_path = v;
+      g.out_path = v;
     else if (a == "--records" && (v = val()))
-      records = std::strtoull(v, nullptr, 10), records_given = true;
+      g.records = std::strtoull(v, nullptr, 10), g.records_given = true;
     else if (a == "--span" && (v = val())) {
-      if (!parse_duration(v, span_ms)) return fail(std::string("gen: bad --span ") + v + " (e.g. 30d, 96h)");
+      if (!parse_duration(v, g.span_ms)) return fail(std::string("gen: bad --span ") + v + " (e.g. 30d, 96h)");
     } else if (a == "--sim" && (v = val()))
-      sim_spec = std::string("sim:") + v;
+      g.sim_spec = std::string("sim:") + v;
     else if (a == "--seed" && (v = val()))
-      sim_spec += std::string(sim_spec == "sim" ? ":" : ",") + "seed=" + v;
+      g.sim_spec += std::string(g.sim_spec == "sim" ? ":" : ",") + "seed=" + v;
     else if (a == "--start" && (v = val()))
-      start = std::strtoll(v, nullptr, 10);
+      g.start = std::strtoll(v, nullptr, 10);
     else
       return fail("gen: bad or incomplete option '" + a + "'");
   }
-  if (out_path.empty()) return fail("gen: -o FILE is required");
-  if (records == 0) return fail("gen: --records must be positive");
-  if (span_ms > 0 && !records_given) records = UINT64_MAX;
-  FeedSpec spec;
-  std::string err;
-  if (!parse_feed_spec(sim_spec, spec, err)) return fail(err);
+  if (g.out_path.empty()) return fail("gen: -o FILE is required");
+  if (g.records == 0) return fail("gen: --records must be positive");
+  if (g.span_ms > 0 && !g.records_given) g.records = UINT64_MAX;
+  return -1;
+}
 
-  bool gz = out_path.size() > 3 && out_path.compare(out_path.size() - 3, 3, ".gz") == 0;
-  gzFile zf = nullptr;
-  FILE* f = nullptr;
-  if (gz)
-    zf = gzopen(out_path.c_str(), "wb6");
-  else
-    f = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
-  if (!zf && !f) return fail("cannot write " + out_path + ": " + std::strerror(errno));
-  auto write = [&](const std::string& s) {
-    if (zf)
-      gzwrite(zf, s.data(), static_cast<unsigned>(s.size()));
+// Where gen writes: gzip (a .gz name), standard output (-) or a plain file.
+class GenOutput {
+ public:
+  bool open(const std::string& path) {
+    if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0)
+      zf_ = gzopen(path.c_str(), "wb6");
     else
-      std::fwrite(s.data(), 1, s.size(), f);
-  };
+      f_ = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+    return zf_ || f_;
+  }
+  void write(const std::string& s) {
+    if (zf_)
+      gzwrite(zf_, s.data(), static_cast<unsigned>(s.size()));
+    else
+      std::fwrite(s.data(), 1, s.size(), f_);
+  }
+  void close() {
+    if (zf_)
+      gzclose(zf_);
+    else if (f_ == stdout)
+      std::fflush(f_);
+    else
+      std::fclose(f_);
+  }
 
+ private:
+  gzFile zf_ = nullptr;
+  FILE* f_ = nullptr;
+};
+
+// The simulator's records, header first, until --records or --span; returns how many.
+uint64_t generate(const GenOptions& g, const sim::SimOptions& sim_opts, GenOutput& out) {
   std::string buf;
   feed::write_header("s7", buf);
   buf += '\n';
-  sim::Simulator sim(spec.sim);
+  sim::Simulator sim(sim_opts);
   std::vector<feed::Record> recs;
-  sim.open(start, start, recs);
+  sim.open(g.start, g.start, recs);
   uint64_t n = 0, next_report = 250'000;
-  const int64_t until = span_ms > 0 ? start + span_ms : INT64_MAX;
-  while (n < records && sim.now() <= until) {
+  const int64_t until = g.span_ms > 0 ? g.start + g.span_ms : INT64_MAX;
+  while (n < g.records && sim.now() <= until) {
     for (auto& r : recs) {
-      if (n == records) break;
+      if (n == g.records) break;
       feed::write_record(r, buf);
       buf += '\n';
       ++n;
     }
     recs.clear();
     if (buf.size() > (1 << 20)) {
-      write(buf);
+      out.write(buf);
       buf.clear();
     }
     if (n >= next_report) {
-      if (span_ms > 0)
+      if (g.span_ms > 0)
         std::fprintf(stderr, "oddsfeed: %" PRIu64 " records, %.1f of %.1f days\n", n,
-                     static_cast<double>(sim.now() - start) / 86'400'000, static_cast<double>(span_ms) / 86'400'000);
+                     static_cast<double>(sim.now() - g.start) / 86'400'000,
+                     static_cast<double>(g.span_ms) / 86'400'000);
       else
-        std::fprintf(stderr, "oddsfeed: %" PRIu64 " / %" PRIu64 " records\n", n, records);
-      next_report += span_ms > 0 ? 5'000'000 : 250'000;
+        std::fprintf(stderr, "oddsfeed: %" PRIu64 " / %" PRIu64 " records\n", n, g.records);
+      next_report += g.span_ms > 0 ? 5'000'000 : 250'000;
     }
-    if (n < records) sim.step(sim.now() + static_cast<int64_t>(sim.step_ms()), recs);
+    if (n < g.records) sim.step(sim.now() + static_cast<int64_t>(sim.step_ms()), recs);
   }
-  write(buf);
-  if (zf)
-    gzclose(zf);
-  else if (f == stdout)
-    std::fflush(f);
-  else
-    std::fclose(f);
-  std::fprintf(stderr, "oddsfeed: wrote %" PRIu64 " records to %s\n", n, out_path.c_str());
+  out.write(buf);
+  return n;
+}
+
+int gen(int argc, char** argv) {
+  GenOptions g;
+  if (int rc = parse_gen(argc, argv, g); rc >= 0) return rc;
+  FeedSpec spec;
+  std::string err;
+  if (!parse_feed_spec(g.sim_spec, spec, err)) return fail(err);
+  GenOutput out;
+  if (!out.open(g.out_path)) return fail("cannot write " + g.out_path + ": " + std::strerror(errno));
+  const uint64_t n = generate(g, spec.sim, out);
+  out.close();
+  std::fprintf(stderr, "oddsfeed: wrote %" PRIu64 " records to %s\n", n, g.out_path.c_str());
   return 0;
 }
 

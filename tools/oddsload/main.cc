@@ -80,11 +80,8 @@ void stage_line(const char* name, const Histogram& h) {
               h.quantile(0.5), h.quantile(0.99), h.quantile(0.999), h.max());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  LoadOptions o;
-  bool json = false;
+// The command line into `o`; -1 to go on, else the exit code (--help: 0).
+int parse_args(int argc, char** argv, LoadOptions& o, bool& json) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto need = [&]() -> const char* {
@@ -148,46 +145,65 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  return -1;
+}
 
+double ms(uint64_t us) { return static_cast<double>(us) / 1000.0; }
+
+// One JSON object on stdout (what scripts and perf/ read).
+void print_json(const LoadOptions& o, const LoadResult& r) {
+  const double s = r.seconds > 0 ? r.seconds : 1;
+  // Microseconds, the whole span and per stage (stages only where the
+  // server stamps its INFOs).
+  std::string us = "{\"total\":" + stage_json(r.latency);
+  if (r.record_engine.count()) {
+    us += ",\"record_engine\":" + stage_json(r.record_engine) + ",\"engine_relay\":" + stage_json(r.engine_relay) +
+          ",\"relay_subscriber\":" + stage_json(r.relay_subscriber);
+  }
+  us += "}";
+  std::printf(
+      "{\"connections\":%u,\"connected\":%u,\"failed\":%u,\"closed_early\":%u,\"seconds\":%.2f,"
+      "\"frames\":%" PRIu64 ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64
+      ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64 ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
+      ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"latency_us\":%s}\n",
+      o.connections, r.connected, r.failed, r.closed_early, r.seconds, r.frames,
+      static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
+      r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)),
+      ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)), ms(r.latency.max()), us.c_str());
+}
+
+// The same figures for a person.
+void print_text(const LoadOptions& o, const LoadResult& r) {
+  const double s = r.seconds > 0 ? r.seconds : 1;
+  std::printf("connections %u/%u (failed %u, closed early %u) over %.1f s measured\n", r.connected, o.connections,
+              r.failed, r.closed_early, r.seconds);
+  std::printf("frames/s %.0f  bytes/s %.0f  INFO %" PRIu64 "  gaps %" PRIu64 "  conflated %" PRIu64
+              "  out of order %" PRIu64 "\n",
+              static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
+              r.conflated, r.out_of_order);
+  std::printf("latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  (%" PRIu64 " samples)\n",
+              ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)),
+              ms(r.latency.max()), r.latency.count());
+  stage_line("total", r.latency);
+  if (r.record_engine.count()) {
+    stage_line("record->engine", r.record_engine);
+    stage_line("engine->relay", r.engine_relay);
+    stage_line("relay->subscriber", r.relay_subscriber);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  LoadOptions o;
+  bool json = false;
+  if (int rc = parse_args(argc, argv, o, json); rc >= 0) return rc;
   signal(SIGPIPE, SIG_IGN);  // a server that closes first costs an EPIPE, not the run
   LoadResult r = run_load(o);
-  const double s = r.seconds > 0 ? r.seconds : 1;
-  auto ms = [](uint64_t us) { return static_cast<double>(us) / 1000.0; };
-  if (json) {
-    // Microseconds, the whole span and per stage (stages only where the
-    // server stamps its INFOs).
-    std::string us = "{\"total\":" + stage_json(r.latency);
-    if (r.record_engine.count()) {
-      us += ",\"record_engine\":" + stage_json(r.record_engine) + ",\"engine_relay\":" + stage_json(r.engine_relay) +
-            ",\"relay_subscriber\":" + stage_json(r.relay_subscriber);
-    }
-    us += "}";
-    std::printf(
-        "{\"connections\":%u,\"connected\":%u,\"failed\":%u,\"closed_early\":%u,\"seconds\":%.2f,"
-        "\"frames\":%" PRIu64 ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64
-        ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64 ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
-        ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"latency_us\":%s}\n",
-        o.connections, r.connected, r.failed, r.closed_early, r.seconds, r.frames,
-        static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
-        r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)),
-        ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)), ms(r.latency.max()), us.c_str());
-  } else {
-    std::printf("connections %u/%u (failed %u, closed early %u) over %.1f s measured\n", r.connected, o.connections,
-                r.failed, r.closed_early, r.seconds);
-    std::printf("frames/s %.0f  bytes/s %.0f  INFO %" PRIu64 "  gaps %" PRIu64 "  conflated %" PRIu64
-                "  out of order %" PRIu64 "\n",
-                static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
-                r.conflated, r.out_of_order);
-    std::printf("latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  (%" PRIu64 " samples)\n",
-                ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)),
-                ms(r.latency.max()), r.latency.count());
-    stage_line("total", r.latency);
-    if (r.record_engine.count()) {
-      stage_line("record->engine", r.record_engine);
-      stage_line("engine->relay", r.engine_relay);
-      stage_line("relay->subscriber", r.relay_subscriber);
-    }
-  }
+  if (json)
+    print_json(o, r);
+  else
+    print_text(o, r);
   if (!r.error.empty()) std::fprintf(stderr, "oddsload: %s\n", r.error.c_str());
   return r.connected == 0 ? 1 : 0;
 }

@@ -42,72 +42,61 @@ using namespace oddsrelay;
 
 namespace {
 
+// Prints "oddsrelay: <why>" and gives the exit code back, for the steps' early returns.
+int fail(int code, const std::string& why) {
+  std::fprintf(stderr, "oddsrelay: %s\n", why.c_str());
+  return code;
+}
+
+// The progress line's fields after "applied=N (R/s)", each named and read
+// once; ` events` before live= groups the four event counts.
+struct ProgressField {
+  const char* name;
+  uint64_t (*read)(const Engine&, const Source&, const Snapshot&);
+};
+constexpr ProgressField kProgressFields[] = {
+    {"skipped", [](const Engine& e, const Source&, const Snapshot&) { return e.skipped(); }},
+    {"malformed", [](const Engine&, const Source& src, const Snapshot&) { return src.status().malformed.load(); }},
+    {"events live", [](const Engine&, const Source&, const Snapshot& s) { return s.listed_live; }},
+    {"prematch", [](const Engine&, const Source&, const Snapshot& s) { return s.listed_prematch; }},
+    {"markets", [](const Engine&, const Source&, const Snapshot& s) { return s.markets; }},
+    {"outcomes", [](const Engine&, const Source&, const Snapshot& s) { return s.outcomes; }},
+    {"seq", [](const Engine&, const Source&, const Snapshot& s) { return s.seq; }},
+    {"held", [](const Engine&, const Source&, const Snapshot& s) { return uint64_t{s.events.size()}; }},
+    {"ended", [](const Engine&, const Source&, const Snapshot& s) { return s.ended; }},
+    {"evicted", [](const Engine&, const Source&, const Snapshot& s) { return s.evicted; }},
+};
+
 void print_progress(const Engine& engine, const Source& src, uint64_t& last_applied, double interval_s) {
   SnapshotPtr s = engine.current();
   uint64_t applied = engine.applied();
   double rate = interval_s > 0 ? static_cast<double>(applied - last_applied) / interval_s : 0;
   last_applied = applied;
-  std::fprintf(stderr,
-               "progress: applied=%" PRIu64 " (%.0f/s) skipped=%" PRIu64 " malformed=%" PRIu64 " events live=%" PRIu64
-               " prematch=%" PRIu64 " markets=%" PRIu64 " outcomes=%" PRIu64 " seq=%" PRIu64 " held=%zu ended=%" PRIu64
-               " evicted=%" PRIu64 "%s\n",
-               applied, rate, engine.skipped(), src.status().malformed.load(), s->listed_live, s->listed_prematch,
-               s->markets, s->outcomes, s->seq, s->events.size(), s->ended, s->evicted,
-               src.status().done ? " feed=done" : "");
+  std::string line = "progress: applied=" + std::to_string(applied);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, " (%.0f/s)", rate);
+  line += buf;
+  for (const ProgressField& f : kProgressFields)
+    line += std::string(" ") + f.name + "=" + std::to_string(f.read(engine, src, *s));
+  if (src.status().done) line += " feed=done";
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
-int run(const Options& opt) {
-  // Keys first: a bad keys file is a start-up error, before any work.
+// The node's parts, declared in the order they are built: members are
+// destroyed backwards, as the shutdown step stops them.
+struct Node {
+  explicit Node(const Options& o) : opt(o) {}
+  const Options& opt;
   std::string demo_key;
-  std::shared_ptr<const rest::KeyStore> keys;
-  try {
-    keys = opt.keys.empty() ? rest::KeyStore::demo(demo_key) : rest::KeyStore::load(opt.keys);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oddsrelay: %s\n", e.what());
-    return 2;
-  }
-  Published<rest::KeyStore> key_store(keys);
+  std::unique_ptr<Published<rest::KeyStore>> key_store;
   std::unique_ptr<CatalogSource> catalog_source;
-  try {
-    catalog_source = std::make_unique<CatalogSource>(opt.catalog);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oddsrelay: %s\n", e.what());
-    return 2;
-  }
-
-  if (!opt.webhook_ca.empty()) {
-    std::string error;
-    if (!relay::TlsClientContext::create(opt.webhook_ca, error)) {
-      std::fprintf(stderr, "oddsrelay: --webhook-ca: %s\n", error.c_str());
-      return 2;
-    }
-  }
-  if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0) {
-    std::fprintf(stderr, "oddsrelay: cannot read replay file %s\n", opt.feed.path.c_str());
-    return 2;
-  }
-  CatalogPtr catalog = catalog_source->current();
-  std::fprintf(stderr, "oddsrelay: catalog %s: %zu markets, %zu sports\n", catalog->version().c_str(),
-               catalog->markets().size(), catalog->sports().size());
-  CatalogReload catalog_reload(*catalog_source, opt.catalog_reload_ms);
-
-  // A peer that vanishes mid-write must cost an EPIPE on that socket, not
-  // the process.
-  signal(SIGPIPE, SIG_IGN);
-  // Signals are taken by the main thread only: block them before any
-  // thread starts so every thread inherits the mask.
+  CatalogPtr catalog;
+  std::unique_ptr<CatalogReload> catalog_reload;
   sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-
   Engine engine;
-  engine.set_retain_ended_ms(opt.retain_ended_ms);  // before any record: replays must evict alike
   // The listener starts before the journal is replayed, so that /healthz
   // can say "not yet" (503) to a load balancer; every other route answers
-  // 503 too until `ready`. The REST thread reads the components below only
+  // 503 too until `ready`. The REST thread reads the parts below only
   // after it has seen `ready` (acquire), which is stored once they exist.
   std::atomic<bool> ready{false};
   std::unique_ptr<relay::RelayServer> relay;
@@ -121,202 +110,249 @@ int run(const Options& opt) {
   bus::JoinResult joined;
   std::unique_ptr<bus::BusPublisher> publisher;
   metrics::Registry metrics_registry;  // GET /metrics (node_metrics.h)
-  rest::RestContext ctx;
-  ctx.snapshots = &engine.store();
-  ctx.keys = &key_store;
-  ctx.catalog = catalog;
-  ctx.catalog_updates = &catalog_source->published();
+  int64_t started_ms = 0;
+  std::unique_ptr<rest::RestApi> api;
+  rest::HttpServerOptions http_opts;
+  std::unique_ptr<rest::HttpServer> http;
+  std::unique_ptr<rest::MetricsHandler> metrics_handler;
+  std::unique_ptr<rest::HttpServer> metrics_http;
+  std::unique_ptr<FeedFileWriter> capture;
+  std::unique_ptr<Pipeline> pipeline;
+  const char* shown_host = nullptr;
+};
+
+// Keys, catalog and the files the options name: a bad one is a start-up
+// error (exit 2), before any work.
+int load_inputs(Node& n) {
+  const Options& opt = n.opt;
+  try {
+    n.key_store = std::make_unique<Published<rest::KeyStore>>(opt.keys.empty() ? rest::KeyStore::demo(n.demo_key)
+                                                                               : rest::KeyStore::load(opt.keys));
+    n.catalog_source = std::make_unique<CatalogSource>(opt.catalog);
+  } catch (const std::exception& e) {
+    return fail(2, e.what());
+  }
+  std::string error;
+  if (!opt.webhook_ca.empty() && !relay::TlsClientContext::create(opt.webhook_ca, error))
+    return fail(2, "--webhook-ca: " + error);
+  if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0)
+    return fail(2, "cannot read replay file " + opt.feed.path);
+  n.catalog = n.catalog_source->current();
+  std::fprintf(stderr, "oddsrelay: catalog %s: %zu markets, %zu sports\n", n.catalog->version().c_str(),
+               n.catalog->markets().size(), n.catalog->sports().size());
+  n.catalog_reload = std::make_unique<CatalogReload>(*n.catalog_source, opt.catalog_reload_ms);
+  return 0;
+}
+
+void take_signals(Node& n) {
+  // A peer that vanishes mid-write must cost an EPIPE on that socket, not
+  // the process.
+  signal(SIGPIPE, SIG_IGN);
+  // Signals are taken by the main thread only: block them before any
+  // thread starts so every thread inherits the mask.
+  sigemptyset(&n.sigs);
+  sigaddset(&n.sigs, SIGINT);
+  sigaddset(&n.sigs, SIGTERM);
+  sigaddset(&n.sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &n.sigs, nullptr);
+}
+
+// An edge delivers while it is connected to the bus and following the log,
+// whether or not records are arriving right now; any other source once it
+// has pushed records and has not failed (`error` is written before `done`
+// is set, so it is read only after `done`).
+bool upstream_ready(const Source& source) {
+  if (const auto* follower = dynamic_cast<const BusSource*>(&source)) return follower->upstream_ready();
+  const SourceStatus& st = source.status();
+  return st.records.load() > 0 && !(st.done.load() && !st.error.empty());
+}
+
+const char* source_name(FeedSpec::Kind kind) {
+  switch (kind) {
+    case FeedSpec::Kind::Sim:
+      return "sim";
+    case FeedSpec::Kind::Replay:
+      return "replay";
+    case FeedSpec::Kind::Bus:
+      return "bus";
+    default:
+      return "none";
+  }
+}
+
+void write_feed_status(json::Writer& w, const Node& n) {
+  w.StartObject();
+  w.Key("source");
+  w.String(source_name(n.opt.feed.kind));
+  w.Key("records_applied");
+  w.Uint64(n.engine.applied());
+  w.Key("records_skipped");
+  w.Uint64(n.engine.skipped());
+  w.Key("batches");  // published by the engine; relay.batches trails it while the relay catches up
+  w.Uint64(n.feed_pipeline->batches());
+  w.Key("malformed");
+  w.Uint64(n.source->status().malformed.load());
+  w.Key("done");
+  w.Bool(n.source->status().done.load());
+  w.EndObject();
+}
+
+void write_bus_status(json::Writer& w, const Node& n) {
+  if (const auto* follower = dynamic_cast<const BusSource*>(n.source.get()))
+    write_follower_status(w, n.link, *follower);
+  else if (n.publisher)
+    write_publisher_status(w, n.link, *n.publisher);
+  else
+    w.Null();
+}
+
+// What REST reads of the node: the parts it serves from and, for
+// /v1/status, a writer per part (read only once `ready` is set).
+rest::RestInputs rest_inputs(Node& n) {
+  const Options& opt = n.opt;
+  rest::RestInputs ctx;
+  ctx.snapshots = &n.engine.store();
+  ctx.keys = n.key_store.get();
+  ctx.catalog = n.catalog;
+  ctx.catalog_updates = &n.catalog_source->published();
   ctx.stream.sports = opt.stream_sports;
   ctx.stream.ttl_s = opt.stream_ttl_s;
   ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
   ctx.http_threads = static_cast<uint32_t>(opt.http_threads);
   ctx.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
-  ctx.ready = &ready;
+  ctx.ready = &n.ready;
   ctx.trusted_proxies = opt.trust_proxy;
   ctx.public_url = opt.public_url;
-  ctx.open_stream = [&relay](rest::StreamTicket t, int fd, std::string pending) {
-    relay->adopt(std::move(t), fd, std::move(pending));
+  ctx.open_stream = [&n](rest::StreamTicket t, int fd, std::string pending) {
+    n.relay->adopt(std::move(t), fd, std::move(pending));
   };
-  ctx.relay_status = [&relay](json::Writer& w) { relay->write_status(w); };
-  ctx.webhook_status = [&webhooks](json::Writer& w) { webhooks->write_status(w); };
-  ctx.log_status = [&journal, dir = opt.data_dir](json::Writer& w) {
-    if (!journal) {
-      w.Null();
-      return;
-    }
-    const LogStats& st = journal->stats();
-    w.StartObject();
-    w.Key("data_dir");
-    json::str(w, dir);
-    w.Key("journal_records");
-    w.Uint64(st.records.load());
-    w.Key("journal_bytes");
-    w.Uint64(st.bytes.load());
-    w.Key("snapshots");
-    w.Uint64(st.snapshots.load());
-    w.Key("snapshot_failures");
-    w.Uint64(st.snapshot_failures.load());
-    w.Key("last_snapshot_seq");
-    w.Uint64(st.last_snapshot_seq.load());
-    w.Key("last_snapshot_bytes");
-    w.Uint64(st.last_snapshot_bytes.load());
-    w.Key("last_snapshot_ms");
-    w.Uint64(st.last_snapshot_ms.load());
-    w.Key("last_snapshot_copied");
-    w.Uint64(st.last_snapshot_copied.load());
-    w.Key("compaction_waits");
-    w.Uint64(st.compaction_waits.load());
-    w.Key("compaction_wait_ms");
-    w.Uint64(st.compaction_wait_ms.load());
-    w.Key("files_deleted");
-    w.Uint64(st.files_deleted.load());
-    w.Key("write_errors");
-    w.Uint64(st.write_errors.load());
-    w.EndObject();
-  };
-  ctx.downstream_clients = [&relay] { return relay->clients(); };
-  ctx.upstream_ready = [&source] {
-    // An edge delivers while it is connected to the bus and following the
-    // log, whether or not records are arriving right now.
-    if (const auto* follower = dynamic_cast<const BusSource*>(source.get())) return follower->upstream_ready();
-    // Any other source: it has pushed records and has not failed (`error`
-    // is written before `done` is set, so it is read only after `done`).
-    const SourceStatus& st = source->status();
-    return st.records.load() > 0 && !(st.done.load() && !st.error.empty());
-  };
-  ctx.bus_status = [&link, &source, &publisher](json::Writer& w) {
-    if (const auto* follower = dynamic_cast<const BusSource*>(source.get()))
-      write_follower_status(w, link, *follower);
-    else if (publisher)
-      write_publisher_status(w, link, *publisher);
-    else
-      w.Null();
-  };
-  ctx.started_ms = wall_ms();
-  const std::string source_name = opt.feed.kind == FeedSpec::Kind::Sim      ? "sim"
-                                  : opt.feed.kind == FeedSpec::Kind::Replay ? "replay"
-                                  : opt.feed.kind == FeedSpec::Kind::Bus    ? "bus"
-                                                                            : "none";
-  ctx.feed_status = [&engine, &source, &feed_pipeline, source_name](json::Writer& w) {
-    w.StartObject();
-    w.Key("source");
-    w.String(source_name.c_str());
-    w.Key("records_applied");
-    w.Uint64(engine.applied());
-    w.Key("records_skipped");
-    w.Uint64(engine.skipped());
-    w.Key("batches");  // published by the engine; relay.batches trails it while the relay catches up
-    w.Uint64(feed_pipeline->batches());
-    w.Key("malformed");
-    w.Uint64(source->status().malformed.load());
-    w.Key("done");
-    w.Bool(source->status().done.load());
-    w.EndObject();
-  };
-  if (opt.metrics_port == 0) ctx.metrics = &metrics_registry;  // else on its own listener, below
-  const int64_t started_ms = ctx.started_ms;
-  rest::RestApi api(std::move(ctx));
-  rest::HttpServerOptions http_opts;
-  http_opts.host = opt.host;
-  http_opts.port = opt.port;
-  http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
-  http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
-  http_opts.threads = static_cast<uint32_t>(opt.http_threads);
-  http_opts.trusted_proxies = &opt.trust_proxy;
-  rest::HttpServer http(http_opts, api);
-  api.set_server(&http);
-  register_node_metrics(metrics_registry, NodeParts{ready, engine, feed_pipeline, relay, journal, publisher, source,
-                                                    link, http, started_ms});
-  rest::MetricsHandler metrics_handler(metrics_registry);
-  std::unique_ptr<rest::HttpServer> metrics_http;
-  std::string err;
-  if (!http.start(err)) {
-    std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
-    return 1;
-  }
-  const char* shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
-  std::fprintf(stderr, "oddsrelay: listening on %s:%u (503 until the state is recovered)\n", shown_host, opt.port);
-  if (opt.metrics_port != 0) {
-    rest::HttpServerOptions mo = http_opts;
-    mo.host = opt.metrics_host;
-    mo.port = opt.metrics_port;
-    metrics_http = std::make_unique<rest::HttpServer>(mo, metrics_handler);
-    if (!metrics_http->start(err)) {
-      std::fprintf(stderr, "oddsrelay: metrics: %s\n", err.c_str());
-      return 1;
-    }
-    std::fprintf(stderr, "oddsrelay: metrics on http://%s:%u/metrics (no key)\n", opt.metrics_host.c_str(),
-                 metrics_http->port());
-  }
+  ctx.relay_status = [&n](json::Writer& w) { n.relay->write_status(w); };
+  ctx.webhook_status = [&n](json::Writer& w) { n.webhooks->write_status(w); };
+  ctx.log_status = [&n](json::Writer& w) { write_log_status(w, n.journal.get(), n.opt.data_dir); };
+  ctx.downstream_clients = [&n] { return n.relay->clients(); };
+  ctx.upstream_ready = [&n] { return upstream_ready(*n.source); };
+  ctx.bus_status = [&n](json::Writer& w) { write_bus_status(w, n); };
+  ctx.feed_status = [&n](json::Writer& w) { write_feed_status(w, n); };
+  ctx.started_ms = n.started_ms;
+  if (opt.metrics_port == 0) ctx.metrics = &n.metrics_registry;  // else on its own listener
+  return ctx;
+}
 
-  std::unique_ptr<FeedFileWriter> capture;
-  Pipeline pipeline(engine);
-  feed_pipeline = &pipeline;
+// The REST listener (503 until ready) and, with --metrics-listen, the
+// metrics one; /metrics reads the same parts as /v1/status.
+int start_listeners(Node& n) {
+  const Options& opt = n.opt;
+  n.started_ms = wall_ms();
+  n.api = std::make_unique<rest::RestApi>(rest_inputs(n));
+  n.http_opts.host = opt.host;
+  n.http_opts.port = opt.port;
+  n.http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
+  n.http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
+  n.http_opts.threads = static_cast<uint32_t>(opt.http_threads);
+  n.http_opts.trusted_proxies = &opt.trust_proxy;
+  n.http = std::make_unique<rest::HttpServer>(n.http_opts, *n.api);
+  n.api->set_server(n.http.get());
+  register_node_metrics(n.metrics_registry, NodeParts{n.ready, n.engine, n.feed_pipeline, n.relay, n.journal,
+                                                      n.publisher, n.source, n.link, *n.http, n.started_ms});
+  n.metrics_handler = std::make_unique<rest::MetricsHandler>(n.metrics_registry);
+  std::string err;
+  if (!n.http->start(err)) return fail(1, err);
+  n.shown_host = opt.host == "0.0.0.0" ? "127.0.0.1" : opt.host.c_str();
+  std::fprintf(stderr, "oddsrelay: listening on %s:%u (503 until the state is recovered)\n", n.shown_host, opt.port);
+  if (opt.metrics_port == 0) return 0;
+  rest::HttpServerOptions mo = n.http_opts;
+  mo.host = opt.metrics_host;
+  mo.port = opt.metrics_port;
+  n.metrics_http = std::make_unique<rest::HttpServer>(mo, *n.metrics_handler);
+  if (!n.metrics_http->start(err)) return fail(1, "metrics: " + err);
+  std::fprintf(stderr, "oddsrelay: metrics on http://%s:%u/metrics (no key)\n", opt.metrics_host.c_str(),
+               n.metrics_http->port());
+  return 0;
+}
+
+// An edge serves nothing before it holds a position of the bus's log.
+int join_bus_log(Node& n) {
+  std::string err;
+  if (!join_bus(n.link, n.engine, n.sigs, n.joined, err)) return fail(1, err);
+  const bus::JoinResult& j = n.joined;
+  const std::string from = j.from_snapshot ? "a snapshot (" + std::to_string(j.snapshot_events) + " events, " +
+                                                 std::to_string(j.snapshot_bytes) + " bytes, " +
+                                                 std::to_string(j.chunks) + " chunks)"
+                                           : "the log's start";
+  std::fprintf(stderr,
+               "oddsrelay: joined log %s at seq %" PRIu64 " from %s in %.0f ms; following %s from stream seq %" PRIu64
+               "\n",
+               j.epoch.c_str(), j.seq, from.c_str(), j.millis, n.link.url().str().c_str(), j.next_stream_seq);
+  return 0;
+}
+
+void print_recovery(const DataDirRecovery& r, int64_t retain_ended_ms) {
+  for (const auto& why : r.skipped_snapshots)
+    std::fprintf(stderr, "oddsrelay: snapshot skipped, falling back: %s\n", why.c_str());
+  std::fprintf(stderr,
+               "oddsrelay: log %s%s: snapshot at seq %" PRIu64 " (%" PRIu64 " events), %" PRIu64
+               " journal records replayed, %" PRIu64 " bad%s%s; seq=%" PRIu64 " in %.0f ms\n",
+               r.epoch.c_str(), r.created ? " (new)" : "", r.snapshot_seq, r.snapshot_events, r.replayed, r.bad_records,
+               r.torn_tail ? ", torn tail cut: " : "",
+               r.torn_tail ? (std::to_string(r.truncated_bytes) + " bytes").c_str() : "", r.seq, r.millis);
+  if (r.snapshot_retain_ended_ms != 0 && r.snapshot_retain_ended_ms != retain_ended_ms)
+    std::fprintf(stderr,
+                 "oddsrelay: note: the snapshot was kept with --retain-ended %" PRId64 " s; going on with %" PRId64
+                 " s (a replay of this log with one horizon throughout would differ)\n",
+                 r.snapshot_retain_ended_ms / 1000, retain_ended_ms / 1000);
+}
+
+// The log first: state is back before anything is served; the journal is
+// then the pipeline's durable stage.
+int recover_log(Node& n) {
+  const Options& opt = n.opt;
+  try {
+    DataDirRecovery r = recover_data_dir(opt.data_dir, n.engine);
+    print_recovery(r, opt.retain_ended_ms);
+    LogOptions lo;
+    lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
+    lo.snapshot_journal_pct = static_cast<uint32_t>(opt.snapshot_journal_pct);
+    lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
+    auto lw = std::make_unique<LogWriter>(opt.data_dir, lo);
+    std::string err;
+    if (!lw->open(r, err)) throw std::runtime_error(err);
+    n.journal = std::move(lw);
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  }
+  n.pipeline->set_log(n.journal.get());
+  return 0;
+}
+
+// The engine's starting state: the bus's log (an edge), the data dir's, or
+// a new epoch when no log is kept.
+int build_log(Node& n) {
+  const Options& opt = n.opt;
+  n.pipeline = std::make_unique<Pipeline>(n.engine);
+  n.feed_pipeline = n.pipeline.get();
   const std::string bus_url = opt.feed.kind == FeedSpec::Kind::Bus ? opt.feed.path : opt.publish;
   if (!bus_url.empty()) {
     bus::BusUrl url;
+    std::string err;
     if (!bus::parse_bus_url(bus_url, url, err) ||
-        !link.open(url, opt.publish.empty() ? "oddsrelay-edge" : "oddsrelay-ingest", err)) {
-      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
-      return 2;
-    }
+        !n.link.open(url, opt.publish.empty() ? "oddsrelay-edge" : "oddsrelay-ingest", err))
+      return fail(2, err);
   }
-  if (opt.feed.kind == FeedSpec::Kind::Bus) {
-    // An edge serves nothing before it holds a position of the log.
-    if (!join_bus(link, engine, sigs, joined, err)) {
-      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
-      return 1;
-    }
-    std::fprintf(stderr,
-                 "oddsrelay: joined log %s at seq %" PRIu64 " from %s in %.0f ms; following %s from stream seq %" PRIu64
-                 "\n",
-                 joined.epoch.c_str(), joined.seq,
-                 joined.from_snapshot
-                     ? ("a snapshot (" + std::to_string(joined.snapshot_events) + " events, " +
-                        std::to_string(joined.snapshot_bytes) + " bytes, " + std::to_string(joined.chunks) + " chunks)")
-                           .c_str()
-                     : "the log's start",
-                 joined.millis, link.url().str().c_str(), joined.next_stream_seq);
-  } else if (opt.data_dir.empty()) {
-    engine.set_epoch(new_epoch());  // no log kept: every start is a new one
-    engine.publish_restored();
-  } else {
-    // The log first: state is back before anything is served.
-    try {
-      DataDirRecovery r = recover_data_dir(opt.data_dir, engine);
-      for (const auto& why : r.skipped_snapshots)
-        std::fprintf(stderr, "oddsrelay: snapshot skipped, falling back: %s\n", why.c_str());
-      std::fprintf(stderr,
-                   "oddsrelay: log %s%s: snapshot at seq %" PRIu64 " (%" PRIu64 " events), %" PRIu64
-                   " journal records replayed, %" PRIu64 " bad%s%s; seq=%" PRIu64 " in %.0f ms\n",
-                   r.epoch.c_str(), r.created ? " (new)" : "", r.snapshot_seq, r.snapshot_events, r.replayed,
-                   r.bad_records, r.torn_tail ? ", torn tail cut: " : "",
-                   r.torn_tail ? (std::to_string(r.truncated_bytes) + " bytes").c_str() : "", r.seq, r.millis);
-      if (r.snapshot_retain_ended_ms != 0 && r.snapshot_retain_ended_ms != opt.retain_ended_ms)
-        std::fprintf(stderr,
-                     "oddsrelay: note: the snapshot was kept with --retain-ended %" PRId64 " s; going on with %" PRId64
-                     " s (a replay of this log with one horizon throughout would differ)\n",
-                     r.snapshot_retain_ended_ms / 1000, opt.retain_ended_ms / 1000);
-      LogOptions lo;
-      lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
-      lo.snapshot_journal_pct = static_cast<uint32_t>(opt.snapshot_journal_pct);
-      lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
-      auto lw = std::make_unique<LogWriter>(opt.data_dir, lo);
-      if (!lw->open(r, err)) throw std::runtime_error(err);
-      journal = std::move(lw);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "oddsrelay: %s\n", e.what());
-      return 1;
-    }
-    pipeline.set_log(journal.get());
-  }
+  if (opt.feed.kind == FeedSpec::Kind::Bus) return join_bus_log(n);
+  if (!opt.data_dir.empty()) return recover_log(n);
+  n.engine.set_epoch(new_epoch());  // no log kept: every start is a new one
+  n.engine.publish_restored();
+  return 0;
+}
+
+// The sinks after the journal: the capture file and the bus publisher.
+int build_recorders(Node& n) {
+  const Options& opt = n.opt;
+  std::string err;
   if (!opt.capture.empty()) {
-    capture = std::make_unique<FeedFileWriter>(FeedFileWriter::Options{false, 0});
-    if (!capture->open(opt.capture, err)) {
-      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
-      return 1;
-    }
-    pipeline.add_sink(capture.get());
+    n.capture = std::make_unique<FeedFileWriter>(FeedFileWriter::Options{false, 0});
+    if (!n.capture->open(opt.capture, err)) return fail(1, err);
+    n.pipeline->add_sink(n.capture.get());
   }
   if (!opt.publish.empty()) {
     bus::PublisherOptions po;
@@ -327,15 +363,17 @@ int run(const Options& opt) {
     po.snapshot_records = static_cast<uint64_t>(opt.publish_snapshot_every);
     po.snapshot_seconds = static_cast<int>(opt.publish_snapshot_interval_s);
     // The log continues on the bus after the state recovery left.
-    publisher = std::make_unique<bus::BusPublisher>(link, po, engine.current());
-    if (!publisher->start(err)) {
-      std::fprintf(stderr, "oddsrelay: %s\n", err.c_str());
-      return 1;
-    }
-    pipeline.add_sink(publisher.get());
+    n.publisher = std::make_unique<bus::BusPublisher>(n.link, po, n.engine.current());
+    if (!n.publisher->start(err)) return fail(1, err);
+    n.pipeline->add_sink(n.publisher.get());
   }
-  // The relay is a sink like the journal: it sees every batch, from the
-  // first one the source produces.
+  return 0;
+}
+
+// The relay and the webhooks are sinks like the journal: they see every
+// batch, from the first one the source produces.
+void build_outputs(Node& n) {
+  const Options& opt = n.opt;
   relay::RelayOptions relay_opts;
   relay_opts.live_update_ms = static_cast<int>(opt.ws_update_ms);
   relay_opts.ping_interval_ms = static_cast<int>(opt.ws_ping_ms);
@@ -345,94 +383,124 @@ int run(const Options& opt) {
   relay_opts.resume_window_ms = static_cast<int>(opt.resume_window_s * 1000);
   relay_opts.threads =
       opt.relay_threads > 0 ? static_cast<unsigned>(opt.relay_threads) : relay::default_relay_threads();
-  relay = std::make_unique<relay::RelayServer>(relay_opts, engine.store());
-  pipeline.add_sink(relay.get());
-  relay->start();
+  n.relay = std::make_unique<relay::RelayServer>(relay_opts, n.engine.store());
+  n.pipeline->add_sink(n.relay.get());
+  n.relay->start();
   relay::WebhookOptions hook_opts;
   hook_opts.max_attempts = static_cast<int>(opt.webhook_retries);
   hook_opts.timeout_ms = static_cast<int>(opt.webhook_timeout_ms);
   hook_opts.ca_file = opt.webhook_ca;
-  webhooks = std::make_unique<relay::Webhooks>(hook_opts, key_store);
-  pipeline.add_sink(webhooks.get());
-  webhooks->start();
-  pipeline.start();
+  n.webhooks = std::make_unique<relay::Webhooks>(hook_opts, *n.key_store);
+  n.pipeline->add_sink(n.webhooks.get());
+  n.webhooks->start();
+}
 
+// The feed last: everything it reaches exists. Then the node serves.
+void start_source(Node& n) {
+  const Options& opt = n.opt;
+  n.pipeline->start();
   if (opt.feed.kind == FeedSpec::Kind::Sim)
-    source = std::make_unique<SimSource>(opt.feed.sim, pipeline);
+    n.source = std::make_unique<SimSource>(opt.feed.sim, *n.pipeline);
   else if (opt.feed.kind == FeedSpec::Kind::Replay)
-    source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, pipeline);
+    n.source = std::make_unique<ReplaySource>(opt.feed.path, opt.feed.speed, *n.pipeline);
   else if (opt.feed.kind == FeedSpec::Kind::Bus)
-    source = std::make_unique<BusSource>(link, joined, pipeline, opt.bus_stale_after_ms);
+    n.source = std::make_unique<BusSource>(n.link, n.joined, *n.pipeline, opt.bus_stale_after_ms);
   else
-    source = std::make_unique<NoSource>();
-  source->start();
-  std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", source->describe().c_str());
-  ready.store(true, std::memory_order_release);
+    n.source = std::make_unique<NoSource>();
+  n.source->start();
+  std::fprintf(stderr, "oddsrelay: engine running, feed: %s\n", n.source->describe().c_str());
+  n.ready.store(true, std::memory_order_release);
 
-  std::fprintf(stderr, "oddsrelay: serving http://%s:%u/v1/status\n", shown_host, opt.port);
+  std::fprintf(stderr, "oddsrelay: serving http://%s:%u/v1/status\n", n.shown_host, opt.port);
   if (opt.public_url.set())
     std::fprintf(stderr, "oddsrelay: public URL %s/v1/status (%zu trusted proxy networks)\n",
                  opt.public_url.base.c_str(), opt.trust_proxy.size());
-  if (!demo_key.empty())
+  if (!n.demo_key.empty())
     std::fprintf(stderr,
                  "oddsrelay: demo API key (sandbox, all permissions): %s\n"
                  "  try: curl -H 'X-API-Key: %s' http://%s:%u/v1/live\n",
-                 demo_key.c_str(), demo_key.c_str(), shown_host, opt.port);
+                 n.demo_key.c_str(), n.demo_key.c_str(), n.shown_host, opt.port);
+}
 
-  uint64_t last_applied = engine.applied();
+// SIGHUP: reload the keys file (connections stay, the next request sees
+// the new keys; a bad file keeps the old ones) and the catalog.
+void reload(Node& n) {
+  if (!n.opt.keys.empty()) {
+    try {
+      auto fresh = rest::KeyStore::load(n.opt.keys);
+      std::fprintf(stderr, "oddsrelay: keys reloaded: %zu keys\n", fresh->size());
+      n.key_store->publish(std::move(fresh));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "oddsrelay: keys reload failed, keeping the old keys: %s\n", e.what());
+    }
+  }
+  if (!n.opt.catalog.empty()) n.catalog_reload->now("SIGHUP");
+}
+
+// The main thread's work while the node runs: signals, scheduled catalog
+// reloads and the progress line, until SIGINT/SIGTERM (or the replay's end
+// with --exit-after-replay).
+void serve_until_stopped(Node& n, uint64_t& last_applied) {
+  const Options& opt = n.opt;
+  last_applied = n.engine.applied();
   const double tick_s = opt.exit_after_replay ? 0.05 : (opt.progress_s > 0 ? opt.progress_s : 3600);
   double since_progress = 0;
   for (;;) {
-    const double wait_s = catalog_reload.seconds_until_due(tick_s);
+    const double wait_s = n.catalog_reload->seconds_until_due(tick_s);
     timespec ts{static_cast<time_t>(wait_s), static_cast<long>((wait_s - static_cast<time_t>(wait_s)) * 1e9)};
-    int sig = sigtimedwait(&sigs, nullptr, &ts);
-    if (sig == SIGINT || sig == SIGTERM) break;
+    int sig = sigtimedwait(&n.sigs, nullptr, &ts);
+    if (sig == SIGINT || sig == SIGTERM) return;
     if (sig == SIGHUP) {
-      // Reload the keys file; connections stay, the next request sees the
-      // new keys. A bad file keeps the old keys.
-      if (!opt.keys.empty()) {
-        try {
-          auto fresh = rest::KeyStore::load(opt.keys);
-          std::fprintf(stderr, "oddsrelay: keys reloaded: %zu keys\n", fresh->size());
-          key_store.publish(std::move(fresh));
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "oddsrelay: keys reload failed, keeping the old keys: %s\n", e.what());
-        }
-      }
-      if (!opt.catalog.empty()) catalog_reload.now("SIGHUP");
+      reload(n);
       continue;
     }
-    catalog_reload.poll();
+    n.catalog_reload->poll();
     since_progress += wait_s;
     if (opt.progress_s > 0 && since_progress >= opt.progress_s) {
-      print_progress(engine, *source, last_applied, since_progress);
+      print_progress(n.engine, *n.source, last_applied, since_progress);
       since_progress = 0;
     }
-    if (opt.exit_after_replay && source->status().done && pipeline.idle()) break;
+    if (opt.exit_after_replay && n.source->status().done && n.pipeline->idle()) return;
   }
+}
 
-  http.stop();  // no new streams
-  if (metrics_http) metrics_http->stop();
-  source->stop();
-  pipeline.stop();
+// The start-up order backwards, so that every applied record reaches the
+// journal; the last line holds the state's digest.
+int shut_down(Node& n, uint64_t& last_applied) {
+  n.http->stop();  // no new streams
+  if (n.metrics_http) n.metrics_http->stop();
+  n.source->stop();
+  n.pipeline->stop();
   // What the bus has not stored yet gets a few seconds (docs/architecture.md
   // "Scale-out": what a restart does with the rest).
-  if (publisher) publisher->stop(5000);
-  relay->stop();  // after the last batch: the pipeline calls into it until then
-  webhooks->stop();
-  if (capture) capture->close();
-  if (journal) journal->close();  // after the pipeline: every sealed batch is written
-  publisher.reset();
-  link.close();
-  print_progress(engine, *source, last_applied, 0);
-  SnapshotPtr s = engine.current();
+  if (n.publisher) n.publisher->stop(5000);
+  n.relay->stop();  // after the last batch: the pipeline calls into it until then
+  n.webhooks->stop();
+  if (n.capture) n.capture->close();
+  if (n.journal) n.journal->close();  // after the pipeline: every sealed batch is written
+  n.publisher.reset();
+  n.link.close();
+  print_progress(n.engine, *n.source, last_applied, 0);
+  SnapshotPtr s = n.engine.current();
   std::fprintf(stderr, "oddsrelay: stopped; state seq=%" PRIu64 " digest=%016" PRIx64 " epoch=%s\n", s->seq,
                state_digest(*s), s->epoch.c_str());
-  if (!source->status().error.empty()) {
-    std::fprintf(stderr, "oddsrelay: feed error: %s\n", source->status().error.c_str());
-    return 1;
-  }
+  if (!n.source->status().error.empty()) return fail(1, "feed error: " + n.source->status().error);
   return 0;
+}
+
+int run(const Options& opt) {
+  Node n(opt);
+  if (int rc = load_inputs(n)) return rc;
+  take_signals(n);
+  n.engine.set_retain_ended_ms(opt.retain_ended_ms);  // before any record: replays must evict alike
+  if (int rc = start_listeners(n)) return rc;
+  if (int rc = build_log(n)) return rc;
+  if (int rc = build_recorders(n)) return rc;
+  build_outputs(n);
+  start_source(n);
+  uint64_t last_applied = 0;
+  serve_until_stopped(n, last_applied);
+  return shut_down(n, last_applied);
 }
 
 }  // namespace

@@ -43,29 +43,6 @@ void write_state(TextWriter& w, const NodeParts& p) {
   w.single("oddsrelay_state_bytes", Type::Gauge, "The engine's estimate of the bytes its state holds.", s->bytes);
 }
 
-void write_relay(TextWriter& w, const relay::RelayStats& r) {
-  auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
-  w.family("oddsrelay_stream_subscribers", Type::Gauge, "Streams connected, by stream.");
-  w.sample("oddsrelay_stream_subscribers", {{"stream", "pt-ws"}}, get(r.pt_connections));
-  w.sample("oddsrelay_stream_subscribers", {{"stream", "ws"}}, get(r.ws_connections));
-  w.single("oddsrelay_stream_accepted_total", Type::Counter, "Streams accepted (within their key's slots).",
-           get(r.accepted));
-  w.single("oddsrelay_stream_frames_delivered_total", Type::Counter,
-           "Frames queued to subscribers (one per frame per subscriber).", get(r.deliveries));
-  w.single("oddsrelay_stream_frames_conflated_total", Type::Counter,
-           "Queued frames replaced by a newer one of their channel while a write was in flight.", get(r.conflated));
-  w.single("oddsrelay_stream_written_bytes_total", Type::Counter, "Bytes written to stream sockets.",
-           get(r.bytes_written));
-  w.family("oddsrelay_stream_closes_total", Type::Counter,
-           "Streams the server closed, by reason (queue_limit, stalled, soft_limit: slow consumers; heartbeat; "
-           "protocol).");
-  w.sample("oddsrelay_stream_closes_total", {{"reason", "queue_limit"}}, get(r.closed_slow));
-  w.sample("oddsrelay_stream_closes_total", {{"reason", "stalled"}}, get(r.closed_stalled));
-  w.sample("oddsrelay_stream_closes_total", {{"reason", "soft_limit"}}, get(r.closed_soft_limit));
-  w.sample("oddsrelay_stream_closes_total", {{"reason", "heartbeat"}}, get(r.closed_heartbeat));
-  w.sample("oddsrelay_stream_closes_total", {{"reason", "protocol"}}, get(r.closed_protocol));
-}
-
 void write_journal(TextWriter& w, const NodeParts& p) {
   const LogStats& st = p.journal->stats();
   const uint64_t sealed = p.pipeline->sealed_seq();
@@ -75,8 +52,7 @@ void write_journal(TextWriter& w, const NodeParts& p) {
   w.single("oddsrelay_journal_unsynced_records", Type::Gauge,
            "Records sealed by the engine and not yet fdatasync'd (written or not).",
            behind(sealed, st.synced_seq.load(std::memory_order_relaxed)));
-  w.single("oddsrelay_journal_write_errors_total", Type::Counter, "Journal appends that failed.",
-           st.write_errors.load(std::memory_order_relaxed));
+  metrics::write_families(w, st, log_stats());
 }
 
 void write_bus(TextWriter& w, const NodeParts& p) {
@@ -107,6 +83,39 @@ void write_bus(TextWriter& w, const NodeParts& p) {
 
 }  // namespace
 
+metrics::StatTable<LogStats> log_stats() {
+  using S = LogStats;
+  static constexpr metrics::Stat<S> kLogStats[] = {
+      {"journal_records", &S::records},
+      {"journal_bytes", &S::bytes},
+      {"snapshots", &S::snapshots},
+      {"snapshot_failures", &S::snapshot_failures},
+      {"last_snapshot_seq", &S::last_snapshot_seq},
+      {"last_snapshot_bytes", &S::last_snapshot_bytes},
+      {"last_snapshot_ms", &S::last_snapshot_ms},
+      {"last_snapshot_copied", &S::last_snapshot_copied},
+      {"compaction_waits", &S::compaction_waits},
+      {"compaction_wait_ms", &S::compaction_wait_ms},
+      {"files_deleted", &S::files_deleted},
+      {"write_errors",
+       &S::write_errors,
+       {"oddsrelay_journal_write_errors_total", Type::Counter, "Journal appends that failed."}},
+  };
+  return kLogStats;
+}
+
+void write_log_status(json::Writer& w, const LogWriter* journal, const std::string& dir) {
+  if (!journal) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("data_dir");
+  json::str(w, dir);
+  metrics::write_status_fields(w, journal->stats(), log_stats());
+  w.EndObject();
+}
+
 void register_node_metrics(metrics::Registry& registry, const NodeParts& parts) {
   registry.add([p = parts](TextWriter& w) {
     const bool ready = p.ready.load(std::memory_order_acquire);
@@ -121,7 +130,7 @@ void register_node_metrics(metrics::Registry& registry, const NodeParts& parts) 
     metrics::write_data_path(w);
     if (!ready) return;
     write_state(w, p);
-    write_relay(w, p.relay->stats());
+    metrics::write_families(w, p.relay->stats(), relay::relay_stats());
     if (p.journal) write_journal(w, p);
     write_bus(w, p);
   });

@@ -1,20 +1,23 @@
 // What /metrics shows of one oddsrelay node: main() hands over its parts and
 // this registers the collectors that read them at scrape time (the same
-// counters /v1/status reads, so the two agree), beside the data-path
-// histograms, the REST request counts and the process basics. The full list
-// with types and labels is docs/metrics.md.
+// counters /v1/status reads, so the two agree: the components' stat tables
+// write both), beside the data-path histograms, the REST request counts and
+// the process basics. The full list with types and labels is docs/metrics.md.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "engine/bus/bus_publisher.h"
 #include "engine/bus/nats_link.h"
 #include "engine/core/pipeline.h"
 #include "engine/sources/sources.h"
 #include "engine/storage/log_writer.h"
+#include "protocol/json_out.h"
 #include "protocol/metrics/registry.h"
+#include "protocol/metrics/stat_table.h"
 #include "relay/relay_server.h"
 #include "rest/http_server.h"
 
@@ -38,5 +41,14 @@ struct NodeParts {
 };
 
 void register_node_metrics(metrics::Registry& registry, const NodeParts& parts);
+
+// The journal's LogStats described once (protocol/metrics/stat_table.h):
+// the /v1/status "log" fields after data_dir, in order, and the /metrics
+// family of those exposed. The log is engine/storage's; the node is where
+// its counters meet both views.
+metrics::StatTable<LogStats> log_stats();
+
+// /v1/status "log": data_dir and the journal's counters; null without --data-dir.
+void write_log_status(json::Writer& w, const LogWriter* journal, const std::string& dir);
 
 }  // namespace oddsrelay

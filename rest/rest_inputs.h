@@ -1,6 +1,9 @@
-// What the REST API is given by the server's main: the engine's snapshots,
-// the keys, the catalog, and callbacks into the other components for
-// /v1/status. Filled once before the HTTP listener starts.
+// RestInputs: what the REST API is given by the node (tools/oddsrelay/main.cc):
+// the engine's snapshots, the keys, the catalog, and callbacks into the other
+// components for /v1/status. Filled once before the HTTP listener starts.
+// The REST objects, from the widest to the narrowest: RestInputs (given by
+// the node), RestShared (shared by every REST loop), LoopCaches (one loop's
+// own), Call (one request); RestApi is the handler that holds them.
 #pragma once
 
 #include <atomic>
@@ -22,7 +25,7 @@ namespace oddsrelay::rest {
 
 class HttpServer;
 
-struct RestContext {
+struct RestInputs {
   const SnapshotStore* snapshots = nullptr;
   const Published<KeyStore>* keys = nullptr;
   CatalogPtr catalog;  // the market dictionary; null: /v1/markets answers 404

@@ -1,5 +1,5 @@
-// What the REST handlers share across requests and loops: the context from
-// main, the limiters (exact across loops: rest/rate_limiter.h), the stream
+// RestShared: what the REST handlers share across requests and loops: the
+// inputs from the node (RestInputs), the limiters (exact across loops: rest/rate_limiter.h), the stream
 // signer and the explorer's demo key; and each loop's own answer caches
 // (rest/loop_caches.h). Built once by RestApi; handlers reach it through
 // their Call.
@@ -13,17 +13,17 @@
 #include "rest/handshake_limiter.h"
 #include "rest/loop_caches.h"
 #include "rest/rate_limiter.h"
-#include "rest/rest_context.h"
+#include "rest/rest_inputs.h"
 #include "rest/stream_addon.h"
 
 namespace oddsrelay::rest {
 
-struct RestState {
-  explicit RestState(RestContext c);
+struct RestShared {
+  explicit RestShared(RestInputs c);
 
   bool ready() const { return !ctx.ready || ctx.ready->load(std::memory_order_acquire); }
 
-  RestContext ctx;
+  RestInputs ctx;
   RateLimiter limiter;
   HandshakeLimiter handshakes;
   std::vector<std::unique_ptr<LoopCaches>> loops;  // one per REST loop (ctx.http_threads)

@@ -1,201 +1,27 @@
-#include "engine/storage/snapshot_file.h"
-
-#include <fcntl.h>
+// The reading half of a snapshot file (snapshot_file.h): every line's
+// checksum checked, the header, then the `state` lines parsed back into the
+// engine's entries with the feed parser (one codec for the journal and the
+// snapshot) up to an `end` line that must match. Recovery loads a data dir's
+// newest valid snapshot through this; an edge loads the bus's.
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
-#include <memory>
-#include <vector>
+#include <string>
+#include <string_view>
 
 #include "engine/storage/fs_util.h"
-#include "protocol/event_id.h"
+#include "engine/storage/snapshot_file.h"
 #include "protocol/feed_reader.h"
 #include "protocol/feed_writer.h"
-#include "protocol/json_out.h"
 
 namespace oddsrelay {
 namespace {
-
-// ---- writing ----
-
-void write_markets(json::Writer& w, const MarketList& markets) {
-  w.StartArray();
-  for (const MarketRef& m : markets) {
-    w.StartArray();
-    w.Uint(m.id);
-    w.StartArray();
-    for (const Line& l : m->lines) {
-      w.StartArray();
-      json::str(w, l.key.view());
-      w.Uint(l.suspended);
-      w.Int64(l.ls);
-      w.StartArray();
-      for (uint32_t i = l.first; i < l.first + l.count; ++i) {
-        const Outcome& o = m->outcomes[i];
-        w.StartArray();
-        w.Uint(o.id);
-        w.Int(o.price);
-        w.Uint(o.flags);
-        w.Int(o.prev_price);
-        w.Int64(o.ts);
-        w.EndArray();
-      }
-      w.EndArray();
-      w.EndArray();
-    }
-    w.EndArray();
-    w.EndArray();
-  }
-  w.EndArray();
-}
-
-// A nested feed record (event, score or stats) written by the feed writer,
-// so that the loader parses it with the feed parser: one codec for both.
-void write_nested(json::Writer& w, const char* key, feed::Record&& r, std::string& scratch) {
-  scratch.clear();
-  feed::write_record(r, scratch);
-  w.Key(key);
-  w.RawValue(scratch.data(), scratch.size(), rapidjson::kObjectType);
-}
-
-void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
-  const size_t start = out.size();
-  {
-    json::StringSink sink(out);
-    json::Writer w(sink);
-    w.StartObject();
-    w.Key("at");
-    w.Int64(e.updated_at);
-    w.Key("op");
-    w.String("state");
-    w.Key("id");
-    json::str(w, e.key);
-    w.Key("n");
-    w.Uint64(e.number);
-    if (e.info) {
-      feed::Record r;
-      r.at = e.updated_at;
-      r.id = e.key;
-      r.body = e.info;
-      write_nested(w, "event", std::move(r), scratch);
-    }
-    if (!e.markets.empty()) {
-      w.Key("markets");
-      write_markets(w, e.markets);
-    }
-    if (const LineHistory* h = e.history.get()) {  // withdrawn lines, as last read
-      w.Key("withdrawn");
-      w.StartObject();
-      w.Key("dropped");
-      w.Uint(h->dropped);
-      w.Key("markets");
-      write_markets(w, h->markets);
-      w.EndObject();
-    }
-    if (const ScoreState* s = e.score.get()) {
-      w.Key("score");
-      w.StartObject();
-      feed::Record r;
-      r.at = s->ts;
-      r.id = e.key;
-      r.body = s->last;
-      write_nested(w, "rec", std::move(r), scratch);
-      w.Key("tl");
-      w.StartArray();
-      for (const ScorePoint& p : s->timeline) {
-        w.StartArray();
-        w.Int64(p.at);
-        w.Int(p.home);
-        w.Int(p.away);
-        json::str(w, p.clock);
-        w.EndArray();
-      }
-      w.EndArray();
-      if (s->ended) {
-        w.Key("end");
-        w.StartObject();
-        w.Key("v");
-        w.Uint(s->final_version);
-        w.Key("at");
-        w.Int64(s->final_at);
-        w.Key("res");
-        w.String(feed::result_name(s->final_result));
-        w.Key("final");
-        if (s->final_score) {
-          w.StartArray();
-          w.Int(s->final_score->first);
-          w.Int(s->final_score->second);
-          w.EndArray();
-        } else {
-          w.Null();
-        }
-        w.Key("odds");
-        write_markets(w, s->odds_at_end);
-        w.EndObject();
-      }
-      w.EndObject();
-    }
-    if (const StatsState* st = e.stats.get()) {
-      feed::StatsRec sr;
-      sr.values = st->values;
-      sr.final = st->final;
-      feed::Record r;
-      r.at = st->ts;
-      r.id = e.key;
-      r.body = sr;
-      write_nested(w, "stats", std::move(r), scratch);
-    }
-    w.EndObject();
-  }
-  feed::append_checksum(out, start);
-  out += '\n';
-}
-
-void write_header(const Snapshot& s, std::string& out) {
-  const size_t start = out.size();
-  {
-    json::StringSink sink(out);
-    json::Writer w(sink);
-    w.StartObject();
-    w.Key("op");
-    w.String("header");
-    w.Key("format");
-    w.String("oddsfeed");
-    w.Key("version");
-    w.Int(1);
-    w.Key("provider");
-    w.String("s7");
-    w.Key("kind");
-    w.String("snapshot");
-    w.Key("epoch");
-    json::str(w, s.epoch);
-    w.Key("seq");
-    w.Uint64(s.seq);
-    w.Key("clock");
-    w.Int64(s.clock);
-    w.Key("last_live_at");
-    w.Int64(s.last_live_at);
-    w.Key("feed_clock");
-    w.Int64(s.feed_clock);
-    w.Key("evicted");
-    w.Uint64(s.evicted);
-    w.Key("retain_ended");
-    w.Int64(s.retain_ended_ms);
-    w.EndObject();
-  }
-  feed::append_checksum(out, start);
-  out += '\n';
-}
-
-// ---- reading ----
 
 using Value = rapidjson::Value;
 
@@ -402,167 +228,6 @@ bool read_header(rapidjson::Document& d, SnapshotInfo& info, Engine::Position& p
 
 }  // namespace
 
-namespace {
-
-// Reads ranges of the previous snapshot file, in ascending order, through
-// one buffer of about 1 MiB.
-class PreviousFile {
- public:
-  explicit PreviousFile(const std::string& path)
-      : fd_(path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
-  ~PreviousFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  PreviousFile(const PreviousFile&) = delete;
-  PreviousFile& operator=(const PreviousFile&) = delete;
-  bool ok() const { return fd_ >= 0; }
-
-  // The line at [offset, offset + length) if it is whole and passes its
-  // checksum; empty otherwise.
-  std::string_view line(uint64_t offset, uint32_t length) {
-    if (fd_ < 0 || length < 2) return {};
-    if (offset < at_ || offset + length > at_ + buf_.size()) {
-      buf_.resize(std::max<size_t>(length, 1 << 20));
-      ssize_t n = ::pread(fd_, buf_.data(), buf_.size(), static_cast<off_t>(offset));
-      at_ = offset;
-      buf_.resize(n > 0 ? static_cast<size_t>(n) : 0);
-      if (buf_.size() < length) return {};
-    }
-    std::string_view l(buf_.data() + (offset - at_), length);
-    if (l.back() != '\n' || feed::verify_checksum(l.substr(0, length - 1)) != feed::ChecksumState::Valid) return {};
-    return l;
-  }
-
- private:
-  int fd_;
-  std::string buf_;
-  uint64_t at_ = 0;
-};
-
-// encode_snapshot, and with `reuse` the copying writer: `prev` describes
-// the file `from` reads, `next` receives the new file's layout.
-uint64_t encode(const Snapshot& s, const std::function<void(std::string&)>& flush, const SnapshotLayout* prev,
-                PreviousFile* from, SnapshotLayout* next, uint64_t& copied) {
-  std::string out, scratch;
-  out.reserve(1 << 20);
-  uint64_t flushed = 0;  // bytes handed to flush so far: the file offset of out[0]
-  auto emit = [&] {
-    flushed += out.size();
-    flush(out);
-  };
-  write_header(s, out);
-  uint64_t events = 0;
-  // Sorted by number: the same state always gives the same file.
-  std::vector<const EventEntry*> entries;
-  entries.reserve(s.events.size());
-  s.events.for_each([&](const EventEntry& e) { entries.push_back(&e); });
-  std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->number < b->number; });
-  if (next) {
-    next->lines.clear();
-    next->lines.reserve(entries.size());
-  }
-  size_t p = 0;  // walks prev->lines along with the entries (both by number)
-  for (const EventEntry* e : entries) {
-    const size_t start = out.size();
-    bool done = false;
-    if (prev && from) {
-      while (p < prev->lines.size() && prev->lines[p].number < e->number) ++p;
-      if (p < prev->lines.size()) {
-        const SnapshotLayout::Line& l = prev->lines[p];
-        if (l.number == e->number && l.edit == e->edit && l.updated_at == e->updated_at) {
-          std::string_view bytes = from->line(l.offset, l.length);
-          if (!bytes.empty()) {
-            out.append(bytes);
-            ++copied;
-            done = true;
-          }
-        }
-      }
-    }
-    if (!done) write_entry(*e, out, scratch);
-    if (next)
-      next->lines.push_back(
-          {e->number, e->edit, e->updated_at, flushed + start, static_cast<uint32_t>(out.size() - start)});
-    ++events;
-    if (out.size() >= (1 << 20)) emit();
-  }
-  const size_t start = out.size();
-  {
-    json::StringSink sink(out);
-    json::Writer w(sink);
-    w.StartObject();
-    w.Key("op");
-    w.String("end");
-    w.Key("events");
-    w.Uint64(events);
-    w.Key("seq");
-    w.Uint64(s.seq);
-    w.EndObject();
-  }
-  feed::append_checksum(out, start);
-  out += '\n';
-  emit();
-  return events;
-}
-
-}  // namespace
-
-uint64_t encode_snapshot(const Snapshot& s, const std::function<void(std::string&)>& flush) {
-  uint64_t copied = 0;
-  return encode(s, flush, nullptr, nullptr, nullptr, copied);
-}
-
-bool write_snapshot_file(const Snapshot& s, const std::string& path, SnapshotInfo& info, std::string& err,
-                         SnapshotLayout* layout, const std::function<void()>& renamed) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (layout) *layout = {};
-    return err = "cannot create " + tmp + ": " + std::strerror(errno), false;
-  }
-  uint64_t bytes = 0, copied = 0;
-  bool ok = true;
-  SnapshotLayout next;
-  uint64_t events;
-  {
-    PreviousFile from(layout ? layout->path : std::string());
-    events = encode(
-        s,
-        [&](std::string& out) {
-          if (ok && !write_fully(fd, out, err)) ok = false;
-          bytes += out.size();
-          out.clear();
-        },
-        layout && from.ok() ? layout : nullptr, &from, layout ? &next : nullptr, copied);
-  }
-  if (ok && ::fsync(fd) != 0) {
-    err = "fsync " + tmp + ": " + std::strerror(errno);
-    ok = false;
-  }
-  ::close(fd);
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = "rename " + tmp + ": " + std::strerror(errno);
-    ok = false;
-  }
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    if (layout) *layout = {};
-    return false;
-  }
-  if (layout) {
-    next.path = path;
-    *layout = std::move(next);
-  }
-  if (renamed) renamed();
-  sync_dir_of(path);
-  info.epoch = s.epoch;
-  info.seq = s.seq;
-  info.events = events;
-  info.bytes = bytes;
-  info.copied = copied;
-  return true;
-}
-
 bool read_snapshot_header(const std::string& path, SnapshotInfo& info, std::string& err) {
   err.clear();
   CheckedLines lines(path);
@@ -574,17 +239,20 @@ bool read_snapshot_header(const std::string& path, SnapshotInfo& info, std::stri
   return true;
 }
 
-bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::string& err) {
-  err.clear();
-  CheckedLines lines(path);
-  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+namespace {
+
+// Walks a snapshot file: the header, then every `state` line handed to
+// `on_state` (which returns why it refuses one, empty when it takes it), up
+// to an `end` line whose counts must be the file's. Sets info.events and
+// info.bytes; every failure is "path: why".
+bool walk_snapshot(CheckedLines& lines, const std::string& path, SnapshotInfo& info, Engine::Position& pos,
+                   std::string& err, const std::function<std::string(const rapidjson::Document&)>& on_state) {
   rapidjson::Document d;
   auto fail = [&](const std::string& why) {
     err = path + ": " + why;
     return false;
   };
   if (!lines.next(d, err)) return fail(err.empty() ? "empty" : err);
-  Engine::Position pos;
   if (!read_header(d, info, pos, err)) return fail(err);
   uint64_t events = 0;
   for (;;) {
@@ -597,6 +265,10 @@ bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::strin
       break;
     }
     if (std::strcmp(op, "state") != 0) return fail("line " + std::to_string(lines.line_no()) + ": unexpected op");
+    if (on_state) {
+      std::string why = on_state(d);
+      if (!why.empty()) return fail(why);
+    }
     ++events;
   }
   info.events = events;
@@ -604,49 +276,40 @@ bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::strin
   return true;
 }
 
-namespace {
-
 bool load_snapshot_lines(CheckedLines& lines, const std::string& path, Engine& engine, SnapshotInfo& info,
                          std::string& err) {
-  rapidjson::Document d;
-  auto fail = [&](const std::string& why) {
-    err = path + ": " + why;
-    return false;
-  };
-  if (!lines.next(d, err)) return fail(err.empty() ? "empty" : err);
-  Engine::Position pos;
-  if (!read_header(d, info, pos, err)) return fail(err);
-  const bool old_header = pos.feed_clock == INT64_MIN;
-  if (old_header) pos.feed_clock = pos.clock;
   feed::FeedParser parser;
-  uint64_t events = 0, prev_number = 0;
-  for (;;) {
-    if (!lines.next(d, err)) return fail(err.empty() ? "no end line (cut short)" : err);
-    const char* op = d.HasMember("op") && d["op"].IsString() ? d["op"].GetString() : "";
-    if (std::strcmp(op, "end") == 0) {
-      if (!d.HasMember("events") || !d["events"].IsUint64() || d["events"].GetUint64() != events ||
-          !d.HasMember("seq") || !d["seq"].IsUint64() || d["seq"].GetUint64() != info.seq)
-        return fail("end line does not match the file");
-      break;
-    }
-    if (std::strcmp(op, "state") != 0) return fail("line " + std::to_string(lines.line_no()) + ": unexpected op");
+  uint64_t prev_number = 0;
+  int64_t newest_at = INT64_MIN;
+  Engine::Position pos;
+  auto restore = [&](const rapidjson::Document& d) -> std::string {
     EventEntry e;
-    if (!read_entry(d, parser, e, err)) return fail("line " + std::to_string(lines.line_no()) + ": " + err);
-    if (e.number <= prev_number) return fail("events out of order");
+    std::string why;
+    if (!read_entry(d, parser, e, why)) return "line " + std::to_string(lines.line_no()) + ": " + why;
+    if (e.number <= prev_number) return "events out of order";
     prev_number = e.number;
-    if (old_header) pos.feed_clock = std::max(pos.feed_clock, e.updated_at);
+    newest_at = std::max(newest_at, e.updated_at);
     engine.restore_entry(std::move(e));
-    ++events;
-  }
+    return {};
+  };
+  if (!walk_snapshot(lines, path, info, pos, err, restore)) return false;
+  // A header of the log's first version has no feed_clock: the newest `at`.
+  if (pos.feed_clock == INT64_MIN) pos.feed_clock = std::max(pos.clock, newest_at);
   engine.set_epoch(info.epoch);
   engine.restore_position(pos);
   engine.publish_restored();
-  info.events = events;
-  info.bytes = lines.bytes();
   return true;
 }
 
 }  // namespace
+
+bool check_snapshot_file(const std::string& path, SnapshotInfo& info, std::string& err) {
+  err.clear();
+  CheckedLines lines(path);
+  if (!lines.ok()) return err = "cannot open " + path + ": " + std::strerror(errno), false;
+  Engine::Position pos;
+  return walk_snapshot(lines, path, info, pos, err, nullptr);
+}
 
 bool load_snapshot_file(const std::string& path, Engine& engine, SnapshotInfo& info, std::string& err) {
   err.clear();
