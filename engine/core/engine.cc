@@ -370,7 +370,10 @@ void Engine::track_touched() {
   EventEntry* e = std::exchange(touched_, nullptr);
   if (!e) return;
   const bool now = retirable(*e);
-  if (touched_was_ && now && touched_at_ == e->updated_at && !e->empty()) return;
+  if (touched_was_ && now && !e->empty()) {
+    if (touched_at_ != e->updated_at) retiring_.move(touched_at_, e->updated_at, e->number);
+    return;
+  }
   if (touched_was_) retiring_.remove(touched_at_, e->number);
   if (e->empty()) return drop_entry(e->number, false);
   if (now) retiring_.add(e->updated_at, e->number);
