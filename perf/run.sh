@@ -12,7 +12,7 @@
 # applied, state digests equal, bodies right, no gaps), prints its figures
 # and asserts no timing: figures from a quick run are not results, but a
 # benchmark that breaks fails it. CI runs it after the tests. The soak
-# (perf/soak/run.sh, a compressed month) runs only in --quick, as two days.
+# (perf/soak/run.sh, a compressed month) runs only in --quick, as one day.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 quick=
@@ -26,11 +26,13 @@ for a in "$@"; do
   esac
 done
 build=${build:-build}
+mode=${quick:+quick}
+mode=${mode:-full}
 for b in oddsrelay oddsfeed oddsload perf/bench_apply perf/bench_parse perf/bench_memory perf/bench_line_history perf/bench_log; do
   [ -x "$build/$b" ] || { echo "perf/run.sh: no $build/$b (build with: cmake --preset release && cmake --build build -j2)" >&2; exit 1; }
 done
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)   load: $(cut -d' ' -f1-3 /proc/loadavg)   mode: ${quick:+quick}${quick:-full}   date: $(date -u '+%F %T UTC')"
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)   load: $(cut -d' ' -f1-3 /proc/loadavg)   mode: $mode   date: $(date -u '+%F %T UTC')"
 failed=()
 skipped=()
 t_all=$(date +%s)
@@ -68,10 +70,10 @@ if [ -n "$quick" ]; then
   run bash perf/log/run.sh "$build" 20000 40000
   run bash perf/rest/run.sh "$build" 1 8
   run bash perf/catalog/run.sh "$build" 1 4
-  run bash perf/relay/run.sh "$build" 5 100 500
+  run bash perf/relay/run.sh "$build" 4 100 500
   run bash perf/bus/run.sh "$build" 20000 3
   soak_out=$(mktemp -d)
-  SOAK_DAYS=2 SOAK_HORIZON=12h SOAK_EVERY=0.2 run bash perf/soak/run.sh "$build" "$soak_out"
+  SOAK_DAYS=1 SOAK_HORIZON=6h SOAK_EVERY=0.2 run bash perf/soak/run.sh "$build" "$soak_out"
   rm -rf "$soak_out"
 else
   run gbench "$build/perf/bench_apply" --benchmark_format=console
@@ -87,7 +89,7 @@ else
   run bash perf/bus/run.sh "$build"
 fi
 echo
-echo "perf/run.sh: ${quick:+quick}${quick:-full} run took $(( $(date +%s) - t_all )) s"
+echo "perf/run.sh: $mode run took $(( $(date +%s) - t_all )) s"
 if [ ${#skipped[@]} -gt 0 ]; then
   echo "perf/run.sh: ${#skipped[@]} benchmark(s) skipped (reason above each):" >&2
   printf '  %s\n' "${skipped[@]}" >&2
