@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "engine/sources/simulator.h"
 
@@ -29,6 +30,18 @@ uint64_t rss_bytes() {
   int n = std::fscanf(f, "%lu %lu", &size, &resident);
   std::fclose(f);
   return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+size_t bench_records(size_t full) {
+  const char* v = std::getenv("ODDSRELAY_BENCH_RECORDS");
+  if (!v || !*v) return full;
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  if (*end != 0 || n == 0) {
+    std::fprintf(stderr, "ODDSRELAY_BENCH_RECORDS=%s is not a positive number\n", v);
+    std::exit(2);
+  }
+  return static_cast<size_t>(n);
 }
 
 }  // namespace oddsrelay::perf

@@ -19,4 +19,9 @@ SimFeed sim_market_records(size_t n, uint32_t events = 2000, uint64_t seed = 1);
 // Resident set size of this process, bytes.
 uint64_t rss_bytes();
 
+// How many records a kernel benchmark runs on: `full`, or the number in the
+// environment variable ODDSRELAY_BENCH_RECORDS when set (perf/run.sh
+// --quick runs every benchmark small; the checks stay the same).
+size_t bench_records(size_t full);
+
 }  // namespace oddsrelay::perf

@@ -219,14 +219,14 @@ ApplyResult Engine::apply_remove(feed::Record& rec) {
     e.score = std::move(s);
   }
   e.info = nullptr;
-  const size_t history_was = history_bytes(e.history.get());
+  int64_t history_grew = 0;
   for (const auto& m : e.markets) {
-    if (!ended(e)) history_on_removal(e.history, edit_, *m);
+    if (!ended(e)) history_grew += history_on_removal(e.history, edit_, *m);
     work_.outcomes -= m->outcomes.size();
     work_.bytes -= market_bytes(*m);
     note_market(e, m->id);
   }
-  work_.bytes += history_bytes(e.history.get()) - history_was;
+  work_.bytes += static_cast<uint64_t>(history_grew);
   work_.markets -= e.markets.size();
   e.markets.clear();
   note_listing(ch, e, old_sport, old_live);
@@ -251,12 +251,12 @@ void Engine::apply_market(feed::Record& rec) {
   // Until full time, lines that go are kept with their last read (the
   // history is frozen at the first `ended`, with the odds then current).
   if (!ended(e)) {
-    const size_t history_was = history_bytes(e.history.get());
+    int64_t history_grew = 0;
     if (!mr.lines.empty())
-      history_on_market(e.history, edit_, exists ? it->ptr.get() : nullptr, mr);
+      history_grew = history_on_market(e.history, edit_, exists ? it->ptr.get() : nullptr, mr);
     else if (exists)
-      history_on_removal(e.history, edit_, **it);
-    work_.bytes += history_bytes(e.history.get()) - history_was;
+      history_grew = history_on_removal(e.history, edit_, **it);
+    work_.bytes += static_cast<uint64_t>(history_grew);
   }
   if (mr.lines.empty()) {
     if (exists) ms.erase(it);
@@ -370,7 +370,10 @@ void Engine::track_touched() {
   EventEntry* e = std::exchange(touched_, nullptr);
   if (!e) return;
   const bool now = retirable(*e);
-  if (touched_was_ && now && touched_at_ == e->updated_at && !e->empty()) return;
+  if (touched_was_ && now && !e->empty()) {
+    if (touched_at_ != e->updated_at) retiring_.move(touched_at_, e->updated_at, e->number);
+    return;
+  }
   if (touched_was_) retiring_.remove(touched_at_, e->number);
   if (e->empty()) return drop_entry(e->number, false);
   if (now) retiring_.add(e->updated_at, e->number);

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/retention.h"
+
 namespace oddsrelay {
 
 namespace {
@@ -78,7 +80,7 @@ bool has_key(const Market& m, const std::vector<uint32_t>& idx, LineKey key) {
 
 }  // namespace
 
-void history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const feed::MarketRec& rec) {
+int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const feed::MarketRec& rec) {
   // Fast path, nearly every record: the same lines priced again, and no
   // withdrawn line of this market to bring back.
   bool withdraws = false;
@@ -90,7 +92,8 @@ void history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, con
   if (old)
     for (size_t i = 0; i < old->lines.size() && !returns; ++i)
       returns = priced_in(rec, old->lines[i].key.view(), SIZE_MAX);
-  if (!withdraws && !returns) return;
+  if (!withdraws && !returns) return 0;
+  const int64_t before = static_cast<int64_t>(history_bytes(h.get()));
 
   std::vector<uint32_t> add, keep;
   if (prev)
@@ -101,9 +104,10 @@ void history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, con
       if (!priced_in(rec, old->lines[i].key.view(), SIZE_MAX) && !(prev && has_key(*prev, add, old->lines[i].key)))
         keep.push_back(i);
   replace_market(h, edit, rec.market, old, keep, prev, std::move(add));
+  return static_cast<int64_t>(history_bytes(h.get())) - before;
 }
 
-void history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev) {
+int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev) {
   std::vector<uint32_t> add, keep;
   for (uint32_t i = 0; i < prev.lines.size(); ++i)
     if (prev.lines[i].count > 0) add.push_back(i);
@@ -111,8 +115,10 @@ void history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev) {
   if (old)
     for (uint32_t i = 0; i < old->lines.size(); ++i)
       if (!has_key(prev, add, old->lines[i].key)) keep.push_back(i);
-  if (add.empty()) return;
+  if (add.empty()) return 0;
+  const int64_t before = static_cast<int64_t>(history_bytes(h.get()));
   replace_market(h, edit, prev.id, old, keep, &prev, std::move(add));
+  return static_cast<int64_t>(history_bytes(h.get())) - before;
 }
 
 }  // namespace oddsrelay

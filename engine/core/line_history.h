@@ -39,8 +39,11 @@ using LineHistoryPtr = std::shared_ptr<const LineHistory>;
 // (at least one outcome) that the record does not price are withdrawn with
 // the state `prev` holds for them; lines the record prices leave the
 // history (they are current again).
-void history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const feed::MarketRec& rec);
+// Both return how much history_bytes(h) (engine/core/retention.h) grew, so
+// the state's byte count follows without walking the history per record:
+// nearly every record changes nothing and costs no walk at all.
+int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const feed::MarketRec& rec);
 // The whole market goes (a removal record, or the event's `remove`).
-void history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev);
+int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev);
 
 }  // namespace oddsrelay

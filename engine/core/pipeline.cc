@@ -10,7 +10,7 @@ void Pipeline::start() {
   stopping_ = false;
   engine_done_ = false;
   thread_ = std::thread([this] { run(); });
-  if (log_) log_thread_ = std::thread([this] { run_log(); });
+  log_thread_ = std::thread([this] { run_log(); });
 }
 
 void Pipeline::stop() {
@@ -28,18 +28,21 @@ void Pipeline::deliver(const BatchPtr& b, size_t records) {
   done_.fetch_add(records, std::memory_order_acq_rel);
 }
 
-// The log thread: append, then publish, in seal order.
+// The delivery thread: append (with a log stage), then publish, in seal
+// order. Publishing, the sinks (the relay hub encodes its frames there) and
+// freeing the versions a batch replaced run here, beside the engine thread,
+// not on it: a replay keeps both cores busy.
 void Pipeline::run_log() {
   Sealed buf[16];
   for (;;) {
     size_t n = log_queue_.wait_dequeue_bulk_timed(buf, 16, 20'000);
     for (size_t i = 0; i < n; ++i) {
-      log_->append(*buf[i].batch);
+      if (log_) log_->append(*buf[i].batch);
       deliver(buf[i].batch, buf[i].records);
       buf[i].batch.reset();
     }
     if (n == 0) {
-      log_->tick();
+      if (log_) log_->tick();
       if (engine_done_.load(std::memory_order_acquire) && log_queue_.size_approx() == 0) break;
     }
   }
@@ -89,8 +92,6 @@ void Pipeline::run() {
     if (b) sealed_seq_.store(b->snapshot->seq, std::memory_order_relaxed);
     if (!b) {
       done_.fetch_add(n, std::memory_order_acq_rel);  // all skipped
-    } else if (!log_) {
-      deliver(b, n);
     } else {
       while (log_queue_.size_approx() >= kLogQueueMax) std::this_thread::sleep_for(std::chrono::microseconds(50));
       log_queue_.enqueue(Sealed{std::move(b), n});

@@ -1,7 +1,8 @@
 // The engine thread and its input queue (docs/architecture.md, steps 1-2).
 // Sources on any thread push records into one moodycamel queue; the engine
-// thread drains up to `batch_max` at a time, applies them, publishes one
-// snapshot per batch, and hands the batch to every sink in order.
+// thread drains up to `batch_max` at a time, applies them and seals one
+// batch; the delivery thread (the log thread) appends it to the journal when
+// there is one, publishes its snapshot and hands it to every sink, in order.
 #pragma once
 
 #include <concurrentqueue/blockingconcurrentqueue.h>
@@ -15,7 +16,7 @@
 
 namespace oddsrelay {
 
-// Receives every published batch on the engine thread. Must not block: a
+// Receives every published batch on the delivery thread. Must not block: a
 // sink that does I/O queues the batch for its own thread. A sink whose
 // thread lags far behind may wait for it to catch up (kMaxSinkBacklog
 // batches queued): every queued batch pins its records and the versions it

@@ -42,6 +42,15 @@ class RetentionIndex {
  public:
   void add(int64_t last_at, uint64_t number) { set_.emplace(last_at, number); }
   void remove(int64_t last_at, uint64_t number) { set_.erase({last_at, number}); }
+  // An indexed event's last record moved from `old_at` to `last_at`: its
+  // node is reused (no free and malloc per record), and put back with the
+  // end as the hint, where a record of the newest `at` belongs (then O(1)).
+  void move(int64_t old_at, int64_t last_at, uint64_t number) {
+    auto node = set_.extract({old_at, number});
+    if (node.empty()) return add(last_at, number);
+    node.value() = {last_at, number};
+    set_.insert(set_.end(), std::move(node));
+  }
   // The next event due at feed clock `clock` with horizon `horizon` (its
   // last record at or before clock - horizon), taken out of the index.
   bool take_due(int64_t clock, int64_t horizon, uint64_t& number) {

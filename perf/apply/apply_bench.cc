@@ -17,7 +17,7 @@
 
 namespace {
 
-constexpr size_t kRecords = 1'000'000;
+const size_t kRecords = oddsrelay::perf::bench_records(1'000'000);
 
 void check(bool ok, const char* what) {
   if (ok) return;

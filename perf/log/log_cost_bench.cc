@@ -18,7 +18,7 @@
 
 namespace {
 
-constexpr size_t kRecords = 500'000;
+const size_t kRecords = oddsrelay::perf::bench_records(500'000);
 
 const oddsrelay::perf::SimFeed& feed() {
   static oddsrelay::perf::SimFeed f = oddsrelay::perf::sim_market_records(kRecords, 300);

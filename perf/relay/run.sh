@@ -39,8 +39,13 @@ w1=${3:-1000}
 w2=${4:-10000}
 die() { echo "perf/relay: FAILED: $*" >&2; exit 1; }
 [ -x "$build/oddsrelay" ] && [ -x "$build/oddsload" ] || die "no $build/oddsrelay or $build/oddsload"
+# A baseline that cannot be installed here skips the benchmark (exit 77,
+# perf/run.sh) with the reason, rather than failing it.
+skip() { echo "perf/relay: SKIPPED: $*" >&2; exit 77; }
 if ! command -v nginx >/dev/null || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so ]; then
-  echo "installing nginx and nchan"; apt-get install -y -qq nginx-light libnginx-mod-nchan >/dev/null
+  echo "installing nginx and nchan"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light libnginx-mod-nchan >/dev/null 2>&1 ||
+    skip "nginx with nchan (Debian nginx-light, libnginx-mod-nchan) cannot be installed here"
 fi
 # uWebSockets' Node binding, into a perf-local directory (node_modules is
 # never committed). The newest uWebSockets.js builds need glibc 2.38; this
@@ -48,12 +53,13 @@ fi
 uws_pkg=@trufflesuite/uws-js-unofficial
 uws_ver=20.30.0-unofficial.0
 uws_dir=$root/perf/relay/.uws
-command -v node >/dev/null || die "node is not installed"
+command -v node >/dev/null || skip "node is not installed (scripts/install-deps.sh installs Debian's nodejs)"
 if ! NODE_PATH=$uws_dir/node_modules node -e "require('$uws_pkg')" 2>/dev/null; then
   echo "installing $uws_pkg@$uws_ver into $uws_dir"
   mkdir -p "$uws_dir"
-  npm install --silent --no-save --no-package-lock --no-audit --no-fund --prefix "$uws_dir" "$uws_pkg@$uws_ver" >/dev/null
-  NODE_PATH=$uws_dir/node_modules node -e "require('$uws_pkg')" || die "$uws_pkg does not load"
+  npm install --silent --no-save --no-package-lock --no-audit --no-fund --prefix "$uws_dir" "$uws_pkg@$uws_ver" >/dev/null ||
+    skip "npm cannot install $uws_pkg@$uws_ver (no registry?)"
+  NODE_PATH=$uws_dir/node_modules node -e "require('$uws_pkg')" || skip "$uws_pkg does not load on this machine"
 fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 [ "$(ulimit -n)" -gt $((w2 + 200)) ] || { echo "need more than $((w2 + 200)) open files (ulimit -n is $(ulimit -n))"; exit 1; }

@@ -26,7 +26,7 @@ void check(bool ok, const char* what) {
 
 const std::vector<std::string>& lines() {
   static std::vector<std::string> v = [] {
-    auto f = oddsrelay::perf::sim_market_records(100'000);
+    auto f = oddsrelay::perf::sim_market_records(oddsrelay::perf::bench_records(100'000));
     std::vector<std::string> out;
     for (auto* part : {&f.setup, &f.markets})
       for (const auto& r : *part) {

@@ -49,7 +49,9 @@ for f in feed.jsonl feed.jsonl.gz; do
   applied=$(field "$dir/replay.log" '^progress: applied=\([0-9]*\) .*')
   skipped=$(field "$dir/replay.log" '^progress: .* skipped=\([0-9]*\) .*')
   malformed=$(field "$dir/replay.log" '^progress: .* malformed=\([0-9]*\) .*')
-  digest=$(field "$dir/replay.log" '.*stopped; state seq=[0-9]* digest=\([0-9a-f]*\)$')
+  # The line goes on after the digest (` epoch=...`): the 16 hex digits are
+  # taken wherever the line ends.
+  digest=$(field "$dir/replay.log" '.*stopped; state seq=[0-9]* digest=\([0-9a-f]\{16\}\)\( .*\)\{0,1\}$')
   [ "$applied/$skipped/$malformed" = "$records/0/0" ] ||
     die "replay of $f applied '$applied' of $records records (skipped '$skipped', malformed '$malformed'):"$'\n'"$(tail -5 "$dir/replay.log")"
   [ "$digest" = "$want_digest" ] || die "replay of $f ended in state digest '$digest', oddsfeed digest says $want_digest"

@@ -3,6 +3,7 @@ over the last third, memory per retained ended event before the first
 horizon, restart) and the chart (gnuplot, PNG)."""
 import argparse
 import csv
+import shutil
 import subprocess
 import sys
 
@@ -140,5 +141,8 @@ plot '{a.csv}' using 2:6 skip 1 with lines lw 2 title 'held', \\
      '' using 2:($7+$8) skip 1 with lines title 'listed, not ended'
 unset multiplot
 """
-subprocess.run(["gnuplot"], input=plot, text=True, check=True)
-print(f"chart: {a.png}; samples: {a.csv}")
+if shutil.which("gnuplot"):
+    subprocess.run(["gnuplot"], input=plot, text=True, check=True)
+    print(f"chart: {a.png}; samples: {a.csv}")
+else:
+    print(f"chart: none (no gnuplot); samples: {a.csv}")
