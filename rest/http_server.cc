@@ -12,7 +12,10 @@
 #include <mutex>
 #include <vector>
 
+#include "protocol/api/access_log.h"
 #include "protocol/api/errors.h"
+#include "protocol/clock.h"
+#include "rest/client_address.h"
 #include "rest/proxy_protocol.h"
 #include "rest/request_metrics.h"
 
@@ -137,6 +140,18 @@ void flush(Conn* c, std::string& out) {
   }
 }
 
+// A request refused before it had a route (malformed, too large): its
+// access line names the TCP peer, no key and no path.
+void log_refused(const Conn* c, int status, size_t bytes) {
+  if (!access::log().on()) return;
+  const std::string client = format_ip(c->peer.ip);
+  access::Request line;
+  line.client = client;
+  line.status = status;
+  line.bytes = bytes;
+  access::request(line, wall_ms());
+}
+
 // One request through the handler. No request may end the process: an
 // exception drops what the handler appended and answers 500 instead; the
 // connection then closes after that answer. False in that case.
@@ -166,8 +181,10 @@ bool take_proxy_line(HttpServer::Impl* srv, Conn* c) {
   if (step == ProxyStep::NeedMore) return false;
   c->proxy_checked = true;
   if (step == ProxyStep::Refused) {
+    const size_t mark = srv->out.size();
     srv->owner->handler().refuse(400, why, srv->out);
     count_refused(400);
+    log_refused(c, 400, srv->out.size() - mark);
     c->close_after_write = true;
     c->in.clear();
   }
@@ -198,8 +215,10 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     if (r.status == http::ParseStatus::Incomplete) break;
     c->parser.reset();
     if (r.status == http::ParseStatus::Error) {
+      const size_t mark = out.size();
       srv->owner->handler().refuse(r.error_status, r.error, out);
       count_refused(r.error_status);
+      log_refused(c, r.error_status, out.size() - mark);
       c->close_after_write = true;
       used = c->in.size();
       break;

@@ -20,6 +20,8 @@ namespace oddsrelay::rest {
 // in step.
 std::vector<std::string_view> route_paths();
 
+struct Call;
+
 class RestApi : public HttpHandler {
  public:
   explicit RestApi(RestInputs ctx) : st_(std::move(ctx)) {}
@@ -29,6 +31,9 @@ class RestApi : public HttpHandler {
   void set_server(const HttpServer* s) { st_.ctx.server = s; }
 
  private:
+  // The answer, without the access line; the key it was answered for.
+  const ApiKey* dispatch(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover);
+  void dispatch(Call& c, const Peer& peer, Takeover& takeover);
   RestShared st_;
 };
 

@@ -6,10 +6,12 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <chrono>
 #include <cstring>
 #include <optional>
 
 #include "protocol/api/access.h"
+#include "protocol/api/access_log.h"
 #include "protocol/api/errors.h"
 #include "protocol/api/origins.h"
 #include "protocol/clock.h"
@@ -183,8 +185,55 @@ void RestApi::refuse(int status, const char* why, std::string& out) {
   http::append_response(out, h, err::body(why));
 }
 
+namespace {
+
+// The answer's status from the status line the handler wrote ("HTTP/1.1 NNN").
+int written_status(std::string_view answer) {
+  if (answer.size() < 12 || answer.substr(0, 9) != "HTTP/1.1 ") return 0;
+  return (answer[9] - '0') * 100 + (answer[10] - '0') * 10 + (answer[11] - '0');
+}
+
+// The key an access line names: the matched key's name; for a key that
+// matched none, a hash of what was presented (never the key itself).
+std::string logged_key(const http::Request& req, const ApiKey* key) {
+  if (key) return key->name;
+  std::string_view presented = req.header("X-API-Key");
+  std::optional<std::string> from_query;
+  if (presented.empty() && (from_query = http::query_param(req.query, "api_key"))) presented = *from_query;
+  return presented.empty() ? std::string() : access::key_hint(presented);
+}
+
+}  // namespace
+
+// Every answer through dispatch(); with --access-log, one line for it.
 void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
+  if (!access::log().on()) return (void)dispatch(req, peer, out, takeover);
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t mark = out.size();
+  const ApiKey* key = dispatch(req, peer, out, takeover);
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  const std::string client = format_ip(client_address(peer.ip, req, st_.ctx.trusted_proxies));
+  const std::string name = logged_key(req, key);
+  access::Request line;
+  line.client = client;
+  line.key = name;
+  line.key_unknown = !key && !name.empty();
+  line.method = req.method;
+  line.path = req.path;
+  line.status = takeover ? 101 : written_status(std::string_view(out).substr(mark));
+  line.bytes = out.size() - mark;
+  line.micros = static_cast<uint64_t>(us.count());
+  access::request(line, wall_ms());
+}
+
+const ApiKey* RestApi::dispatch(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
   Call c(req, out, st_, *st_.loops.at(peer.loop));
+  dispatch(c, peer, takeover);
+  return c.key;
+}
+
+void RestApi::dispatch(Call& c, const Peer& peer, Takeover& takeover) {
+  const http::Request& req = c.req;
   const Route* route = nullptr;
   for (const auto& r : kRoutes)
     if (req.path == r.path) route = &r;
@@ -207,10 +256,10 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   auto keys = st_.ctx.keys->load();
   const ApiKey* key = find_key(c, *keys, wrong_origin);
   if (wrong_origin) return c.error(403, err::kExplorerKeyOrigin);
+  c.key = key;  // named in the access line, refused or not
   if (!key || !key->enabled) return c.error(401, err::kInvalidKey);
   if (!key->allows_ip(client_address(peer.ip, req, st_.ctx.trusted_proxies))) return c.error(403, err::kIpNotAllowed);
   if (!origin_allowed(req, *key, st_.ctx.public_url)) return c.error(403, err::kOriginNotAllowed);
-  c.key = key;
   if (!stream) c.snap = st_.ctx.snapshots->load();  // one snapshot per response
   // Permissions, for every route and every /rdstn command, here and only
   // here: the data this answer will carry against what the key holds.
