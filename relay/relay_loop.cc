@@ -8,7 +8,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "protocol/api/access_log.h"
 #include "protocol/api/errors.h"
+#include "protocol/clock.h"
 #include "protocol/metrics/data_path.h"
 #include "relay/frame_encoder.h"
 
@@ -183,6 +185,8 @@ void RelayLoop::adopt(Adoption& a) {
   uv_tcp_keepalive(&c->tcp, 1, static_cast<unsigned>(std::clamp(opts_.ping_interval_ms / 1000, 1, 7200)));
   list_add(all_, c, &StreamConn::all_slot);
   c->last_pong = c->last_progress = now();
+  c->opened_ms = now();
+  log_stream(c, true);
   Outbox& out = ctx_.out;
   c->q.push_exempt(c->is_sse() ? sse_head()
                                : raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: "
@@ -307,6 +311,8 @@ void RelayLoop::finish_turn() {
 
 void RelayLoop::close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued) {
   if (c->closing() || c->closed()) return;
+  c->close_code = code;
+  c->close_reason = reason;
   unlist(c);
   if (discard_queued) c->q.clear();
   if (!c->is_sse()) c->q.push_final(close_frame(code, reason));  // SSE: the socket just closes
@@ -324,6 +330,8 @@ void RelayLoop::flush(StreamConn* c) {
       c->bufs.push_back(uv_buf_init(const_cast<char*>(b.data()), static_cast<unsigned>(b.size())));
       total += b.size();
     });
+    c->bytes_out += total;
+    c->frames_out += c->bufs.size();
     if (!c->queued_markets.empty()) c->queued_markets.clear();  // nothing queued is replaceable any more
     // Straight into the socket when it has room (the common case: no
     // request, no callback); libuv queues only what does not fit.
@@ -382,8 +390,28 @@ void RelayLoop::unlist(StreamConn* c) {
     ws_.remove(c);
 }
 
+// One access line when a stream opens, one when it is gone: its close code
+// and reason (1006 when the peer went away first), frames and bytes sent.
+void RelayLoop::log_stream(const StreamConn* c, bool open) {
+  if (!access::log().on()) return;
+  access::Stream s;
+  s.client = c->ticket.client;
+  s.key = c->ticket.key_name;
+  s.path = c->is_sse() ? "/pt-sse" : c->is_pt() ? "/pt-ws" : "/ws";
+  s.open = open;
+  if (!open) {
+    s.close_code = c->close_code ? c->close_code : 1006;
+    s.reason = c->close_code ? std::string_view(c->close_reason) : std::string_view("connection lost");
+    s.frames = c->frames_out;
+    s.bytes = c->bytes_out;
+    s.millis = now() - c->opened_ms;
+  }
+  access::stream(s, wall_ms());
+}
+
 void RelayLoop::drop(StreamConn* c) {
   if (c->closed()) return;
+  log_stream(c, false);
   unlist(c);
   c->state = ConnState::Closed;
   list_remove(all_, c, &StreamConn::all_slot);

@@ -73,6 +73,7 @@ class RelayLoop {
   void flush(StreamConn* c);
   void finish_turn();  // closes doomed connections, then one write per dirty connection
   void drop(StreamConn* c);
+  void log_stream(const StreamConn* c, bool open);
   void unlist(StreamConn* c);
   void tick();
   void watch_slow(uint64_t t);

@@ -70,7 +70,12 @@ struct StreamConn {
   uint64_t last_pong = 0;
   uint64_t queued_info_from = 0;       // /pt-ws: `from` of the last INFO queued...
   uint64_t queued_info_conflated = 0;  // ...and the count it reports
-  uint64_t sent_seq = 0;               // /pt-ws with conflate_ms: the seq its last INFO (or snapshot) reached
+  // The access log's close line: what was handed to the socket, since when,
+  // and the first close this side decided (none: the peer went away).
+  uint64_t opened_ms = 0, bytes_out = 0, frames_out = 0;
+  uint16_t close_code = 0;
+  std::string close_reason;
+  uint64_t sent_seq = 0;  // /pt-ws with conflate_ms: the seq its last INFO (or snapshot) reached
   // Odds frames queued while a write is in flight (so replaceable): event
   // number -> the markets the queued frame names. Cleared when the queue
   // goes into flight.

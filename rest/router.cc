@@ -137,12 +137,13 @@ const ApiKey* find_key(Call& c, const KeyStore& keys, bool& wrong_origin) {
 }
 
 // Hands an admitted /ws or /pt-ws upgrade to the relay, or answers why not.
-void open_stream(Call& c, const ApiKey& key, Takeover& takeover) {
+void open_stream(Call& c, const ApiKey& key, std::string client, Takeover& takeover) {
   StreamTicket t;
   HandshakeError e = check_stream_handshake(c.req, t);
   if (e.status) return c.error(e.status, e.error, e.extra_headers);
   std::memcpy(&t.key_id, key.digest.data(), sizeof t.key_id);
   t.key_name = key.name;
+  t.client = std::move(client);
   t.permissions = key.permissions;
   t.max_connections = key.ws_connections;
   // The relay writes the 101 (or /pt-sse's 200) itself, so nothing it sends
@@ -277,7 +278,7 @@ void RestApi::dispatch(Call& c, const Peer& peer, Takeover& takeover) {
                                counted ? st_.limiter.window() : 60, v.retry_after);
     return c.send(429, "Retry-After: " + std::to_string(v.retry_after) + "\r\n");
   }
-  if (stream) return open_stream(c, *key, takeover);
+  if (stream) return open_stream(c, *key, format_ip(client_address(peer.ip, req, st_.ctx.trusted_proxies)), takeover);
   route->answer(c);
 }
 

@@ -21,6 +21,7 @@ struct StreamTicket {
   std::string accept;   // Sec-WebSocket-Accept for the 101 response
   uint64_t key_id = 0;  // identifies the key for the per-key connection limit
   std::string key_name;
+  std::string client;  // the client's address as --trust-proxy decides it (the access log)
   uint32_t permissions = 0;
   uint32_t max_connections = 5;  // concurrent streams of this key
   std::vector<int32_t> sports;   // /pt-ws sports filter; empty = every sport
