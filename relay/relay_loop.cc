@@ -393,8 +393,8 @@ void RelayLoop::unlist(StreamConn* c) {
 // One access line when a stream opens, one when it is gone: its close code
 // and reason (1006 when the peer went away first), frames and bytes sent.
 void RelayLoop::log_stream(const StreamConn* c, bool open) {
-  if (!access::log().on()) return;
-  access::Stream s;
+  if (!access_log::log().on()) return;
+  access_log::Stream s;
   s.client = c->ticket.client;
   s.key = c->ticket.key_name;
   s.path = c->is_sse() ? "/pt-sse" : c->is_pt() ? "/pt-ws" : "/ws";
@@ -406,7 +406,7 @@ void RelayLoop::log_stream(const StreamConn* c, bool open) {
     s.bytes = c->bytes_out;
     s.millis = now() - c->opened_ms;
   }
-  access::stream(s, wall_ms());
+  access_log::stream(s, wall_ms());
 }
 
 void RelayLoop::drop(StreamConn* c) {

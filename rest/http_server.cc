@@ -143,13 +143,13 @@ void flush(Conn* c, std::string& out) {
 // A request refused before it had a route (malformed, too large): its
 // access line names the TCP peer, no key and no path.
 void log_refused(const Conn* c, int status, size_t bytes) {
-  if (!access::log().on()) return;
+  if (!access_log::log().on()) return;
   const std::string client = format_ip(c->peer.ip);
-  access::Request line;
+  access_log::Request line;
   line.client = client;
   line.status = status;
   line.bytes = bytes;
-  access::request(line, wall_ms());
+  access_log::request(line, wall_ms());
 }
 
 // One request through the handler. No request may end the process: an

@@ -201,21 +201,21 @@ std::string logged_key(const http::Request& req, const ApiKey* key) {
   std::string_view presented = req.header("X-API-Key");
   std::optional<std::string> from_query;
   if (presented.empty() && (from_query = http::query_param(req.query, "api_key"))) presented = *from_query;
-  return presented.empty() ? std::string() : access::key_hint(presented);
+  return presented.empty() ? std::string() : access_log::key_hint(presented);
 }
 
 }  // namespace
 
 // Every answer through dispatch(); with --access-log, one line for it.
 void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
-  if (!access::log().on()) return (void)dispatch(req, peer, out, takeover);
+  if (!access_log::log().on()) return (void)dispatch(req, peer, out, takeover);
   const auto t0 = std::chrono::steady_clock::now();
   const size_t mark = out.size();
   const ApiKey* key = dispatch(req, peer, out, takeover);
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
   const std::string client = format_ip(client_address(peer.ip, req, st_.ctx.trusted_proxies));
   const std::string name = logged_key(req, key);
-  access::Request line;
+  access_log::Request line;
   line.client = client;
   line.key = name;
   line.key_unknown = !key && !name.empty();
@@ -224,7 +224,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   line.status = takeover ? 101 : written_status(std::string_view(out).substr(mark));
   line.bytes = out.size() - mark;
   line.micros = static_cast<uint64_t>(us.count());
-  access::request(line, wall_ms());
+  access_log::request(line, wall_ms());
 }
 
 const ApiKey* RestApi::dispatch(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {

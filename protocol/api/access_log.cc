@@ -7,7 +7,7 @@
 #include "protocol/api/api_keys.h"
 #include "protocol/json_out.h"
 
-namespace oddsrelay::access {
+namespace oddsrelay::access_log {
 
 namespace {
 
@@ -152,4 +152,4 @@ Log& log() {
   return the_log;
 }
 
-}  // namespace oddsrelay::access
+}  // namespace oddsrelay::access_log

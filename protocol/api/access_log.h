@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace oddsrelay::access {
+namespace oddsrelay::access_log {
 
 // One answered REST request (or a request refused before routing).
 struct Request {
@@ -73,4 +73,4 @@ inline void stream(const Stream& s, int64_t wall_ms) {
   if (log().on()) log().write(format(s, wall_ms));
 }
 
-}  // namespace oddsrelay::access
+}  // namespace oddsrelay::access_log

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace oddsrelay::access {
+namespace oddsrelay::access_log {
 namespace {
 
 rapidjson::Document parse(const std::string& line) {
@@ -147,4 +147,4 @@ TEST(AccessLog, AnUnopenablePathIsAClearError) {
 }
 
 }  // namespace
-}  // namespace oddsrelay::access
+}  // namespace oddsrelay::access_log

@@ -132,6 +132,10 @@ Options:
   --webhook-retries N    attempts per event_ended / settlement_changed
                          callback before it counts as dropped (default 8)
   --webhook-timeout MS   one webhook POST, connect to answer (default 3000)
+  --access-log FILE|-    one JSON line per REST request and per stream open
+                         and close (client, key name, path, status, bytes,
+                         time; never a key) to FILE, or - for standard
+                         output; reopened on SIGHUP (default: off)
   --webhook-ca FILE      PEM certificates trusted for https:// webhook
                          endpoints besides the system's CA store (a private
                          CA); certificates and host names are always checked
@@ -455,6 +459,8 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       }
     } else if (a == "--webhook-ca") {
       if (!need(out.webhook_ca)) return false;
+    } else if (a == "--access-log") {
+      if (!need(out.access_log)) return false;
     } else if (a == "--catalog-reload") {
       std::string v;
       if (!need(v)) return false;

@@ -49,6 +49,7 @@ struct Options {
   int64_t stream_ttl_s = 3600;         // lifetime of signed stream URLs
   int64_t webhook_retries = 8;         // attempts per event_ended / settlement_changed callback
   int64_t webhook_timeout_ms = 3000;   // one webhook POST
+  std::string access_log;              // --access-log FILE|-: one JSON line per request and stream (off: empty)
   std::string webhook_ca;              // extra CA certificates (PEM) trusted for https:// webhooks
   int64_t snapshot_every = 50'000;     // compaction: a snapshot after this many records...
   int64_t snapshot_journal_pct = 15;   // ...or a journal this share of the snapshot

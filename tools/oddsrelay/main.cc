@@ -27,6 +27,7 @@
 #include "engine/storage/feed_file.h"
 #include "engine/storage/log_writer.h"
 #include "oddsrelay_version.h"
+#include "protocol/api/access_log.h"
 #include "protocol/api/api_keys.h"
 #include "relay/relay_server.h"
 #include "relay/webhooks.h"
@@ -133,6 +134,7 @@ int load_inputs(Node& n) {
     return fail(2, e.what());
   }
   std::string error;
+  if (!opt.access_log.empty() && !access_log::log().open(opt.access_log, error)) return fail(2, error);
   if (!opt.webhook_ca.empty() && !relay::TlsClientContext::create(opt.webhook_ca, error))
     return fail(2, "--webhook-ca: " + error);
   if (opt.feed.kind == FeedSpec::Kind::Replay && access(opt.feed.path.c_str(), R_OK) != 0)
@@ -423,8 +425,12 @@ void start_source(Node& n) {
 }
 
 // SIGHUP: reload the keys file (connections stay, the next request sees
-// the new keys; a bad file keeps the old ones) and the catalog.
+// the new keys; a bad file keeps the old ones) and the catalog, and reopen
+// the access log (logrotate has moved it).
 void reload(Node& n) {
+  std::string error;
+  if (!access_log::log().reopen(error))
+    std::fprintf(stderr, "oddsrelay: access log reopen failed, keeping the old file: %s\n", error.c_str());
   if (!n.opt.keys.empty()) {
     try {
       auto fresh = rest::KeyStore::load(n.opt.keys);
