@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # README command 2 (and what .ci/run calls): install what is missing, build,
-# and run every test: the Release build, then the whole suite again under
-# ASan+UBSan, then the concurrency tests under TSan, then the fuzz targets
-# for a bounded time. Exits non-zero on any failure.
+# and run every test: the Release build, every benchmark at a small size
+# (perf/run.sh --quick), then the whole suite again under ASan+UBSan, then
+# the concurrency tests under TSan, then the fuzz targets for a bounded
+# time. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -12,6 +13,9 @@ echo "== release build"
 cmake --preset release >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== benchmarks, small: every one runs and checks its answers (no timing asserted)"
+bash perf/run.sh --quick build
 
 echo "== ASan+UBSan build"
 cmake --preset asan >/dev/null

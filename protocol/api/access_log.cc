@@ -35,7 +35,7 @@ void write_key(json::Writer& w, std::string_view key) {
 
 std::string key_hint(std::string_view presented) {
   static const char* hex = "0123456789abcdef";
-  const Digest d = rest::sha256(presented);
+  const rest::Digest d = rest::sha256(presented);
   std::string out = "#";
   for (size_t i = 0; i < 4; ++i) {
     out += hex[d[i] >> 4];

@@ -17,7 +17,11 @@ import tempfile
 import time
 import unittest
 
+import openapi_check
+
 ARGS = None
+# Set ODDSRELAY_E2E_CONTRACT=0 to look at a failure without the contract check.
+CONTRACT = os.environ.get("ODDSRELAY_E2E_CONTRACT", "1") != "0"
 
 
 def args():
@@ -135,10 +139,13 @@ def wait_until(fn, timeout=30, what="the condition", interval=0.05):
         time.sleep(interval)
 
 
-def request(port, path, key=None, method="GET", headers=None, body=None):
+def request(port, path, key=None, method="GET", headers=None, body=None, contract=True):
     """One HTTP request to the server on loopback, the key in X-API-Key;
     returns (response, body bytes). The response's status and headers stay
-    readable after the connection is closed."""
+    readable after the connection is closed. Every answer is checked against
+    the contract, docs/openapi.yaml (tests/e2e/openapi_check.py): a field
+    added, renamed or retyped without it fails the test that saw it.
+    contract=False only for a listener that is not the API (--metrics-listen)."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     hdrs = dict(headers or {})
     if key:
@@ -147,6 +154,8 @@ def request(port, path, key=None, method="GET", headers=None, body=None):
     r = c.getresponse()
     data = r.read()
     c.close()
+    if contract and CONTRACT:
+        openapi_check.check(method, path, r.status, r.getheaders(), data)
     return r, data
 
 
