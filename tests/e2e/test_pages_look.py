@@ -194,6 +194,11 @@ class PagesLook(unittest.TestCase):
         self.assert_no_connecting(page["text"])
         self.assertNotIn("sports=", page["ptwsUrl"])  # no stream was opened for it
         self.assertIn("no such event", page["score"]["meta"])
+        # The page links the machine-readable contract, which needs no key.
+        r, html = h.request(self.srv.port, "/docs/explore?event=987654321")
+        self.assertIn(b'<a id="contract" href="/openapi.json">', html)
+        r, doc = h.request(self.srv.port, "/openapi.json")
+        self.assertEqual((r.status, json.loads(doc)["openapi"][:3]), (200, "3.1"))
 
     # ------------------------------------------------------------------ widget
 
