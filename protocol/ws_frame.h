@@ -5,7 +5,10 @@
 // fuzzer drive the same code.
 //
 // Rules enforced, each with its close code: client frames must be masked
-// (1002); no RSV bits, as no extension is negotiated (1002); known opcodes
+// (1002); no RSV bits (1002) but RSV1 on the first frame of a data message
+// once permessage-deflate is negotiated (set_inflater; protocol/ws_deflate.h),
+// whose message is inflated whole, max_message applying after inflation
+// (1009; not DEFLATE: 1007); known opcodes
 // only (1002); control frames unfragmented with at most 125 bytes (1002);
 // continuation only inside a fragmented message and no new data frame
 // before it ends (1002); a message over max_message bytes (1009); text
@@ -21,6 +24,8 @@
 #include "protocol/utf8.h"
 
 namespace oddsrelay::ws {
+
+class Inflater;
 
 enum Opcode : uint8_t { kContinuation = 0, kText = 1, kBinary = 2, kClose = 8, kPing = 9, kPong = 10 };
 
@@ -41,6 +46,13 @@ enum CloseCode : uint16_t {
   return (c >= 1000 && c <= 1003) || (c >= 1007 && c <= 1014) || (c >= 3000 && c <= 4999);
 }
 
+// Inflates a compressed message (RSV1) into `out`: 0, or the close code
+// (kMessageTooBig past `limit` bytes, kInvalidPayload if not DEFLATE).
+// Defined in ws_deflate.cc.
+uint16_t inflate_message(Inflater& inf, std::string_view in, size_t limit, std::string& out);
+// How far the compressed bytes of a message may pass max_message.
+inline constexpr size_t kDeflateSlack = 1024;
+
 // Handler interface (duck-typed):
 //   void on_message(Opcode op, std::string_view payload);   // kText or kBinary, whole
 //   void on_ping(std::string_view payload);
@@ -59,9 +71,14 @@ class FrameParser {
   size_t feed(char* buf, size_t len, Handler& h);
 
   bool done() const { return done_; }
+  // permessage-deflate negotiated: RSV1 marks a compressed message.
+  void set_inflater(Inflater* i) { inflater_ = i; }
 
  private:
   size_t max_message_;
+  Inflater* inflater_ = nullptr;
+  bool compressed_ = false;            // the message in progress came with RSV1
+  std::string inflated_;               // a compressed message, inflated
   std::string message_;                // fragments of the message in progress
   Opcode message_op_ = kContinuation;  // kContinuation: none in progress
   bool done_ = false;
@@ -92,20 +109,25 @@ size_t FrameParser::feed(char* buf, size_t len, Handler& h) {
       for (int i = 2; i < 10; ++i) plen = (plen << 8) | b[i];
       head = 10;
     }
-    if (rsv) return fail(kProtocolError, "reserved bits set");
+    const bool data_start = op == kText || op == kBinary;
+    if (rsv & ~(inflater_ && data_start ? 0x40 : 0)) return fail(kProtocolError, "reserved bits set");
+    // Compressed bytes may pass the limit a little (stored blocks); the
+    // inflated message may not.
+    const bool deflated = data_start ? rsv != 0 : compressed_;
+    const size_t cap = deflated ? max_message_ + kDeflateSlack : max_message_;
     if (!masked) return fail(kProtocolError, "client frames must be masked");
     const bool control = op & 0x8;
     if (op != kContinuation && op != kText && op != kBinary && op != kClose && op != kPing && op != kPong)
       return fail(kProtocolError, "unknown opcode");
     if (control && (!fin || plen > 125))
       return fail(kProtocolError, "control frames must be whole and at most 125 bytes");
-    if (!control && plen > max_message_) return fail(kMessageTooBig, "message too big");
+    if (!control && plen > cap) return fail(kMessageTooBig, "message too big");
     if (!control) {
       if (op == kContinuation && message_op_ == kContinuation)
         return fail(kProtocolError, "continuation without a message");
       if (op != kContinuation && message_op_ != kContinuation)
         return fail(kProtocolError, "new message inside a fragmented one");
-      if (message_.size() + plen > max_message_) return fail(kMessageTooBig, "message too big");
+      if (message_.size() + plen > cap) return fail(kMessageTooBig, "message too big");
     }
     if (len - pos < head + 4 + plen) break;  // wait for the whole frame
     const unsigned char* mask = b + head;
@@ -137,23 +159,26 @@ size_t FrameParser::feed(char* buf, size_t len, Handler& h) {
         return pos;
       }
       default: {
-        if (op != kContinuation) message_op_ = static_cast<Opcode>(op);
-        if (fin && message_.empty()) {  // the common case: one whole frame, no copy
-          if (message_op_ == kText && !valid_utf8(data)) return fail(kInvalidPayload, "text message is not UTF-8");
-          Opcode mop = message_op_;
-          message_op_ = kContinuation;
-          h.on_message(mop, data);
-        } else {
-          message_.append(data);
-          if (fin) {
-            if (message_op_ == kText && !valid_utf8(message_))
-              return fail(kInvalidPayload, "text message is not UTF-8");
-            Opcode mop = message_op_;
-            message_op_ = kContinuation;
-            h.on_message(mop, message_);
-            message_.clear();
-          }
+        if (op != kContinuation) {
+          message_op_ = static_cast<Opcode>(op);
+          compressed_ = deflated;
         }
+        std::string_view whole = data;  // the common case: one whole frame, no copy
+        if (!fin || !message_.empty()) {
+          message_.append(data);
+          if (!fin) break;
+          whole = message_;
+        }
+        if (compressed_) {
+          if (uint16_t code = inflate_message(*inflater_, whole, max_message_, inflated_))
+            return fail(code, code == kMessageTooBig ? "message too big" : "compressed message is not DEFLATE");
+          whole = inflated_;
+        }
+        if (message_op_ == kText && !valid_utf8(whole)) return fail(kInvalidPayload, "text message is not UTF-8");
+        Opcode mop = message_op_;
+        message_op_ = kContinuation;
+        h.on_message(mop, whole);
+        message_.clear();
       }
     }
   }

@@ -8,6 +8,7 @@
 #include "protocol/event_id.h"
 #include "protocol/json_out.h"
 #include "protocol/relay_frame.h"
+#include "protocol/ws_deflate.h"
 
 namespace oddsrelay::relay {
 
@@ -324,6 +325,14 @@ FrameRef raw_bytes(std::string_view bytes) {
   FrameBuilder b;
   b.payload().append(bytes);
   return b.finish_raw();
+}
+
+FrameRef upgrade_response(std::string_view accept, bool deflate) {
+  std::string r =
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ";
+  r.append(accept).append("\r\n");
+  if (deflate) r.append("Sec-WebSocket-Extensions: ").append(ws::kDeflateResponse).append("\r\n");
+  return raw_bytes(r.append("\r\n"));
 }
 
 }  // namespace oddsrelay::relay

@@ -82,5 +82,8 @@ FrameRef control_frame(ws::Opcode op, std::string_view payload);
 FrameRef close_frame(uint16_t code, std::string_view reason);
 // Raw bytes that are not a WebSocket frame (the 101 response).
 FrameRef raw_bytes(std::string_view bytes);
+// The 101 answering a handshake; `deflate`: permessage-deflate accepted
+// (Sec-WebSocket-Extensions: ws::kDeflateResponse).
+FrameRef upgrade_response(std::string_view accept, bool deflate);
 
 }  // namespace oddsrelay::relay

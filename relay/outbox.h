@@ -9,6 +9,8 @@
 #include <functional>
 #include <vector>
 
+#include "protocol/ws_deflate.h"
+#include "relay/deflated_frame.h"
 #include "relay/relay_server.h"
 #include "relay/sse.h"
 #include "relay/stream_conn.h"
@@ -49,13 +51,22 @@ class Outbox {
 
  private:
   // The frame as the connection's framing wants it: a /pt-sse stream gets
-  // its SSE form, made once per frame for the loop (relay/sse.h).
+  // its SSE form, a stream that negotiated permessage-deflate the
+  // compressed form of a data frame of at least kDeflateMinPayload bytes;
+  // either made once per frame for the loop, whatever the number of
+  // streams (or filter buckets) that send it.
   FrameRef framed(StreamConn* c, FrameRef f) {
-    if (!c->is_sse() || !f) return f;
-    return f.other([this](const FrameRef& w) { return sse_event(w, (*snap)->epoch); });
+    if (!f) return f;
+    if (c->is_sse()) return f.other(Framing::Sse, [this](const FrameRef& w) { return sse_event(w, (*snap)->epoch); });
+    if (!c->deflate || !deflatable(f->bytes())) return f;
+    return f.other(Framing::Deflated, [this](const FrameRef& w) {
+      stats_.frames_deflated.fetch_add(1, std::memory_order_relaxed);
+      return deflated_frame(deflater_, w);
+    });
   }
 
   RelayStats& stats_;
+  ws::Deflater deflater_;  // the loop's one compressor, reset for each frame
 };
 
 // What a loop's protocol modules share: the options, the counters, the

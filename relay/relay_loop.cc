@@ -188,10 +188,12 @@ void RelayLoop::adopt(Adoption& a) {
   c->opened_ms = now();
   log_stream(c, true);
   Outbox& out = ctx_.out;
-  c->q.push_exempt(c->is_sse() ? sse_head()
-                               : raw_bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: "
-                                           "Upgrade\r\nSec-WebSocket-Accept: " +
-                                           c->ticket.accept + "\r\n\r\n"));
+  c->deflate = c->ticket.deflate_offered && opts_.ws_compression && !c->is_sse();
+  if (c->deflate) {
+    c->parser.set_inflater(&inflater_);
+    stats_.deflate_negotiated.fetch_add(1, std::memory_order_relaxed);
+  }
+  c->q.push_exempt(c->is_sse() ? sse_head() : upgrade_response(c->ticket.accept, c->deflate));
   out.mark(c);
   if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
     // docs/api.md: the extra handshake completes, gets the error, and is closed.

@@ -90,6 +90,9 @@ class RelayLoop {
   char read_buf_[64 * 1024];
 
   StreamContext ctx_;
+  // Inflates the compressed messages of every stream of the loop that
+  // negotiated permessage-deflate (whole messages, one at a time).
+  ws::Inflater inflater_;
   PtStreams pt_{ctx_};
   WsStreams ws_{ctx_};
   std::vector<StreamConn*> all_;

@@ -122,6 +122,8 @@ constexpr Stat kRelayStats[] = {
     {"bytes_written",
      &RelayStats::bytes_written,
      {"oddsrelay_stream_written_bytes_total", Type::Counter, "Bytes written to stream sockets."}},
+    {"deflate_negotiated", &RelayStats::deflate_negotiated},  // permessage-deflate (docs/architecture.md)
+    {"frames_deflated", &RelayStats::frames_deflated},
     {"conflated",
      &RelayStats::conflated,
      {"oddsrelay_stream_frames_conflated_total", Type::Counter,

@@ -38,6 +38,10 @@ struct RelayOptions {
   size_t resume_window_bytes = 128u << 20;  // encoded groups kept for `resume=EPOCH:SEQ`, at most...
   int resume_window_ms = 60'000;            // ...and for at most this long
   unsigned threads = 1;                     // relay loops (--relay-threads)
+  // --ws-compression shared: permessage-deflate answered when offered,
+  // each frame compressed once per loop and shared (docs/architecture.md);
+  // off: never negotiated.
+  bool ws_compression = true;
 };
 
 // --relay-threads' default: half the cores (the engine, the journal and
@@ -49,6 +53,9 @@ struct RelayStats {
   std::atomic<uint64_t> pt_connections{0}, ws_connections{0};
   std::atomic<uint64_t> accepted{0}, refused_limit{0};
   std::atomic<uint64_t> batches{0}, frames_encoded{0}, deliveries{0}, bytes_written{0};
+  // permessage-deflate: streams that negotiated it (ever), frames compressed
+  // (once per loop per frame, not per stream).
+  std::atomic<uint64_t> deflate_negotiated{0}, frames_deflated{0};
   std::atomic<uint64_t> conflated{0}, closed_slow{0}, closed_heartbeat{0}, closed_protocol{0};
   std::atomic<uint64_t> closed_stalled{0}, closed_soft_limit{0};  // slow consumers, by reason
   std::atomic<uint64_t> closed_restart{0};  // closed because the state was replaced (an edge rejoining its log)

@@ -31,6 +31,10 @@ struct Part {
   uint32_t off, len;
 };
 
+// The other forms a loop may send a frame in: as a Server-Sent Event
+// (relay/sse.h), or compressed with permessage-deflate (relay/outbox.h).
+enum class Framing : uint8_t { Sse = 0, Deflated = 1 };
+
 class Frame;
 using SharedFrame = std::shared_ptr<const Frame>;
 
@@ -50,9 +54,9 @@ class Frame {
   uint32_t off_ = 0;
   uint32_t refs_ = 0;
   SharedFrame origin_;  // set: a loop's wrapper around the hub's bytes (buf_ unused)
-  // The same frame in another framing (relay/sse.h: a Server-Sent Event),
-  // made once by the loop that first needs it. Loop-local frames only.
-  mutable Frame* other_ = nullptr;
+  // The same frame in other framings (Framing), each made once by the
+  // loop that first needs it. Loop-local frames only.
+  mutable Frame* other_[2] = {nullptr, nullptr};
 };
 
 class FrameRef {
@@ -73,15 +77,17 @@ class FrameRef {
     f_ = nullptr;
   }
   explicit operator bool() const { return f_ != nullptr; }
-  // The frame in its other framing, cached on this loop-local frame:
-  // made by `make` the first time it is asked for.
+  // The frame in another framing, cached on this loop-local frame: made
+  // by `make` the first time it is asked for, shared by every stream of
+  // the loop that sends it in that framing.
   template <class Make>
-  FrameRef other(Make&& make) const {
-    if (!f_->other_) {
+  FrameRef other(Framing kind, Make&& make) const {
+    Frame*& slot = f_->other_[static_cast<size_t>(kind)];
+    if (!slot) {
       FrameRef o = make(*this);
-      f_->other_ = std::exchange(o.f_, nullptr);  // the cache holds that reference
+      slot = std::exchange(o.f_, nullptr);  // the cache holds that reference
     }
-    return FrameRef(f_->other_);
+    return FrameRef(slot);
   }
   const Frame* get() const { return f_; }
   const Frame* operator->() const { return f_; }
@@ -118,7 +124,8 @@ class FrameRef {
 };
 
 inline Frame::~Frame() {
-  if (other_ && --other_->refs_ == 0) delete other_;  // the cache's reference
+  for (Frame* o : other_)
+    if (o && --o->refs_ == 0) delete o;  // the cache's references
 }
 
 // Builds a frame's payload in place after room for the longest header, then
@@ -137,10 +144,12 @@ class FrameBuilder {
     f_->off_ = kRoom;
     return FrameRef(std::exchange(f_, nullptr));
   }
-  FrameRef finish(ws::Opcode op = ws::kText) {
+  // `rsv`: reserved bits of the header (ws::kRsv1: a compressed message).
+  FrameRef finish(ws::Opcode op = ws::kText, uint8_t rsv = 0) {
     const size_t len = f_->buf_.size() - kRoom;
     const size_t head = ws::frame_header_size(len);
     ws::write_frame_header(f_->buf_.data() + kRoom - head, op, len);
+    f_->buf_[kRoom - head] = static_cast<char>(f_->buf_[kRoom - head] | rsv);
     f_->off_ = static_cast<uint32_t>(kRoom - head);
     Frame* f = std::exchange(f_, nullptr);
     return FrameRef(f);

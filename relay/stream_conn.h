@@ -65,6 +65,7 @@ struct StreamConn {
   uint32_t all_slot = UINT32_MAX, fan_slot = UINT32_MAX;
   uint32_t bucket = UINT32_MAX;  // /pt-ws: its filter's bucket in PtStreams
   ConnState state = ConnState::Open;
+  bool deflate = false;         // permessage-deflate negotiated: large data frames go compressed
   bool dirty = false;           // in Outbox::dirty (bookkeeping of the turn, not of the connection)
   uint64_t close_deadline = 0;  // loop ms: dropped then even if the close handshake is unfinished
   uint64_t last_pong = 0;

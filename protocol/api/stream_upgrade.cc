@@ -5,6 +5,7 @@
 
 #include "protocol/api/errors.h"
 #include "protocol/event_id.h"
+#include "protocol/ws_deflate.h"
 #include "protocol/ws_frame.h"
 
 namespace oddsrelay::rest {
@@ -115,6 +116,7 @@ HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t)
   if (req.header("Sec-WebSocket-Version") != "13") return {426, err::kBadWsVersion, "Sec-WebSocket-Version: 13\r\n"};
   t.accept = ws::accept_key(req.header("Sec-WebSocket-Key"));
   if (t.accept.empty()) return {400, err::kBadWsKey, ""};
+  t.deflate_offered = ws::deflate_offer_acceptable(req.header("Sec-WebSocket-Extensions"));
   if (t.kind == StreamTicket::Kind::PtWs)
     if (HandshakeError e = check_push_params(req, t); e.status) return e;
   if (auto r = http::query_param(req.query, "resume")) check_resume(*r, t);

@@ -33,6 +33,10 @@ struct StreamTicket {
   // /pt-ws conflate_ms=: the latest state at most every this many ms (0:
   // every change).
   uint32_t conflate_ms = 0;
+  // /ws and /pt-ws: the client offered permessage-deflate in a form the
+  // server can accept (protocol/ws_deflate.h); the relay answers it unless
+  // --ws-compression off.
+  bool deflate_offered = false;
   // resume=<epoch>:<seq> (both streams): where the client's state stands.
   // A malformed value is not refused: such a stream starts with a snapshot
   // and is told why.

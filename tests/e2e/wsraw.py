@@ -10,7 +10,7 @@ import time
 
 
 class RawWs:
-    def __init__(self, port, path, rcvbuf=None, timeout=10):
+    def __init__(self, port, path, rcvbuf=None, timeout=10, headers=""):
         self.s = socket.socket()
         if rcvbuf:
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
@@ -18,7 +18,7 @@ class RawWs:
         self.s.connect(("127.0.0.1", port))
         key = base64.b64encode(os.urandom(16)).decode()
         self.s.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+                        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{headers}\r\n").encode())
         self.buf = b""
         while b"\r\n\r\n" not in self.buf:
             chunk = self.s.recv(65536)

@@ -112,6 +112,11 @@ Options:
   --ws-ping MS           /ws and /pt-ws heartbeat: ping interval; a client
                          without a pong for two intervals is closed
                          (default 30000)
+  --ws-compression off|shared
+                         permessage-deflate on /ws and /pt-ws: shared (the
+                         default) answers a client's offer and compresses
+                         each frame once for all the streams that
+                         negotiated it; off never negotiates it
   --max-queue-bytes N    per-stream send queue bound; a subscriber past it
                          is closed with 1008 (default 8388608)
   --slow-timeout SECONDS close (1008) a stream whose writes have not
@@ -425,6 +430,14 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
       if (!need(v) || !parse_resume_window(v, out, err)) return false;
     } else if (a == "--keys") {
       if (!need(out.keys)) return false;
+    } else if (a == "--ws-compression") {
+      std::string v;
+      if (!need(v)) return false;
+      if (v != "off" && v != "shared") {
+        err = "bad --ws-compression '" + v + "' (off or shared)";
+        return false;
+      }
+      out.ws_compression = v == "shared";
     } else if (a == "--stream-sports") {
       std::string v;
       if (!need(v)) return false;
