@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "protocol/ws_deflate.h"
+
 namespace oddsrelay::load {
 
 namespace {
@@ -38,6 +40,7 @@ struct Client {
   Loader* L = nullptr;
   std::string in;
   bool upgraded = false, forwarder = false, ready = false, done = false;
+  bool deflate = false;  // permessage-deflate negotiated
   int64_t last_seq = -1;
   std::unordered_map<uint64_t, int64_t> channel_ls;  // odds channel -> newest "ls" seen on it
 };
@@ -58,6 +61,8 @@ struct Loader {
   uint64_t progress_frames = 0;
   bool stopping = false;
   char buf[256 * 1024];
+  ws::Inflater inflater;  // compressed messages, one at a time
+  std::string inflated;
   // The forwarder's publisher connection (pipelined HTTP POSTs).
   uv_tcp_t pub;
   uv_connect_t pub_creq;
@@ -196,7 +201,15 @@ size_t parse_frames(Client* c, const char* d, size_t n) {
     if (n - pos < head + len) break;
     std::string_view payload(d + pos + head, len);
     pos += head + len;
-    if (op == 1 || op == 0)
+    if ((op == 1 || op == 0) && (b[0] & ws::kRsv1) && c->deflate) {
+      Loader* L = c->L;
+      if (L->inflater.inflate(payload, 64 << 20, L->inflated) != ws::Inflater::Result::Ok) {
+        if (L->r.error.empty()) L->r.error = "a compressed frame does not inflate";
+        close_client(c);
+        return pos;
+      }
+      on_text(c, L->inflated);
+    } else if (op == 1 || op == 0)
       on_text(c, payload);
     else if (op == 9) {
       ++c->L->r.pings;
@@ -210,6 +223,53 @@ size_t parse_frames(Client* c, const char* d, size_t n) {
   return pos;
 }
 
+// /pt-sse: the events at the front of `d` (each ends with a blank line);
+// `data:` is the /pt-ws frame text. Returns bytes used.
+size_t parse_events(Client* c, const char* d, size_t n) {
+  const std::string_view all(d, n);
+  size_t pos = 0;
+  for (size_t end; (end = all.find("\n\n", pos)) != std::string_view::npos; pos = end + 2) {
+    std::string_view event = all.substr(pos, end - pos);
+    if (event == ": ping") ++c->L->r.pings;
+    for (size_t line = 0; line < event.size();) {
+      const size_t eol = std::min(event.find('\n', line), event.size());
+      if (event.substr(line).starts_with("data: ")) on_text(c, event.substr(line + 6, eol - line - 6));
+      line = eol + 1;
+    }
+  }
+  return pos;
+}
+
+size_t parse(Client* c, const char* d, size_t n) {
+  return c->L->o.sse && !c->forwarder ? parse_events(c, d, n) : parse_frames(c, d, n);
+}
+
+// The server's answer to the handshake (101, or /pt-sse's 200) and what
+// came after it.
+void on_handshake(Client* c, const char* d, size_t n) {
+  Loader* L = c->L;
+  c->in.append(d, n);
+  size_t end = c->in.find("\r\n\r\n");
+  if (end == std::string::npos) return;
+  const bool sse = L->o.sse && !c->forwarder;
+  if (c->in.compare(0, 12, sse ? "HTTP/1.1 200" : "HTTP/1.1 101") != 0) {
+    ++L->r.failed;
+    if (L->r.error.empty()) L->r.error = "handshake refused: " + c->in.substr(0, c->in.find("\r\n"));
+    close_client(c);
+    return;
+  }
+  c->upgraded = true;
+  c->deflate = L->o.compress && c->in.substr(0, end).find("permessage-deflate") != std::string::npos;
+  if (!c->forwarder) {
+    ++L->r.connected;
+    if (c->deflate) ++L->r.compressed;
+  }
+  std::string rest = c->in.substr(end + 4);
+  c->in.clear();
+  size_t used = parse(c, rest.data(), rest.size());
+  c->in.assign(rest, used);
+}
+
 void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   auto* c = static_cast<Client*>(s->data);
   if (c->done) return;
@@ -220,32 +280,31 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   }
   const char* d = buf->base;
   size_t n = static_cast<size_t>(nread);
-  if (!c->upgraded) {
-    c->in.append(d, n);
-    size_t end = c->in.find("\r\n\r\n");
-    if (end == std::string::npos) return;
-    if (c->in.compare(0, 12, "HTTP/1.1 101") != 0) {
-      ++c->L->r.failed;
-      if (c->L->r.error.empty()) c->L->r.error = "handshake refused: " + c->in.substr(0, c->in.find("\r\n"));
-      close_client(c);
-      return;
-    }
-    c->upgraded = true;
-    if (!c->forwarder) ++c->L->r.connected;
-    std::string rest = c->in.substr(end + 4);
-    c->in.clear();
-    size_t used = parse_frames(c, rest.data(), rest.size());
-    c->in.assign(rest, used);
-    return;
+  Loader* L = c->L;
+  if (!c->forwarder) {
+    L->r.wire_bytes += n;
+    if (L->measure_from && wall_us() >= L->measure_from) L->r.wire_bytes_measured += n;
   }
+  if (!c->upgraded) return on_handshake(c, d, n);
   if (c->in.empty()) {
-    size_t used = parse_frames(c, d, n);
+    size_t used = parse(c, d, n);
     if (!c->done && used < n) c->in.assign(d + used, n - used);
   } else {
     c->in.append(d, n);
-    size_t used = parse_frames(c, c->in.data(), c->in.size());
+    size_t used = parse(c, c->in.data(), c->in.size());
     if (!c->done) c->in.erase(0, used);
   }
+}
+
+// The request that opens a stream: a WebSocket handshake (offering
+// permessage-deflate with --compress), or a plain GET for /pt-sse.
+std::string open_request(const Loader* L, const std::string& path, bool sse) {
+  std::string r = "GET " + path + " HTTP/1.1\r\nHost: " + L->o.host + "\r\n";
+  if (sse) return r + "Accept: text/event-stream\r\n\r\n";
+  r += "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+       "Sec-WebSocket-Version: 13\r\n";
+  if (L->o.compress) r += "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n";
+  return r + "\r\n";
 }
 
 void start_client(Loader* L, bool forwarder) {
@@ -276,10 +335,7 @@ void start_client(Loader* L, bool forwarder) {
       path += "api_key=";
       path += L->o.api_key;
     }
-    send_bytes(reinterpret_cast<uv_stream_t*>(&c->tcp),
-               "GET " + path + " HTTP/1.1\r\nHost: " + L->o.host +
-                   "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                   "Sec-WebSocket-Version: 13\r\n\r\n");
+    send_bytes(reinterpret_cast<uv_stream_t*>(&c->tcp), open_request(L, path, L->o.sse && !c->forwarder));
     uv_read_start(
         reinterpret_cast<uv_stream_t*>(&c->tcp),
         [](uv_handle_t* h, size_t, uv_buf_t* b) {

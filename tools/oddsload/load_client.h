@@ -22,6 +22,10 @@ struct LoadOptions {
   uint16_t port = 8080;
   std::string path = "/pt-ws?protocol=v2";  // api_key appended when given
   std::string api_key;
+  // --compress: offer permessage-deflate and inflate what comes compressed.
+  bool compress = false;
+  // --sse: `path` is /pt-sse; the frames come as Server-Sent Events.
+  bool sse = false;
   uint32_t connections = 100;
   double duration_s = 10;
   double warmup_s = 1;           // latency before this is not counted
@@ -40,6 +44,9 @@ struct LoadOptions {
 
 struct LoadResult {
   uint32_t connected = 0, failed = 0, closed_early = 0;
+  uint32_t compressed = 0;  // connections that negotiated permessage-deflate
+  // bytes: the frame texts (inflated); wire_bytes: what the sockets read.
+  uint64_t wire_bytes = 0, wire_bytes_measured = 0;
   uint64_t frames = 0, bytes = 0, infos = 0, gaps = 0, conflated = 0, pings = 0;
   uint64_t out_of_order = 0;  // odds frames older than the channel's previous one
   uint64_t forwarded = 0;

@@ -24,16 +24,26 @@ Subscribes N WebSocket clients to an oddsrelay stream for a bounded time and
 reports what they received.
 
 Options:
-  --connect HOST:PORT   server (default 127.0.0.1:8080)
-  --path PATH           stream path (default /pt-ws?protocol=v2; or /ws)
+  --url http://HOST:PORT  server (default http://127.0.0.1:8080; --connect
+                        HOST:PORT says the same)
+  --path PATH           stream path (default /pt-ws?protocol=v2, or /pt-sse
+                        with --sse; or /ws)
   --key KEY             API key (appended as api_key=)
+  --events LIST         /pt-ws or /pt-sse events= filter (event ids, commas)
+  --markets LIST        markets= filter (market ids, commas)
+  --conflate-ms N       conflate_ms=N: the latest state at most every N ms
+  --compress            offer permessage-deflate and inflate what comes
+                        compressed (the wire bytes are reported beside the
+                        frame bytes)
+  --sse                 subscribe to /pt-sse (Server-Sent Events) instead
   --connections N       subscribers (default 100)
   --duration SECONDS    total run time, then every client closes (default 10)
   --warmup SECONDS      latency is counted after this (default 1, and never
                         before every connection has had time to open)
   --connect-rate N      new connections per second (default 2000)
   --progress SECONDS    progress line on stderr (default 1; 0 = off)
-  --json                print the summary as one JSON object
+  --json                print the summary as one JSON object (frames and
+                        bytes per subscriber per second included)
 Baseline mode (perf/relay/run.sh, nchan):
   --forward HOST:PORT/PATH   one extra /pt-ws subscriber POSTs every frame it
                         gets to this HTTP publisher, stamping INFO `at` with
@@ -66,6 +76,14 @@ bool split_hostport(std::string_view s, std::string& host, uint16_t& port, std::
   return true;
 }
 
+// http://HOST:PORT[/]
+bool split_url(std::string_view s, std::string& host, uint16_t& port) {
+  if (!s.starts_with("http://")) return false;
+  s.remove_prefix(7);
+  if (s.ends_with("/")) s.remove_suffix(1);
+  return s.find('/') == std::string_view::npos && split_hostport(s, host, port, nullptr);
+}
+
 std::string stage_json(const Histogram& h) {
   char b[200];
   std::snprintf(b, sizeof b,
@@ -80,79 +98,97 @@ void stage_line(const char* name, const Histogram& h) {
               h.quantile(0.5), h.quantile(0.99), h.quantile(0.999), h.max());
 }
 
-// The command line into `o`; -1 to go on, else the exit code (--help: 0).
-int parse_args(int argc, char** argv, LoadOptions& o, bool& json) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto need = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "oddsload: %s needs a value (see --help)\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    auto number = [&](double lo, double hi) {
-      const char* v = need();
-      char* end = nullptr;
-      double d = std::strtod(v, &end);
-      if (*v == '\0' || *end != '\0' || d < lo || d > hi) {
-        std::fprintf(stderr, "oddsload: bad %s '%s' (%g..%g)\n", a.c_str(), v, lo, hi);
-        std::exit(2);
-      }
-      return d;
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--version") {
-      std::printf("oddsload %s (commit %s)\n", ODDSRELAY_VERSION, ODDSRELAY_COMMIT);
-      return 0;
-    } else if (a == "--connect") {
-      if (!split_hostport(need(), o.host, o.port, nullptr)) {
-        std::fprintf(stderr, "oddsload: bad --connect (HOST:PORT)\n");
-        return 2;
-      }
-    } else if (a == "--path")
-      o.path = need();
-    else if (a == "--key")
-      o.api_key = need();
-    else if (a == "--connections")
-      o.connections = static_cast<uint32_t>(number(1, 100000));
-    else if (a == "--duration")
-      o.duration_s = number(0.1, 86400);
-    else if (a == "--warmup")
-      o.warmup_s = number(0, 3600);
-    else if (a == "--connect-rate")
-      o.connect_rate = static_cast<uint32_t>(number(1, 1e6));
-    else if (a == "--progress")
-      o.progress_s = number(0, 3600);
-    else if (a == "--json")
-      json = true;
-    else if (a == "--forward") {
-      o.forward = true;
-      if (!split_hostport(need(), o.forward_host, o.forward_port, &o.forward_path)) {
-        std::fprintf(stderr, "oddsload: bad --forward (HOST:PORT/PATH)\n");
-        return 2;
-      }
-    } else if (a == "--subscribe") {
-      std::string host;
-      if (!split_hostport(need(), host, o.subscribe_port, &o.subscribe_path)) {
-        std::fprintf(stderr, "oddsload: bad --subscribe (HOST:PORT/PATH)\n");
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "oddsload: unknown option '%s' (see --help)\n", a.c_str());
-      return 2;
-    }
-  }
-  return -1;
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "oddsload: %s (see --help)\n", msg.c_str());
+  std::exit(2);
 }
 
-double ms(uint64_t us) { return static_cast<double>(us) / 1000.0; }
+double number(const std::string& a, const char* v, double lo, double hi) {
+  char* end = nullptr;
+  double d = std::strtod(v, &end);
+  if (*v == '\0' || *end != '\0' || d < lo || d > hi) {
+    char b[64];
+    std::snprintf(b, sizeof b, "' (%g..%g)", lo, hi);
+    usage_error("bad " + a + " '" + v + b);
+  }
+  return d;
+}
 
-// One JSON object on stdout (what scripts and perf/ read).
+struct Args {
+  LoadOptions o;
+  bool json = false, path_given = false;
+  std::string query;  // events=, markets=, conflate_ms= to append to the path
+};
+
+// An option that takes a value; false if `a` is none of them.
+bool value_option(const std::string& a, const char* v, Args& x) {
+  LoadOptions& o = x.o;
+  if (a == "--connect" || a == "--url") {
+    if (a == "--connect" ? !split_hostport(v, o.host, o.port, nullptr) : !split_url(v, o.host, o.port))
+      usage_error("bad " + a + (a == "--url" ? " (http://HOST:PORT)" : " (HOST:PORT)"));
+  } else if (a == "--path") {
+    o.path = v;
+    x.path_given = true;
+  } else if (a == "--key") {
+    o.api_key = v;
+  } else if (a == "--events" || a == "--markets" || a == "--conflate-ms") {
+    if (a == "--conflate-ms") number(a, v, 0, 60000);
+    x.query.append("&").append(a == "--conflate-ms" ? "conflate_ms" : a.c_str() + 2).append("=").append(v);
+  } else if (a == "--connections") {
+    o.connections = static_cast<uint32_t>(number(a, v, 1, 100000));
+  } else if (a == "--duration") {
+    o.duration_s = number(a, v, 0.1, 86400);
+  } else if (a == "--warmup") {
+    o.warmup_s = number(a, v, 0, 3600);
+  } else if (a == "--connect-rate") {
+    o.connect_rate = static_cast<uint32_t>(number(a, v, 1, 1e6));
+  } else if (a == "--progress") {
+    o.progress_s = number(a, v, 0, 3600);
+  } else if (a == "--forward") {
+    o.forward = true;
+    if (!split_hostport(v, o.forward_host, o.forward_port, &o.forward_path))
+      usage_error("bad --forward (HOST:PORT/PATH)");
+  } else if (a == "--subscribe") {
+    std::string host;
+    if (!split_hostport(v, host, o.subscribe_port, &o.subscribe_path)) usage_error("bad --subscribe (HOST:PORT/PATH)");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The options; exits on --help, --version or a mistake.
+Args parse_args(int argc, char** argv) {
+  Args x;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (a == "--version") {
+      std::printf("oddsload %s (commit %s)\n", ODDSRELAY_VERSION, ODDSRELAY_COMMIT);
+      std::exit(0);
+    } else if (a == "--json" || a == "--compress" || a == "--sse") {
+      (a == "--json" ? x.json : a == "--compress" ? x.o.compress : x.o.sse) = true;
+    } else if (a.starts_with("--") && i + 1 < argc && value_option(a, argv[i + 1], x)) {
+      ++i;
+    } else {
+      usage_error(i + 1 >= argc && a.starts_with("--") ? a + " needs a value or is unknown"
+                                                       : "unknown option '" + a + "'");
+    }
+  }
+  if (x.o.sse && (x.o.forward || x.o.subscribe_port)) usage_error("--sse is not for the baseline mode");
+  if (x.o.sse && !x.path_given) x.o.path = "/pt-sse";
+  if (!x.query.empty()) {  // each item starts with '&'
+    if (x.o.path.find('?') == std::string::npos) x.query[0] = '?';
+    x.o.path += x.query;
+  }
+  return x;
+}
+
 void print_json(const LoadOptions& o, const LoadResult& r) {
-  const double s = r.seconds > 0 ? r.seconds : 1;
+  const double s = r.seconds > 0 ? r.seconds : 1, n = r.connected ? r.connected : 1;
+  auto ms = [](uint64_t us) { return static_cast<double>(us) / 1000.0; };
   // Microseconds, the whole span and per stage (stages only where the
   // server stamps its INFOs).
   std::string us = "{\"total\":" + stage_json(r.latency);
@@ -162,25 +198,33 @@ void print_json(const LoadOptions& o, const LoadResult& r) {
   }
   us += "}";
   std::printf(
-      "{\"connections\":%u,\"connected\":%u,\"failed\":%u,\"closed_early\":%u,\"seconds\":%.2f,"
-      "\"frames\":%" PRIu64 ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64
-      ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64 ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
+      "{\"connections\":%u,\"connected\":%u,\"compressed\":%u,\"failed\":%u,\"closed_early\":%u,\"seconds\":%.2f,"
+      "\"frames\":%" PRIu64
+      ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"wire_bytes_per_s\":%.0f,"
+      "\"per_subscriber\":{\"frames_per_s\":%.1f,\"bytes_per_s\":%.0f,\"wire_bytes_per_s\":%.0f},\"wire_bytes\":"
+      "%" PRIu64 ",\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64
+      ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
       ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"latency_us\":%s}\n",
-      o.connections, r.connected, r.failed, r.closed_early, r.seconds, r.frames,
-      static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
-      r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)),
+      o.connections, r.connected, r.compressed, r.failed, r.closed_early, r.seconds, r.frames,
+      static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s,
+      static_cast<double>(r.wire_bytes_measured) / s, static_cast<double>(r.frames_measured) / s / n,
+      static_cast<double>(r.bytes_measured) / s / n, static_cast<double>(r.wire_bytes_measured) / s / n, r.wire_bytes,
+      r.infos, r.gaps, r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)),
       ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)), ms(r.latency.max()), us.c_str());
 }
 
-// The same figures for a person.
 void print_text(const LoadOptions& o, const LoadResult& r) {
-  const double s = r.seconds > 0 ? r.seconds : 1;
-  std::printf("connections %u/%u (failed %u, closed early %u) over %.1f s measured\n", r.connected, o.connections,
-              r.failed, r.closed_early, r.seconds);
+  const double s = r.seconds > 0 ? r.seconds : 1, n = r.connected ? r.connected : 1;
+  auto ms = [](uint64_t us) { return static_cast<double>(us) / 1000.0; };
+  std::printf("connections %u/%u (failed %u, closed early %u, compressed %u) over %.1f s measured\n", r.connected,
+              o.connections, r.failed, r.closed_early, r.compressed, r.seconds);
   std::printf("frames/s %.0f  bytes/s %.0f  INFO %" PRIu64 "  gaps %" PRIu64 "  conflated %" PRIu64
               "  out of order %" PRIu64 "\n",
               static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s, r.infos, r.gaps,
               r.conflated, r.out_of_order);
+  std::printf("per subscriber: frames/s %.1f  frame bytes/s %.0f  wire bytes/s %.0f\n",
+              static_cast<double>(r.frames_measured) / s / n, static_cast<double>(r.bytes_measured) / s / n,
+              static_cast<double>(r.wire_bytes_measured) / s / n);
   std::printf("latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  (%" PRIu64 " samples)\n",
               ms(r.latency.quantile(0.5)), ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)),
               ms(r.latency.max()), r.latency.count());
@@ -195,15 +239,13 @@ void print_text(const LoadOptions& o, const LoadResult& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  LoadOptions o;
-  bool json = false;
-  if (int rc = parse_args(argc, argv, o, json); rc >= 0) return rc;
+  const Args x = parse_args(argc, argv);
   signal(SIGPIPE, SIG_IGN);  // a server that closes first costs an EPIPE, not the run
-  LoadResult r = run_load(o);
-  if (json)
-    print_json(o, r);
+  LoadResult r = run_load(x.o);
+  if (x.json)
+    print_json(x.o, r);
   else
-    print_text(o, r);
+    print_text(x.o, r);
   if (!r.error.empty()) std::fprintf(stderr, "oddsload: %s\n", r.error.c_str());
   return r.connected == 0 ? 1 : 0;
 }
