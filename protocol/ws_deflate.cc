@@ -51,7 +51,10 @@ bool deflate_offer_acceptable(std::string_view extensions) {
 }
 
 Deflater::Deflater(int level) : z_(std::make_unique<z_stream_s>()) {
-  deflateInit2(z_.get(), level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+  // memLevel 4: a 4 KiB hash table, which deflateReset clears for every
+  // message (memLevel 8: 64 KiB); as small on /pt-ws frames, which are a
+  // few hundred bytes.
+  deflateInit2(z_.get(), level, Z_DEFLATED, -15, 4, Z_DEFAULT_STRATEGY);
 }
 Deflater::~Deflater() { deflateEnd(z_.get()); }
 
