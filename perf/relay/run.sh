@@ -6,7 +6,11 @@
 # (tools/oddsload). Loopback only; every run is bounded in time.
 #
 #   W1: 1,000 subscribers, simulator at 1,000 odds records/s
-#       (oddsrelay with --relay-threads 1, and again with 2)
+#       (oddsrelay with --relay-threads 1, again with every subscriber
+#       offering permessage-deflate (oddsload --compress), and with 2
+#       threads); compressed against uncompressed in the same run: wire
+#       bytes and server CPU per delivered frame, as ratios (goals: at most
+#       0.5x the bytes, at most 1.0x the CPU)
 #   W2: 10,000 subscribers, simulator at 50 records/s: RSS per connection
 #
 # With two cores or more, the server under test is pinned to core 0 and
@@ -203,8 +207,8 @@ print(f"\n### {label}\n")
 for name, why in failed.items():
     print(f"perf/relay: FAILED: {label}: {name}: {why}: its row is shown, no ratio with it", file=sys.stderr)
     print(f"**{name}: unsound run ({why}): no ratio printed with it**\n")
-print("| server | subscribers | deliveries/s | MB/s | server CPU % | deliveries per CPU-s | p50 ms | p99 ms | p99.9 ms | max ms | RSS KiB/conn | gaps / out of order |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| server | subscribers | deliveries/s | MB/s | wire MB/s | server CPU % | deliveries per CPU-s | p50 ms | p99 ms | p99.9 ms | max ms | RSS KiB/conn | gaps / out of order |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name, d in runs:
     per = (d["rss_kib"] - d["rss0_kib"]) * 1024 / max(d["connected"], 1)
     cpu = f"{100 * d['cpu_s'] / d['wall_s']:.0f}"
@@ -212,7 +216,7 @@ for name, d in runs:
     if name.startswith("oddsrelay"):
         cpu += f" (loops {100 * d['relay_cpu_s'] / d['wall_s']:.0f})"
         pc += f" (loops {per_cpu(d, True):,.0f})"
-    print(f"| {name} | {d['connected']}/{subs} | {d['frames_per_s']:,.0f} | {d['bytes_per_s']/1e6:,.1f} | {cpu} | {pc} | "
+    print(f"| {name} | {d['connected']}/{subs} | {d['frames_per_s']:,.0f} | {d['bytes_per_s']/1e6:,.1f} | {d['wire_bytes_per_s']/1e6:,.1f} | {cpu} | {pc} | "
           f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {d['max_ms']:.2f} | {per/1024:.1f} | {d['gaps']} / {d['out_of_order']} |")
 print()
 for name, d in runs:
@@ -232,17 +236,25 @@ for base in ("uWebSockets", "nginx+nchan"):
         print(f"{tag} {name}/{base}: deliveries per CPU-s {per_cpu(d) / per_cpu(b):.2f}x "
               f"(relay loops alone {per_cpu(d, True) / per_cpu(b):.2f}x), deliveries/s {d['frames_per_s'] / b['frames_per_s']:.2f}x, "
               f"p99 {d['p99_ms']:.2f} ms vs {b['p99_ms']:.2f} ms")
+# permessage-deflate: the compressed row against the uncompressed one.
+z, p = ours.get("oddsrelay --compress"), ours.get("oddsrelay")
+if z and p and "oddsrelay --compress" not in failed and "oddsrelay" not in failed:
+    wire = lambda d: d["wire_bytes_per_s"] / d["frames_per_s"]
+    print(f"{tag} compressed/uncompressed ({z['compressed']}/{z['connected']} negotiated): wire bytes per delivered frame "
+          f"{wire(z) / wire(p):.2f}x (goal <= 0.5x), server CPU per delivered frame {per_cpu(p) / per_cpu(z):.2f}x "
+          f"(relay loops alone {per_cpu(p, True) / per_cpu(z, True):.2f}x; goal <= 1.0x)")
 sys.exit(1 if failed else 0)
 PY
 }
 
 add_rss0() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["rss0_kib"]=int(sys.argv[2]); print(json.dumps(d))' "$1" "$2"; }
 
-run_ours() {  # $1 name, $2 rate, $3 threads, $4 out file
+run_ours() {  # $1 name, $2 rate, $3 threads, $4 out file, then oddsload options
   start_relay "$2" "$3" "$pin_server"
   local rss0; rss0=$(rss_kib "$relay_pid")
   echo "  $1: $conns subscribers, $secs s" >&2
-  add_rss0 "$(measure "$relay_pid" --connect 127.0.0.1:$port --key perf-key --connections "$conns")" "$rss0" > "$4"
+  add_rss0 "$(measure "$relay_pid" --url http://127.0.0.1:$port --key perf-key --connections "$conns" "${@:5}")" \
+    "$rss0" > "$4"
   stop_relay
 }
 run_baseline() {  # $1 name, $2 rate, $3 out file
@@ -264,12 +276,13 @@ echo "## Relay fan-out, $(date -u +%F), $(nproc) cores ($pinning); $secs s per r
 conns=$w1
 echo "W1: $w1 subscribers, sim 1000 records/s" >&2
 run_ours "oddsrelay" 1000 1 "$dir/w1_ours.json"
+run_ours "oddsrelay --compress" 1000 1 "$dir/w1_ours_z.json" --compress
 run_ours "oddsrelay --relay-threads 2" 1000 2 "$dir/w1_ours2.json"
 run_baseline uWebSockets 1000 "$dir/w1_uws.json"
 run_baseline nginx+nchan 1000 "$dir/w1_nchan.json"
 status=0
 report "W1: $w1 subscribers, sim 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.json" \
-  "oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json" || status=1
+  "oddsrelay --compress=$dir/w1_ours_z.json" "oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json" || status=1
 conns=$w2
 echo "W2: $w2 subscribers, sim 50 records/s" >&2
 run_ours "oddsrelay" 50 1 "$dir/w2_ours.json"
