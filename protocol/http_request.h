@@ -69,6 +69,12 @@ class RequestParser {
 };
 
 bool iequals(std::string_view a, std::string_view b);
+// `s` without the spaces and tabs around it (a header list item's OWS).
+inline std::string_view trim_ows(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
 
 // The value of query parameter `name` ('+' and %XX decoded), if present.
 std::optional<std::string> query_param(std::string_view query, std::string_view name);

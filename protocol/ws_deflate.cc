@@ -9,22 +9,18 @@ namespace oddsrelay::ws {
 
 namespace {
 
-std::string_view trim(std::string_view t) {
-  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-  return t;
-}
+using http::trim_ows;
 
 // One offer: "permessage-deflate; p1; p2=v".
 bool offer_acceptable(std::string_view offer) {
   size_t semi = offer.find(';');
-  if (!http::iequals(trim(offer.substr(0, semi)), "permessage-deflate")) return false;
+  if (!http::iequals(trim_ows(offer.substr(0, semi)), "permessage-deflate")) return false;
   unsigned seen = 0;
   while (semi != std::string_view::npos) {
     offer.remove_prefix(semi + 1);
     semi = offer.find(';');
-    std::string_view p = trim(offer.substr(0, semi));
-    const std::string_view name = trim(p.substr(0, p.find('=')));
+    std::string_view p = trim_ows(offer.substr(0, semi));
+    const std::string_view name = trim_ows(p.substr(0, p.find('=')));
     unsigned bit = 0;
     if (http::iequals(name, "server_no_context_takeover"))
       bit = 1;

@@ -4,15 +4,13 @@
 
 #include <cstring>
 
+#include "protocol/http_request.h"
+
 namespace oddsrelay::rest {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+using http::trim_ows;
 
 }  // namespace
 
@@ -20,7 +18,7 @@ bool TrustedProxies::parse(std::string_view list, TrustedProxies& out, std::stri
   out.nets_.clear();
   while (true) {
     size_t comma = list.find(',');
-    std::string_view item = trim(list.substr(0, comma));
+    std::string_view item = trim_ows(list.substr(0, comma));
     auto c = item.empty() ? std::nullopt : parse_cidr(item);
     if (!c) {
       err = "'" + std::string(item) + "' is not an address or CIDR";
@@ -39,7 +37,7 @@ bool TrustedProxies::contains(const IpAddr& ip) const {
 }
 
 std::optional<IpAddr> parse_forwarded_entry(std::string_view e) {
-  e = trim(e);
+  e = trim_ows(e);
   if (!e.empty() && e.front() == '[') {  // [v6] or [v6]:port
     size_t close = e.find(']');
     if (close == std::string_view::npos) return std::nullopt;
@@ -63,7 +61,7 @@ IpAddr client_address(const IpAddr& peer, const http::Request& req, const Truste
     if (!http::iequals(h.name, "X-Forwarded-For")) continue;
     for (std::string_view v = h.value;;) {
       size_t comma = v.find(',');
-      std::string_view item = trim(v.substr(0, comma));
+      std::string_view item = trim_ows(v.substr(0, comma));
       if (!item.empty()) entries.push_back(item);
       if (comma == std::string_view::npos) break;
       v.remove_prefix(comma + 1);

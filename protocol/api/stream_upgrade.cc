@@ -16,10 +16,7 @@ namespace {
 bool has_token(std::string_view value, std::string_view token) {
   while (!value.empty()) {
     size_t c = value.find(',');
-    std::string_view t = value.substr(0, c);
-    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-    if (http::iequals(t, token)) return true;
+    if (http::iequals(http::trim_ows(value.substr(0, c)), token)) return true;
     if (c == std::string_view::npos) break;
     value.remove_prefix(c + 1);
   }

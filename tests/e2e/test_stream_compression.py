@@ -20,7 +20,7 @@ import websockets
 
 import harness as h
 from scripted_feed import event_rec, key_of
-from test_relay_state import KEY, StreamState, apply_frame, split, wait_status
+from test_relay_state import KEY, StreamState, apply_frame
 from wsraw import RawWs
 
 OFFER = "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
@@ -76,7 +76,7 @@ class Compression(StreamState):
         records, end_at = self.make_feed()
         fifo = os.path.join(self.dir, "feed.fifo")
         os.mkfifo(fifo)
-        with h.Server("--feed", f"replay:{fifo},speed=12", "--keys", self.keys, "--progress", "0") as srv:
+        with h.Server("--feed", f"replay:{fifo},speed=30", "--keys", self.keys, "--progress", "0") as srv:
             srv.wait_for(r"serving http://")
 
             def write_feed():  # once both clients stand at seq 0; EOF ends the replay
@@ -85,14 +85,14 @@ class Compression(StreamState):
 
             async def follow(ws, started):
                 frames, events, odds = [], {}, {}
-                t, ch, ready = split(await ws.recv())
+                t, ch, ready = h.split_frame(await ws.recv())
                 self.assertTrue(ready["ready"])
                 seq = ready["seq"]
                 started.set()
                 while True:
                     text = await asyncio.wait_for(ws.recv(), 60)
                     frames.append(text)
-                    t, ch, body = split(text)
+                    t, ch, body = h.split_frame(text)
                     if t == "INFO":
                         self.assertEqual(body["from"], seq + 1, "a batch is missing")
                         self.assertNotIn("conflated", body)
@@ -126,7 +126,7 @@ class Compression(StreamState):
             self.assertEqual(zg[0], pg[0], "the compressed client got other frames")
             for frames, events, odds in (zg, pg):
                 self.assert_rest_state(srv.port, events, odds)
-            status = wait_status(srv.port, lambda s: s["relay"]["frames_deflated"] > 0, "a compressed frame")
+            status = h.wait_status(srv.port, KEY, lambda s: s["relay"]["frames_deflated"] > 0, "a compressed frame")
             self.assertEqual(status["relay"]["deflate_negotiated"], 1)
             ratio = zbytes / pbytes
             print(f"  {len(pg[0])} frames: compressed {zbytes} bytes, plain {pbytes} bytes, ratio {ratio:.3f}")
@@ -168,7 +168,7 @@ class Misbehaviour(StreamState):
                                capture_output=True, text=True, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertTrue(p.stdout.startswith("node ws deflate: ok"), p.stdout)
-            self.assertGreater(wait_status(srv.port, lambda s: True, "status")["relay"]["frames_deflated"], 0)
+            self.assertGreater(h.wait_status(srv.port, KEY, lambda s: True, "status")["relay"]["frames_deflated"], 0)
 
         with h.Server("--feed", "sim:rate=300", "--keys", self.keys, "--progress", "0",
                       "--ws-compression", "off") as srv:
@@ -185,7 +185,7 @@ class Misbehaviour(StreamState):
             c = RawWs(srv.port, f"/pt-ws?api_key={KEY}", headers=OFFER)
             self.assertNotIn("Sec-WebSocket-Extensions", c.head)
             c.close()
-            relay = wait_status(srv.port, lambda s: True, "status")["relay"]
+            relay = h.wait_status(srv.port, KEY, lambda s: True, "status")["relay"]
             self.assertEqual((relay["deflate_negotiated"], relay["frames_deflated"]), (0, 0))
 
 
