@@ -239,12 +239,15 @@ def wait_status(port, key, pred, what, timeout=60):
 
 
 def wait_done(port, key, timeout=120):
-    """Until the replay finished and the engine stopped moving."""
+    """Until the replay finished and the engine stopped moving: the same seq
+    on three reads 0.2 s apart after the source said done (one pause of the
+    engine, e.g. behind a snapshot write on a loaded disk, is not its end)."""
     deadline = time.time() + timeout
-    last = None
+    last, same = None, 0
     while time.time() < deadline:
         st = status(port, key)
-        if st["feed"]["done"] and st["seq"] == last:
+        same = same + 1 if st["feed"]["done"] and st["seq"] == last else 0
+        if same >= 2:
             return st
         last = st["seq"] if st["feed"]["done"] else None
         time.sleep(0.2)
