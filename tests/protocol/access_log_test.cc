@@ -112,9 +112,10 @@ TEST(AccessLog, ThreadsWriteWholeLinesAndReopenStartsANewFile) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&l, t] {
+      const std::string path(200, static_cast<char>('a' + t));  // long lines: a torn write would show
       Request r;
       r.method = "GET";
-      r.path = std::string(200, static_cast<char>('a' + t));  // long lines: a torn write would show
+      r.path = path;
       for (int i = 0; i < 500; ++i) l.write(format(r, i));
     });
   for (auto& th : threads) th.join();
