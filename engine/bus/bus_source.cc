@@ -114,12 +114,14 @@ void BusSource::check_silence(bus::LogReader& reader, bool& open) {
   }
   if (!stats_.behind.exchange(true)) {
     stats_.stalls.fetch_add(1, std::memory_order_relaxed);
+    // Named, so the text outlives the call (never a pointer into a branch's temporary).
+    const std::string why =
+        g == bus::Got::Ok ? "the stream is at #" + std::to_string(st.last_seq) + ", this edge at #" + std::to_string(at)
+                          : "the bus does not answer (" + (err.empty() ? std::string("not connected") : err) + ")";
     std::fprintf(
         stderr, "oddsrelay: bus: nothing received for %lld ms: %s; upstream not ready\n",
         static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard_).count()),
-        g == bus::Got::Ok
-            ? ("the stream is at #" + std::to_string(st.last_seq) + ", this edge at #" + std::to_string(at)).c_str()
-            : ("the bus does not answer (" + (err.empty() ? "not connected" : err) + ")").c_str());
+        why.c_str());
   }
   if (g == bus::Got::Ok && open) {
     // The consumer went silent with its server: a new one on the server
