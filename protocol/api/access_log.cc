@@ -23,7 +23,14 @@ void write_time(json::Writer& w, int64_t wall_ms) {
   w.String(buf);
 }
 
-void write_key(json::Writer& w, std::string_view key) {
+// What every line opens with: when, what, who.
+void write_head(json::Writer& w, int64_t wall_ms, const char* type, std::string_view client, std::string_view key) {
+  w.StartObject();
+  write_time(w, wall_ms);
+  w.Key("type");
+  w.String(type);
+  w.Key("client");
+  json::str(w, client);
   w.Key("key");
   if (key.empty())
     w.Null();
@@ -48,13 +55,7 @@ std::string format(const Request& r, int64_t wall_ms) {
   std::string out;
   json::StringSink sink(out);
   json::Writer w(sink);
-  w.StartObject();
-  write_time(w, wall_ms);
-  w.Key("type");
-  w.String("request");
-  w.Key("client");
-  json::str(w, r.client);
-  write_key(w, r.key);
+  write_head(w, wall_ms, "request", r.client, r.key);
   if (r.key_unknown) {
     w.Key("key_unknown");
     w.Bool(true);
@@ -77,13 +78,7 @@ std::string format(const Stream& s, int64_t wall_ms) {
   std::string out;
   json::StringSink sink(out);
   json::Writer w(sink);
-  w.StartObject();
-  write_time(w, wall_ms);
-  w.Key("type");
-  w.String(s.open ? "stream_open" : "stream_close");
-  w.Key("client");
-  json::str(w, s.client);
-  write_key(w, s.key);
+  write_head(w, wall_ms, s.open ? "stream_open" : "stream_close", s.client, s.key);
   w.Key("path");
   json::str(w, s.path);
   if (!s.open) {
