@@ -56,10 +56,12 @@ void status(Call& c) {
   c.begin_success();
   c.w.Key("status");
   c.w.String("ok");
+  // The same counts as events.live/prematch below: listed and not ended (an
+  // ended match still in the feed's lists is in events.ended).
   c.w.Key("live_events");
-  c.w.Uint64(snap.listed_live);
+  c.w.Uint64(snap.listed_live - snap.ended_live);
   c.w.Key("prematch_events");
-  c.w.Uint64(snap.listed_prematch);
+  c.w.Uint64(snap.listed_prematch - snap.ended_prematch);
   c.w.Key("last_update");
   c.w.Int64(snap.clock);
   c.w.Key("seq");

@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import http.client
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -461,6 +462,35 @@ class Rest(unittest.TestCase):
                               f"http://127.0.0.1:{self.srv.port}/v1/live?sport=1"],
                              capture_output=True, text=True, timeout=30).stdout
         self.assertIn("s7-101.5001", json.loads(out)["data"])
+
+
+class StatusCounts(unittest.TestCase):
+    """rest.jsonl up to 5009's final score, before its removal: a live match
+    that ended is still in the feed's lists. /v1/status counts it once, in
+    events.ended; live_events equals events.live (it used to count the
+    ended match as live beside events.live), while el_events still counts
+    what /rdstn's el lists (every listed live event)."""
+
+    def test_an_ended_listed_match_is_not_counted_live(self):
+        d = h.scratch("rest-status-counts")
+        feed = os.path.join(d, "ended_listed.jsonl")
+        with open(h.fixture("rest.jsonl")) as f, open(feed, "w") as out:
+            for line in f:
+                out.write(line)
+                if '"status":"ended"' in line:
+                    break
+        srv = h.Server("--feed", "replay:" + feed + ",speed=max", "--progress", "0")
+        try:
+            key = srv.wait_for(r"demo API key \(sandbox, all permissions\): (demo-[0-9a-f]{32})").group(1)
+            srv.wait_for(r"replay of .* finished")
+            st = h.wait_status(srv.port, key, lambda s: s["feed"]["done"] and s["last_update"] == 1767225601300,
+                               "the ended score applied")
+            self.assertEqual(st["events"]["ended"], 1, st)
+            self.assertEqual((st["live_events"], st["prematch_events"]), (2, 3), st)
+            self.assertEqual((st["live_events"], st["prematch_events"]), (st["events"]["live"], st["events"]["prematch"]))
+            self.assertEqual(st["el_events"], 3, st)
+        finally:
+            h.shut_down(srv, d)
 
 
 class OddsPost(unittest.TestCase):

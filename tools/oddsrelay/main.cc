@@ -58,8 +58,8 @@ struct ProgressField {
 constexpr ProgressField kProgressFields[] = {
     {"skipped", [](const Engine& e, const Source&, const Snapshot&) { return e.skipped(); }},
     {"malformed", [](const Engine&, const Source& src, const Snapshot&) { return src.status().malformed.load(); }},
-    {"events live", [](const Engine&, const Source&, const Snapshot& s) { return s.listed_live; }},
-    {"prematch", [](const Engine&, const Source&, const Snapshot& s) { return s.listed_prematch; }},
+    {"events live", [](const Engine&, const Source&, const Snapshot& s) { return s.listed_live - s.ended_live; }},
+    {"prematch", [](const Engine&, const Source&, const Snapshot& s) { return s.listed_prematch - s.ended_prematch; }},
     {"markets", [](const Engine&, const Source&, const Snapshot& s) { return s.markets; }},
     {"outcomes", [](const Engine&, const Source&, const Snapshot& s) { return s.outcomes; }},
     {"seq", [](const Engine&, const Source&, const Snapshot& s) { return s.seq; }},
