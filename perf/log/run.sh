@@ -6,7 +6,10 @@
 # from launch to the first answer at the right seq (restart-to-ready),
 # for two feed lengths: restart time must follow the state, not the number
 # of records ever applied. Each run checks its answers: the seq it serves
-# and the state digest after the restart equal the feed's own.
+# and the state digest after the restart equal the feed's own. The same
+# feed is first replayed without a data dir, in the same run, so the
+# journal's cost is a ratio (goal: the replay with a data dir at least
+# 0.8x the one without).
 #   perf/log/run.sh [build-dir] [records] [more-records]
 set -euo pipefail
 build=${1:-build}
@@ -22,6 +25,11 @@ for n in "${sizes[@]}"; do
   feed="$dir/feed-$n.jsonl" data="$dir/data-$n"
   "$build/oddsfeed" gen -o "$feed" --records "$n" --sim seed=7,events=300,rate=1000 >/dev/null 2>&1
   want=$("$build/oddsfeed" digest "$feed" | sed -n 's/.*digest=\([0-9a-f]*\).*/\1/p')
+  b0=$(date +%s.%N)
+  "$build/oddsrelay" --listen "127.0.0.1:$(port)" --keys "$dir/keys.json" --feed "replay:$feed,speed=max" \
+    --exit-after-replay --progress 0 2> "$dir/bare.log" || die "replay without a data dir failed: $(tail -3 "$dir/bare.log")"
+  b1=$(date +%s.%N)
+  grep -q "stopped; state seq=$n digest=$want" "$dir/bare.log" || die "bare replay ended at the wrong state: $(tail -1 "$dir/bare.log")"
   t0=$(date +%s.%N)
   "$build/oddsrelay" --listen "127.0.0.1:$(port)" --keys "$dir/keys.json" --feed "replay:$feed,speed=max" \
     --data-dir "$data" --exit-after-replay --progress 0 2> "$dir/replay.log" || die "replay failed: $(tail -3 "$dir/replay.log")"
@@ -46,11 +54,13 @@ for n in "${sizes[@]}"; do
   [ -n "$ready" ] || die "restart never answered: $(tail -3 "$dir/restart.log")"
   kill -TERM "$pid"; wait "$pid" || die "restart did not stop cleanly"
   grep -q "stopped; state seq=$n digest=$want" "$dir/restart.log" || die "restart state differs: $(tail -1 "$dir/restart.log")"
-  python3 - "$n" "$feed_bytes" "$dir_bytes" "$t0" "$t1" "$t2" "$ready" "$(grep -o 'snapshot at seq [0-9]*.*replayed' "$dir/restart.log")" <<'PY'
+  python3 - "$n" "$feed_bytes" "$dir_bytes" "$t0" "$t1" "$t2" "$ready" "$(grep -o 'snapshot at seq [0-9]*.*replayed' "$dir/restart.log")" "$b0" "$b1" <<'PY'
 import sys
 n, fb, db = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 t0, t1, t2, ready = map(float, sys.argv[4:8])
-print(f"{n:>9,} records: replay {n / (t1 - t0):,.0f} rec/s; data dir {db / 1e6:.1f} MB vs feed {fb / 1e6:.1f} MB "
+b0, b1 = map(float, sys.argv[9:11])
+print(f"{n:>9,} records: replay {n / (t1 - t0):,.0f} rec/s vs {n / (b1 - b0):,.0f} without a data dir "
+      f"= {(b1 - b0) / (t1 - t0):.2f}x; data dir {db / 1e6:.1f} MB vs feed {fb / 1e6:.1f} MB "
       f"= {db / fb:.3f}; restart-to-ready {1000 * (ready - t2):.0f} ms ({sys.argv[8]})")
 PY
   rm -rf "$data" "$feed"
