@@ -30,7 +30,6 @@ void write_market(json::Writer& w, const MarketRec& m) {
   w.Uint(m.market);
   w.Key("lines");
   w.StartObject();
-  char buf[16];
   for (const auto& line : m.lines) {
     json::key(w, line.key);
     w.StartObject();
@@ -40,8 +39,7 @@ void write_market(json::Writer& w, const MarketRec& m) {
     w.StartObject();
     for (uint32_t i = line.first; i < line.first + line.count; ++i) {
       const OutcomeIn& o = m.outcomes[i];
-      int n = std::snprintf(buf, sizeof buf, "%u", o.id);
-      w.Key(buf, static_cast<rapidjson::SizeType>(n));
+      json::id_key(w, o.id);
       w.StartArray();
       w.Int(o.price);
       w.Uint(o.flags);
@@ -157,9 +155,13 @@ void write_header(std::string_view provider, std::string& out) {
 void append_checksum(std::string& out, size_t start) {
   uint64_t h = XXH3_64bits(out.data() + start, out.size() - start);
   out.pop_back();  // the closing brace
-  char buf[32];
-  int n = std::snprintf(buf, sizeof buf, ",\"xxh\":\"%016llx\"}", static_cast<unsigned long long>(h));
-  out.append(buf, static_cast<size_t>(n));
+  // Sixteen hex digits by hand: every journal record pays for this line.
+  static constexpr char kHex[] = "0123456789abcdef";
+  char buf[16];
+  for (int i = 15; i >= 0; --i, h >>= 4) buf[i] = kHex[h & 15];
+  out.append(",\"xxh\":\"");
+  out.append(buf, sizeof buf);
+  out.append("\"}");
 }
 
 ChecksumState verify_checksum(std::string_view line) {

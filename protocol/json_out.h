@@ -5,6 +5,7 @@
 
 #include <rapidjson/writer.h>
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -31,8 +32,8 @@ inline void key(Writer& w, std::string_view k) { w.Key(k.data(), static_cast<rap
 // A numeric id as an object key ("1001"), without a temporary string.
 inline void id_key(Writer& w, uint32_t id) {
   char buf[16];
-  int n = std::snprintf(buf, sizeof buf, "%u", id);
-  w.Key(buf, static_cast<rapidjson::SizeType>(n));
+  char* end = std::to_chars(buf, buf + sizeof buf, id).ptr;  // not snprintf: this is per outcome in the journal
+  w.Key(buf, static_cast<rapidjson::SizeType>(end - buf));
 }
 inline void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
