@@ -70,7 +70,7 @@ class Outbox {
 };
 
 // What a loop's protocol modules share: the options, the counters, the
-// outbox, the state this loop's streams have been brought to and the groups
+// outbox, the state this loop's streams have been brought to and the batches
 // it sent (for resume). Loop thread only.
 struct StreamContext {
   StreamContext(const RelayOptions& o, RelayStats& s, SnapshotPtr start)
