@@ -78,7 +78,7 @@ struct StreamContext {
         stats(s),
         out(s),
         snap(std::move(start)),
-        window(o.resume_window_bytes, static_cast<uint64_t>(std::max(o.resume_window_ms, 0))) {
+        window(o.resume_window_bytes, static_cast<uint64_t>(std::max(o.resume_window_ms, 0)), o.threads) {
     out.snap = &snap;
   }
   const RelayOptions& opts;

@@ -305,6 +305,10 @@ void PtStreams::catch_up(StreamConn* c, size_t first, uint64_t seq) {
     if (ctx_.flush_now && !c->q.in_flight() && c->q.bytes() >= kFlushEvery) ctx_.flush_now(c);
   }
   ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+  // The framings made for this stream (SSE, deflate) stay cached on the
+  // window's frames: the window counts them from now on.
+  ctx_.window.recount(first);
+  ctx_.publish_window_stats();
 }
 
 }  // namespace oddsrelay::relay

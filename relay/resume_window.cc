@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "relay/heap_bytes.h"
+
 namespace oddsrelay::relay {
 
 const char* ResumeWindow::reason(Verdict v) {
@@ -20,14 +22,46 @@ const char* ResumeWindow::reason(Verdict v) {
   return "";
 }
 
+// Every heap block a held batch keeps alive, at its allocator size
+// (heap_bytes.h): the batch's slot in the deque (libstdc++ allocates
+// 512-byte nodes, or one element a node for larger ones, plus the node
+// map's pointer, counted twice for the map's doubling), its vectors by
+// capacity, the live events' ids, and each frame with its bytes and other
+// framings. What only this loop holds counts once per loop; the hub's
+// bytes once.
+size_t ResumeWindow::cost(const LoopBatch& b) const {
+  constexpr size_t kPerNode = sizeof(Held) < 512 ? 512 / sizeof(Held) : 1;
+  FrameHeap h;
+  h.own += (heap_block(kPerNode * sizeof(Held)) + 2 * sizeof(void*)) / kPerNode;
+  h.own += heap_vector(b.frames) + heap_vector(b.live);
+  for (const LiveChange& l : b.live) h.own += heap_string(l.key);
+  if (b.marker) b.marker->add_heap(h);
+  for (const LoopBatchFrame& f : b.frames) {
+    f.frame->add_heap(h);
+    h.own += heap_vector(f.markets) + heap_vector(f.parts);
+  }
+  return loops_ * h.own + h.shared;
+}
+
 void ResumeWindow::add(LoopBatch b, uint64_t now_ms) {
   if (!held_.empty() && b.from != held_.back().batch.seq + 1) clear();
-  size_t n = sizeof(Held) + (b.marker ? b.marker->size() : 0);
-  for (const LoopBatchFrame& f : b.frames) n += sizeof(LoopBatchFrame) + f.frame->size() + 4 * f.markets.size();
-  for (const LiveChange& l : b.live) n += sizeof(LiveChange) + (l.key.size() > 15 ? l.key.size() : 0);
+  const size_t n = cost(b);
   bytes_ += n;
   held_.push_back(Held{std::move(b), n, now_ms});
   evict(now_ms);
+  evict_bytes();
+}
+
+void ResumeWindow::recount(size_t first) {
+  for (size_t i = first; i < held_.size(); ++i) {
+    const size_t n = cost(held_[i].batch);
+    bytes_ += n - held_[i].bytes;
+    held_[i].bytes = n;
+  }
+  evict_bytes();
+}
+
+void ResumeWindow::evict_bytes() {
   while (bytes_ > max_bytes_ && !held_.empty()) pop_front();
 }
 
