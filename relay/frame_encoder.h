@@ -40,10 +40,10 @@ struct ResumeNote {
   std::string_view reason;
 };
 
-// The server's own clocks on a group, in microseconds since the Unix epoch
+// The server's own clocks on a batch, in microseconds since the Unix epoch
 // (docs/api.md, "Latency stamps"); 0 = not stamped.
 struct Stamps {
-  int64_t applied_us = 0;  // the engine had applied the group's records
+  int64_t applied_us = 0;  // the engine had applied the batch's records
   int64_t encoded_us = 0;  // the relay's hub had encoded its frames
 };
 

@@ -1,4 +1,4 @@
-// The hub (hub.h): one batch in, one shared Turn out.
+// The hub (hub.h): one engine batch in, one SharedBatch out.
 #include "relay/hub.h"
 
 #include <time.h>
@@ -17,79 +17,82 @@ int64_t wall_us() {
 }
 
 void append_event_frames(const std::vector<std::pair<int32_t, EventItem>>& events, uint8_t classes,
-                         std::vector<GroupFrame>& out) {
+                         std::vector<LoopBatchFrame>& out) {
   std::vector<EventItem> items;
   for (size_t i = 0; i < events.size();) {
     const int32_t sport = events[i].first;
     items.clear();
     for (; i < events.size() && events[i].first == sport; ++i) items.push_back(events[i].second);
-    GroupFrame f{FrameRef(), 0, sport, false, {}, classes};
+    LoopBatchFrame f{FrameRef(), 0, sport, false, {}, classes};
     f.frame = pt_events(sport, items, &f.parts);
     out.push_back(std::move(f));
   }
 }
 
-Group local_group(const Turn& t) {
-  Group g;
-  g.from = t.from;
-  g.seq = t.seq;
-  g.at = t.at;
-  g.applied_us = t.stamps.applied_us;
-  g.encoded_us = t.stamps.encoded_us;
-  g.marker = FrameRef::local(t.marker);
-  g.frames.reserve(t.frames.size());
-  for (const HubFrame& f : t.frames)
-    g.frames.push_back(GroupFrame{FrameRef::local(f.frame), f.channel, f.sport, f.odds, f.markets, f.events, f.parts});
-  g.live = t.live;
-  return g;
+namespace {
+
+LoopBatchFrame local_frame(const SharedBatchFrame& f) {
+  return LoopBatchFrame{FrameRef::local(f.frame), f.channel, f.sport, f.odds, f.markets, f.events, f.parts};
 }
 
-Group local_group(std::span<const TurnPtr> turns) {
-  if (turns.size() == 1) return local_group(*turns.front());
-  Group g;
-  const Turn& last = *turns.back();
-  g.from = turns.front()->from;
-  g.seq = last.seq;
-  g.applied_us = last.stamps.applied_us;
-  g.encoded_us = last.stamps.encoded_us;
+}  // namespace
+
+LoopBatch local_batch(const SharedBatch& b) {
+  LoopBatch l;
+  l.from = b.from;
+  l.seq = b.seq;
+  l.at = b.at;
+  l.stamps = b.stamps;
+  l.marker = FrameRef::local(b.marker);
+  l.frames.reserve(b.frames.size());
+  for (const SharedBatchFrame& f : b.frames) l.frames.push_back(local_frame(f));
+  l.live = b.live;
+  return l;
+}
+
+LoopBatch local_batch(std::span<const SharedBatchPtr> batches) {
+  if (batches.size() == 1) return local_batch(*batches.front());
+  LoopBatch l;
+  const SharedBatch& last = *batches.back();
+  l.from = batches.front()->from;
+  l.seq = last.seq;
+  l.stamps = last.stamps;
   size_t n = 0;
-  for (const TurnPtr& t : turns) n += t->frames.size();
-  g.frames.reserve(n);
-  for (const TurnPtr& t : turns) {
-    g.at = std::max(g.at, t->at);
-    for (const HubFrame& f : t->frames)
-      g.frames.push_back(
-          GroupFrame{FrameRef::local(f.frame), f.channel, f.sport, f.odds, f.markets, f.events, f.parts});
-    g.live.insert(g.live.end(), t->live.begin(), t->live.end());
+  for (const SharedBatchPtr& b : batches) n += b->frames.size();
+  l.frames.reserve(n);
+  for (const SharedBatchPtr& b : batches) {
+    l.at = std::max(l.at, b->at);
+    for (const SharedBatchFrame& f : b->frames) l.frames.push_back(local_frame(f));
+    l.live.insert(l.live.end(), b->live.begin(), b->live.end());
   }
-  g.marker = pt_marker(g.seq, g.from, g.at, 0, Stamps{g.applied_us, g.encoded_us});
-  return g;
+  l.marker = pt_marker(l.seq, l.from, l.at, 0, l.stamps);
+  return l;
 }
 
-TurnPtr Hub::encode(const BatchPtr& batch) {
+SharedBatchPtr Hub::encode(const BatchPtr& batch) {
   const Batch& b = *batch;
   if (b.reset) {
-    auto t = std::make_shared<Turn>();
-    t->reset = true;
-    t->batch = batch;
-    t->seq = b.snapshot->seq;
-    t->prev = std::exchange(snap_, b.snapshot);
-    return t;
+    auto sb = std::make_shared<SharedBatch>();
+    sb->reset = true;
+    sb->batch = batch;
+    sb->seq = b.snapshot->seq;
+    sb->prev = std::exchange(snap_, b.snapshot);
+    return sb;
   }
   if (b.snapshot->seq <= snap_->seq) return nullptr;
-  auto t = std::make_shared<Turn>();
-  t->prev = std::move(snap_);
+  auto sb = std::make_shared<SharedBatch>();
+  sb->prev = std::move(snap_);
   snap_ = b.snapshot;
   const Snapshot& cur = *snap_;
-  const Snapshot& prev = *t->prev;
-  t->batch = batch;
-  t->from = b.first_seq;
-  t->seq = cur.seq;
-  for (const auto& r : b.records) t->at = std::max(t->at, r.at);
-  t->stamps.applied_us = b.sealed_us;
+  const Snapshot& prev = *sb->prev;
+  sb->batch = batch;
+  sb->from = b.first_seq;
+  sb->seq = cur.seq;
+  for (const auto& r : b.records) sb->at = std::max(sb->at, r.at);
+  sb->stamps.applied_us = b.sealed_us;
   stats_.batches.fetch_add(1, std::memory_order_relaxed);
 
-  std::vector<GroupFrame> out;
+  std::vector<LoopBatchFrame> out;
   // (sport, event) deltas per classes of events a stream may see: a stream
   // sees an event while it is of a class it may see, and a null when it
   // leaves that class (removed, or a pre-match event kicking off).
@@ -114,7 +117,7 @@ TurnPtr Hub::encode(const BatchPtr& batch) {
       // An event that just went live gets its whole odds; afterwards only
       // the markets that changed, each whole.
       auto markets = was_live ? b.markets_of(ch) : std::span<const uint32_t>{};
-      GroupFrame o{FrameRef(), ch.number, now->sport(), true, {markets.begin(), markets.end()}};
+      LoopBatchFrame o{FrameRef(), ch.number, now->sport(), true, {markets.begin(), markets.end()}};
       o.frame = pt_odds(*now, now->sport(), markets, &o.parts);
       if (!was_live)
         for (const MarketRef& m : now->markets) o.markets.push_back(m.id);
@@ -122,9 +125,9 @@ TurnPtr Hub::encode(const BatchPtr& batch) {
     }
     if ((live || was_live) &&
         (ch.bits & (kEventAdded | kEventChanged | kEventRemoved | kScoreChanged | kOddsChanged))) {
-      t->live.push_back(LiveChange{ch.number, listed       ? now->key
-                                              : was_listed ? before->key
-                                                           : std::to_string(ch.number)});
+      sb->live.push_back(LiveChange{ch.number, listed       ? now->key
+                                               : was_listed ? before->key
+                                                            : std::to_string(ch.number)});
     }
   }
   for (uint8_t classes = 1; classes < 4; ++classes) {
@@ -132,15 +135,15 @@ TurnPtr Hub::encode(const BatchPtr& batch) {
     append_event_frames(evt[classes], classes, out);
   }
   // Event lists first, then odds: a client learns of an event before its prices.
-  std::stable_partition(out.begin(), out.end(), [](const GroupFrame& o) { return !o.odds; });
-  t->frames.reserve(out.size());
-  for (GroupFrame& o : out)
-    t->frames.push_back(HubFrame{std::move(o.frame).share(), o.channel, o.sport, o.odds, std::move(o.markets), o.events,
-                                 std::move(o.parts)});
-  t->stamps.encoded_us = wall_us();
-  t->marker = pt_marker(t->seq, t->from, t->at, 0, t->stamps).share();
-  stats_.frames_encoded.fetch_add(t->frames.size() + 1, std::memory_order_relaxed);
-  return t;
+  std::stable_partition(out.begin(), out.end(), [](const LoopBatchFrame& o) { return !o.odds; });
+  sb->frames.reserve(out.size());
+  for (LoopBatchFrame& o : out)
+    sb->frames.push_back(SharedBatchFrame{std::move(o.frame).share(), o.channel, o.sport, o.odds, std::move(o.markets),
+                                          o.events, std::move(o.parts)});
+  sb->stamps.encoded_us = wall_us();
+  sb->marker = pt_marker(sb->seq, sb->from, sb->at, 0, sb->stamps).share();
+  stats_.frames_encoded.fetch_add(sb->frames.size() + 1, std::memory_order_relaxed);
+  return sb;
 }
 
 }  // namespace oddsrelay::relay

@@ -70,7 +70,7 @@ class Outbox {
 };
 
 // What a loop's protocol modules share: the options, the counters, the
-// outbox, the state this loop's streams have been brought to and the groups
+// outbox, the state this loop's streams have been brought to and the batches
 // it sent (for resume). Loop thread only.
 struct StreamContext {
   StreamContext(const RelayOptions& o, RelayStats& s, SnapshotPtr start)
@@ -78,7 +78,7 @@ struct StreamContext {
         stats(s),
         out(s),
         snap(std::move(start)),
-        window(o.resume_window_bytes, static_cast<uint64_t>(std::max(o.resume_window_ms, 0))) {
+        window(o.resume_window_bytes, static_cast<uint64_t>(std::max(o.resume_window_ms, 0)), o.threads) {
     out.snap = &snap;
   }
   const RelayOptions& opts;

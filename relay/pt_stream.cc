@@ -51,48 +51,48 @@ void PtStreams::remove(StreamConn* c) {
   --size_;
 }
 
-// The frames of a group, then one INFO that closes them: {"seq": last
+// The frames of a batch, then one INFO that closes them: {"seq": last
 // record, "from": first record, "at": newest record, stamps}. The INFO is
-// conflatable too, so a client that lags holds one, not one per group.
-void PtStreams::fan_out(const Group& g) {
+// conflatable too, so a client that lags holds one, not one per batch.
+void PtStreams::fan_out(const LoopBatch& batch) {
   for (Bucket& b : buckets_)
-    if (!b.conns.empty()) send_admitted(b, g);
+    if (!b.conns.empty()) send_admitted(b, batch);
 }
 
-// One bucket's share of a group: the frames its filter admits (cut once
+// One bucket's share of a batch: the frames its filter admits (cut once
 // for the bucket when it names events or markets), to each of its streams,
 // or held for the bucket's next flush when it conflates.
-void PtStreams::send_admitted(Bucket& b, const Group& g) {
+void PtStreams::send_admitted(Bucket& b, const LoopBatch& batch) {
   const StreamFilter f = b.filter();
-  std::span<const GroupFrame> frames;
+  std::span<const LoopBatchFrame> frames;
   if (f.cuts() || b.conflate_ms) {
     uint64_t encoded = 0;
     cut_.clear();
-    for (const GroupFrame& o : g.frames)
+    for (const LoopBatchFrame& o : batch.frames)
       if (auto cut = narrow(o, f, &encoded)) cut_.push_back(std::move(*cut));
     ctx_.stats.frames_encoded.fetch_add(encoded, std::memory_order_relaxed);
     frames = cut_;
   }
   if (b.conflate_ms) {
-    b.pending.add(g, frames);
+    b.pending.add(batch, frames);
     if (ctx_.now >= b.next_flush) return flush(b);  // quiet until now: at once
     return schedule();
   }
-  if (f.cuts()) return send_frames(b, g, frames);
+  if (f.cuts()) return send_frames(b, batch, frames);
   admitted_.clear();
-  for (size_t i = 0; i < g.frames.size(); ++i)
-    if (f.admits(g.frames[i])) admitted_.push_back(static_cast<uint32_t>(i));
+  for (size_t i = 0; i < batch.frames.size(); ++i)
+    if (f.admits(batch.frames[i])) admitted_.push_back(static_cast<uint32_t>(i));
   for (StreamConn* c : b.conns) {
-    for (uint32_t i : admitted_) send_group_frame(c, g.frames[i]);
-    send_marker(c, g, g.from, g.marker);
+    for (uint32_t i : admitted_) send_batch_frame(c, batch.frames[i]);
+    send_marker(c, batch, batch.from, batch.marker);
   }
   ctx_.stats.deliveries.fetch_add(admitted_.size() * b.conns.size(), std::memory_order_relaxed);
 }
 
-void PtStreams::send_frames(const Bucket& b, const Group& g, std::span<const GroupFrame> frames) {
+void PtStreams::send_frames(const Bucket& b, const LoopBatch& batch, std::span<const LoopBatchFrame> frames) {
   for (StreamConn* c : b.conns) {
-    for (const GroupFrame& o : frames) send_group_frame(c, o);
-    send_marker(c, g, g.from, g.marker);
+    for (const LoopBatchFrame& o : frames) send_batch_frame(c, o);
+    send_marker(c, batch, batch.from, batch.marker);
   }
   ctx_.stats.deliveries.fetch_add(frames.size() * b.conns.size(), std::memory_order_relaxed);
 }
@@ -104,26 +104,20 @@ void PtStreams::flush(Bucket& b) {
   b.next_flush = ctx_.now + b.conflate_ms;
   if (b.pending.empty()) return;
   const Snapshot& s = *ctx_.snap;
-  Conflation::Flush m = b.pending.take([&](uint64_t n) {
+  LoopBatch merged = b.pending.take([&](uint64_t n) {
     const EventEntry* e = s.events.find(n);
     return e && e->listed() && e->live();
   });
-  ctx_.stats.frames_encoded.fetch_add(m.frames.size() + 1, std::memory_order_relaxed);
-  Group g;
-  g.from = m.from;
-  g.seq = m.seq;
-  g.at = m.at;
-  g.applied_us = m.applied_us;
-  g.encoded_us = m.encoded_us;
-  g.marker = pt_marker(m.seq, m.from, m.at, 0, Stamps{m.applied_us, m.encoded_us});
+  ctx_.stats.frames_encoded.fetch_add(merged.frames.size() + 1, std::memory_order_relaxed);
+  merged.marker = pt_marker(merged.seq, merged.from, merged.at, 0, merged.stamps);
   uint64_t delivered = 0;
   for (StreamConn* c : b.conns) {
-    if (c->sent_seq >= g.seq) continue;
-    for (const GroupFrame& o : m.frames) send_group_frame(c, o);
-    const uint64_t from = std::max(g.from, c->sent_seq + 1);
-    send_marker(c, g, from, from == g.from ? g.marker : FrameRef());
-    c->sent_seq = g.seq;
-    delivered += m.frames.size();
+    if (c->sent_seq >= merged.seq) continue;
+    for (const LoopBatchFrame& o : merged.frames) send_batch_frame(c, o);
+    const uint64_t from = std::max(merged.from, c->sent_seq + 1);
+    send_marker(c, merged, from, from == merged.from ? merged.marker : FrameRef());
+    c->sent_seq = merged.seq;
+    delivered += merged.frames.size();
   }
   ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
 }
@@ -143,12 +137,12 @@ void PtStreams::schedule() {
   arm_timer(due > ctx_.now ? due - ctx_.now : 0);
 }
 
-// Queues a frame of a group. While a write to the client is in flight, a
+// Queues a frame of a batch. While a write to the client is in flight, a
 // newer odds frame of an event replaces the queued one (SendQueue); when the
 // queued one names markets the newer does not, the replacement is this
 // connection's own frame naming both sets, encoded from the current state:
 // a lagging client skips intermediate prices, never a market's last change.
-void PtStreams::send_group_frame(StreamConn* c, const GroupFrame& o) {
+void PtStreams::send_batch_frame(StreamConn* c, const LoopBatchFrame& o) {
   Outbox& out = ctx_.out;
   if (!o.odds || !c->q.in_flight()) return out.send(c, o.frame, o.channel);
   auto& known = c->queued_markets;  // what each replaceable queued odds frame names
@@ -170,12 +164,12 @@ void PtStreams::send_group_frame(StreamConn* c, const GroupFrame& o) {
   have = std::move(both);
 }
 
-// The INFO closing a group on one connection: `shared` (may be empty) if
+// The INFO closing a batch on one connection: `shared` (may be empty) if
 // it fits, else the connection's own. A lagging connection's INFO counts the
 // frames conflation replaced and, when it replaces a queued INFO, covers
 // that INFO's records too, so the INFOs a client reads keep from = previous
 // seq + 1.
-void PtStreams::send_marker(StreamConn* c, const Group& g, uint64_t from, const FrameRef& shared) {
+void PtStreams::send_marker(StreamConn* c, const LoopBatch& batch, uint64_t from, const FrameRef& shared) {
   const bool replaces = c->q.will_replace(kMarkerChannel);
   // Frames replaced since the last INFO, this INFO's replacement included.
   const uint64_t fresh = c->q.take_conflated() + (replaces ? 1 : 0);
@@ -188,7 +182,7 @@ void PtStreams::send_marker(StreamConn* c, const Group& g, uint64_t from, const 
   if (k == 0 && shared)
     ctx_.out.send(c, shared, kMarkerChannel);
   else
-    ctx_.out.send(c, pt_marker(g.seq, f, g.at, k, Stamps{g.applied_us, g.encoded_us}), kMarkerChannel);
+    ctx_.out.send(c, pt_marker(batch.seq, f, batch.at, k, batch.stamps), kMarkerChannel);
   if (replaces) c->q.take_conflated();  // the replacement, counted above
 }
 
@@ -215,7 +209,7 @@ void PtStreams::refresh_connect_cache() {
       f.parts.clear();
       f.frame = pt_odds(*e, e->sport(), {}, &f.parts);
     }
-    connect_odds_.push_back(GroupFrame{f.frame, e->number, e->sport(), true, {}, 0, f.parts});
+    connect_odds_.push_back(LoopBatchFrame{f.frame, e->number, e->sport(), true, {}, 0, f.parts});
   }
 }
 
@@ -250,14 +244,14 @@ void PtStreams::build_connect_evt(uint8_t classes) {
 
 // A cutting bucket's connect snapshot: cut once per state for all its
 // streams.
-const std::vector<GroupFrame>& PtStreams::cut_connect_frames(Bucket& b) {
+const std::vector<LoopBatchFrame>& PtStreams::cut_connect_frames(Bucket& b) {
   if (b.connect_gen == connect_gen_) return b.connect;
   b.connect_gen = connect_gen_;
   b.connect.clear();
   const StreamFilter f = b.filter();
   uint64_t encoded = 0;
   for (const auto* frames : {&connect_evt_[b.classes], &connect_odds_})
-    for (const GroupFrame& o : *frames)
+    for (const LoopBatchFrame& o : *frames)
       if (auto cut = narrow(o, f, &encoded)) b.connect.push_back(std::move(*cut));
   ctx_.stats.frames_encoded.fetch_add(encoded, std::memory_order_relaxed);
   return b.connect;
@@ -273,16 +267,16 @@ void PtStreams::send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refus
   c->sent_seq = ctx_.snap->seq;
   ctx_.out.send_exempt(c, ready_info(filter, note));
   if (filter.cuts()) {
-    for (const GroupFrame& o : cut_connect_frames(buckets_[c->bucket])) ctx_.out.send_exempt(c, o.frame, o.channel);
+    for (const LoopBatchFrame& o : cut_connect_frames(buckets_[c->bucket])) ctx_.out.send_exempt(c, o.frame, o.channel);
     return;
   }
-  for (const GroupFrame& o : connect_evt_[classes])
+  for (const LoopBatchFrame& o : connect_evt_[classes])
     if (filter.admits(o)) ctx_.out.send_exempt(c, o.frame, o.channel);
-  for (const GroupFrame& o : connect_odds_)
+  for (const LoopBatchFrame& o : connect_odds_)
     if (filter.admits(o)) ctx_.out.send_exempt(c, o.frame, o.channel);
 }
 
-// Resumed: the ready INFO, then the window's groups after `seq` in order,
+// Resumed: the ready INFO, then the window's batches after `seq` in order,
 // filtered as live fan-out filters them, through the bounded send queue.
 // Once the socket stops taking bytes a write stays in flight and the rest
 // conflates as for any lagging client.
@@ -294,23 +288,27 @@ void PtStreams::catch_up(StreamConn* c, size_t first, uint64_t seq) {
   c->sent_seq = seq;
   uint64_t delivered = 0;
   for (size_t i = first; i < w.size() && c->open(); ++i) {
-    const Group& g = w[i];
-    for (const GroupFrame& o : g.frames) {
+    const LoopBatch& batch = w[i];
+    for (const LoopBatchFrame& o : batch.frames) {
       // Cut per resuming stream, not per bucket: a catch-up is rare next
-      // to live groups.
+      // to live batches.
       auto cut = narrow(o, filter);
       if (!cut) continue;
-      send_group_frame(c, *cut);
+      send_batch_frame(c, *cut);
       ++delivered;
     }
-    // seq inside this group: the whole group again (frames replace whole
+    // seq inside this batch: the whole batch again (frames replace whole
     // objects, so applying them twice is harmless), its INFO from seq + 1.
-    const uint64_t from = std::max(g.from, seq + 1);
-    send_marker(c, g, from, from == g.from ? g.marker : FrameRef());
-    c->sent_seq = g.seq;
+    const uint64_t from = std::max(batch.from, seq + 1);
+    send_marker(c, batch, from, from == batch.from ? batch.marker : FrameRef());
+    c->sent_seq = batch.seq;
     if (ctx_.flush_now && !c->q.in_flight() && c->q.bytes() >= kFlushEvery) ctx_.flush_now(c);
   }
   ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+  // The framings made for this stream (SSE, deflate) stay cached on the
+  // window's frames: the window counts them from now on.
+  ctx_.window.recount(first);
+  ctx_.publish_window_stats();
 }
 
 }  // namespace oddsrelay::relay

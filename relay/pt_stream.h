@@ -1,6 +1,6 @@
 // /pt-ws, the push protocol (docs/api.md, Streams): what one relay loop
-// sends its /pt-ws streams. Live fan-out of each group the hub encoded
-// (frames the stream's filter admits, then the INFO that closes the group),
+// sends its /pt-ws streams. Live fan-out of each batch the hub encoded
+// (frames the stream's filter admits, then the INFO that closes the batch),
 // conflation for streams whose write is still in flight, the connect
 // snapshot and the catch-up of a resumed stream. Frames go to the Outbox;
 // no sockets here. Loop thread only.
@@ -26,12 +26,12 @@ class PtStreams {
   void add(StreamConn* c);     // accepted: listed and counted
   void remove(StreamConn* c);  // no more frames
   // The stream's start: `v` Resumed with a resume asked: the window's
-  // groups from `first`; otherwise the connect snapshot (with the refusal's
+  // batches from `first`; otherwise the connect snapshot (with the refusal's
   // reason when one was asked).
   void start(StreamConn* c, ResumeWindow::Verdict v, size_t first);
-  // A group (already in ctx.snap's state) to every stream; conflating
+  // A batch (already in ctx.snap's state) to every stream; conflating
   // buckets hold it until their next flush.
-  void fan_out(const Group& g);
+  void fan_out(const LoopBatch& batch);
   // The loop's conflation timer fired: flushes the buckets that are due.
   void on_timer();
   // Arms the loop's conflation timer to fire in `delay` ms (RelayLoop).
@@ -48,19 +48,19 @@ class PtStreams {
   struct Bucket;
   void send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused);
   void build_connect_evt(uint8_t classes);
-  const std::vector<GroupFrame>& cut_connect_frames(Bucket& b);
-  void send_admitted(Bucket& b, const Group& g);
-  void send_frames(const Bucket& b, const Group& g, std::span<const GroupFrame> frames);
+  const std::vector<LoopBatchFrame>& cut_connect_frames(Bucket& b);
+  void send_admitted(Bucket& b, const LoopBatch& batch);
+  void send_frames(const Bucket& b, const LoopBatch& batch, std::span<const LoopBatchFrame> frames);
   void flush(Bucket& b);
   void schedule();
   FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
   void catch_up(StreamConn* c, size_t first, uint64_t seq);
-  void send_group_frame(StreamConn* c, const GroupFrame& o);
-  void send_marker(StreamConn* c, const Group& g, uint64_t from, const FrameRef& shared);
+  void send_batch_frame(StreamConn* c, const LoopBatchFrame& o);
+  void send_marker(StreamConn* c, const LoopBatch& batch, uint64_t from, const FrameRef& shared);
   void refresh_connect_cache();
 
   // Streams by filter (sports, events, markets, classes of events,
-  // prices): what a group's filter admits, and the frames it cuts, are
+  // prices): what a bucket's filter admits, and the frames it cuts, are
   // worked out once per bucket, not once per stream, so a frame a stream's
   // filter drops costs that stream nothing.
   struct Bucket {
@@ -71,11 +71,11 @@ class PtStreams {
     bool odds = false;
     uint32_t conflate_ms = 0;
     std::vector<StreamConn*> conns;
-    Conflation pending;       // conflate_ms: the groups since the last flush
+    Conflation pending;       // conflate_ms: the batches since the last flush
     uint64_t next_flush = 0;  // loop ms: the earliest the next flush may be
     // A cutting filter's connect snapshot frames, as of connect_gen_.
     uint64_t connect_gen = 0;
-    std::vector<GroupFrame> connect;
+    std::vector<LoopBatchFrame> connect;
     StreamFilter filter() const { return StreamFilter{sports, classes != 0, odds, classes, events, markets}; }
     bool same(const StreamFilter& f, uint32_t ms) const {
       return conflate_ms == ms && classes == f.classes && odds == f.odds && std::ranges::equal(sports, f.sports) &&
@@ -85,14 +85,14 @@ class PtStreams {
   StreamContext& ctx_;
   std::vector<Bucket> buckets_;  // few: one per distinct filter
   size_t size_ = 0;
-  std::vector<uint32_t> admitted_;  // fan_out's scratch
-  std::vector<GroupFrame> cut_;     // fan_out's scratch: a cutting bucket's frames
+  std::vector<uint32_t> admitted_;   // fan_out's scratch
+  std::vector<LoopBatchFrame> cut_;  // fan_out's scratch: a cutting bucket's frames
   // Connect snapshots, rebuilt when a stream arrives after the state moved.
   uint64_t cache_seq_ = UINT64_MAX;
-  uint64_t connect_gen_ = 0;                // bumped at each rebuild (cutting buckets cache their own cut)
-  std::vector<GroupFrame> connect_evt_[4];  // per event classes, built when a stream of those connects
-  uint8_t connect_evt_built_ = 0;           // bit per entry of connect_evt_
-  std::vector<GroupFrame> connect_odds_;
+  uint64_t connect_gen_ = 0;                    // bumped at each rebuild (cutting buckets cache their own cut)
+  std::vector<LoopBatchFrame> connect_evt_[4];  // per event classes, built when a stream of those connects
+  uint8_t connect_evt_built_ = 0;               // bit per entry of connect_evt_
+  std::vector<LoopBatchFrame> connect_odds_;
   struct FullOdds {
     std::shared_ptr<const EventEntry> version;
     FrameRef frame;

@@ -1,6 +1,6 @@
 // Connection I/O and lifecycle of one relay loop (see relay_loop.h): taking
 // over upgraded sockets, the per-key stream limit, reading and parsing
-// client frames, taking the hub's turns, writing each connection's queue in
+// client frames, taking the hub's batches, writing each connection's queue in
 // one writev per turn, the close handshake, the heartbeat and shutdown.
 #include "relay/relay_loop.h"
 
@@ -98,7 +98,7 @@ void RelayLoop::run() {
   next_ping_ = now() + static_cast<uint64_t>(opts_.ping_interval_ms);
   uv_timer_start(
       &tick_, [](uv_timer_t* t) { static_cast<RelayLoop*>(t->data)->tick(); }, period, period);
-  drain();  // turns and streams that arrived before the loop ran
+  drain();  // batches and streams that arrived before the loop ran
   uv_run(&loop_, UV_RUN_DEFAULT);
 }
 
@@ -109,20 +109,20 @@ void RelayLoop::drain() {
   now();
   Adoption a;
   while (adoptions.try_dequeue(a)) adopt(a);
-  take_turns();
+  take_batches();
   if (!parked_.empty()) unpark();
   ws_.schedule_live_update();
   finish_turn();  // one write per connection for everything this turn queued
   metrics::turn_written(pt_.size() > 0);
 }
 
-// The hub's frames, wrapped once for this loop, to every stream; turns that
-// queued up while the loop was busy go out as one group with one INFO. The
-// group then goes into this loop's resume window.
-void RelayLoop::take_turns() {
+// The hub's frames, wrapped once for this loop, to every stream; batches
+// that queued up while the loop was busy go out as one with one INFO. The
+// loop's batch then goes into this loop's resume window.
+void RelayLoop::take_batches() {
   took_.clear();
-  TurnPtr t;
-  while (turns.try_dequeue(t)) {
+  SharedBatchPtr t;
+  while (batches.try_dequeue(t)) {
     if (t->reset) {
       send_taken();
       restart(*t);
@@ -131,7 +131,7 @@ void RelayLoop::take_turns() {
     if (t->seq <= ctx_.snap->seq) continue;  // already part of the state the streams started from
     metrics::turn_batch(t->batch->apply_start_ns);
     ctx_.snap = t->batch->snapshot;
-    ws_.on_turn(*t);
+    ws_.on_batch(*t);
     took_.push_back(std::move(t));
   }
   send_taken();
@@ -140,9 +140,9 @@ void RelayLoop::take_turns() {
 void RelayLoop::send_taken() {
   if (took_.empty()) return;
   if (took_.size() > 1) stats_.frames_encoded.fetch_add(1, std::memory_order_relaxed);  // this loop's INFO
-  Group g = local_group(took_);
-  pt_.fan_out(g);
-  ctx_.window.add(std::move(g), ctx_.now);
+  LoopBatch batch = local_batch(took_);
+  pt_.fan_out(batch);
+  ctx_.window.add(std::move(batch), ctx_.now);
   ctx_.publish_window_stats();
   took_.clear();
 }
@@ -153,7 +153,7 @@ void RelayLoop::send_taken() {
 // restart): a client reconnects and gets the new snapshot, its resume
 // refused (too_old, or other_epoch when the log changed). The window starts
 // over at the new seq.
-void RelayLoop::restart(const Turn& t) {
+void RelayLoop::restart(const SharedBatch& t) {
   for (size_t i = 0; i < all_.size(); ++i) {  // closing unlists, never drops: all_ keeps its order
     StreamConn* c = all_[i];
     if (c->closing() || c->closed()) continue;
@@ -210,7 +210,7 @@ void RelayLoop::adopt(Adoption& a) {
     if (t.resume == rest::StreamTicket::Resume::Asked && t.resume_epoch == ctx_.snap->epoch &&
         t.resume_seq > ctx_.snap->seq && t.resume_seq <= hub) {
       // Another loop served this client up to a seq this loop has yet to
-      // take: it starts when this loop gets there (turns are on their way),
+      // take: it starts when this loop gets there (batches are on their way),
       // so a resume never depends on which loop it lands on.
       c->state = ConnState::Parked;
       parked_.push_back(c);

@@ -1,7 +1,7 @@
 // One relay loop (relay_server.h runs N of them, each on its own thread):
 // it owns its streams' sockets and writes. Upgraded sockets arrive from the
-// REST listener (adoptions), encoded turns from the hub (turns); both
-// through lock-free queues and uv_async_send. Each turn's shared frames are
+// REST listener (adoptions), encoded batches from the hub (batches); both
+// through lock-free queues and uv_async_send. Each batch's shared frames are
 // wrapped once for this loop (one cross-thread reference per frame), handed
 // to the protocol modules (pt_stream.h, ws_stream.h), and each connection
 // then gets one write per loop turn.
@@ -38,7 +38,7 @@ class RelayLoop {
     int fd = -1;
     std::string pending;
   };
-  moodycamel::ConcurrentQueue<TurnPtr> turns;
+  moodycamel::ConcurrentQueue<SharedBatchPtr> batches;
   moodycamel::ConcurrentQueue<Adoption> adoptions;
   // Streams handed to this loop and not yet dropped: RelayServer adopts
   // into the least loaded loop.
@@ -61,11 +61,11 @@ class RelayLoop {
  private:
   friend struct LoopCallbacks;
   uint64_t now() { return ctx_.now = uv_now(&loop_); }
-  void drain();  // the async callback: adoptions, turns, then one write per dirty connection
+  void drain();  // the async callback: adoptions, batches, then one write per dirty connection
   void adopt(Adoption& a);
-  void take_turns();
+  void take_batches();
   void send_taken();
-  void restart(const Turn& t);
+  void restart(const SharedBatch& t);
   void accept_stream(StreamConn* c);
   void start_stream(StreamConn* c);
   void unpark();
@@ -97,7 +97,7 @@ class RelayLoop {
   WsStreams ws_{ctx_};
   std::vector<StreamConn*> all_;
   std::vector<StreamConn*> parked_;
-  std::vector<TurnPtr> took_;  // this drain's turns; capacity reused
+  std::vector<SharedBatchPtr> took_;  // this drain's batches; capacity reused
   uint64_t next_ping_ = 0;
 };
 

@@ -57,15 +57,15 @@ void RelayServer::stop() {
 
 void RelayServer::on_batch(const BatchPtr& batch) {
   if (!hub_) return;
-  TurnPtr t = hub_->encode(batch);
-  if (!t) return;
-  hub_seq_.store(t->seq, std::memory_order_release);
+  SharedBatchPtr b = hub_->encode(batch);
+  if (!b) return;
+  hub_seq_.store(b->seq, std::memory_order_release);
   for (auto& l : loops_) {
-    while (l->turns.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed)) {
+    while (l->batches.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed)) {
       l->wake();
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    l->turns.enqueue(t);
+    l->batches.enqueue(b);
     l->wake();
   }
 }

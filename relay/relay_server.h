@@ -1,10 +1,10 @@
 // The relay: N libuv loop threads that own the /ws and /pt-ws connections
 // (docs/architecture.md, step 4), and the hub that encodes each engine batch once for
 // all of them. on_batch (the engine's sink thread) runs the hub (hub.h) and
-// hands the same immutable Turn to every loop; adopt (the REST listener)
-// hands an upgraded socket to the least loaded loop. Both through
+// hands the same immutable SharedBatch to every loop; adopt (the REST
+// listener) hands an upgraded socket to the least loaded loop. Both through
 // lock-free queues and uv_async_send. Each loop (relay_loop.h) queues the
-// turn's frames to its subscribers and gives each connection one write per
+// batch's frames to its subscribers and gives each connection one write per
 // loop turn.
 #pragma once
 
@@ -35,7 +35,7 @@ struct RelayOptions {
   int slow_timeout_ms = 30'000;
   size_t max_message = 64 * 1024;           // largest client message (close 1009 past it)
   int close_grace_ms = 2'000;               // after our close frame, wait this long for the client's
-  size_t resume_window_bytes = 128u << 20;  // encoded groups kept for `resume=EPOCH:SEQ`, at most...
+  size_t resume_window_bytes = 128u << 20;  // encoded batches kept for `resume=EPOCH:SEQ`, at most...
   int resume_window_ms = 60'000;            // ...and for at most this long
   unsigned threads = 1;                     // relay loops (--relay-threads)
   // --ws-compression shared: permessage-deflate answered when offered,

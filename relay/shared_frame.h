@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "protocol/ws_frame.h"
+#include "relay/heap_bytes.h"
 
 namespace oddsrelay::relay {
 
@@ -38,6 +39,14 @@ enum class Framing : uint8_t { Sse = 0, Deflated = 1 };
 class Frame;
 using SharedFrame = std::shared_ptr<const Frame>;
 
+// The heap a frame keeps alive (heap_bytes.h), for the resume window's
+// bound: `own`, what only this loop holds (its frame, its bytes, its other
+// framings); `shared`, the hub's bytes a loop-local frame wraps, which
+// every loop's wrapper keeps alive.
+struct FrameHeap {
+  size_t own = 0, shared = 0;
+};
+
 class Frame {
  public:
   Frame() = default;
@@ -46,6 +55,15 @@ class Frame {
   inline ~Frame();
   std::string_view bytes() const { return origin_ ? origin_->bytes() : std::string_view(buf_).substr(off_); }
   size_t size() const { return origin_ ? origin_->size() : buf_.size() - off_; }
+  void add_heap(FrameHeap& h) const {
+    // SharedFrame(Frame*) allocates its control block apart: a vtable
+    // pointer, two counts and the pointer (libstdc++'s _Sp_counted_ptr).
+    constexpr size_t kControlBlock = 24;
+    h.own += heap_block(sizeof(Frame)) + heap_string(buf_);
+    if (origin_) h.shared += heap_block(sizeof(Frame)) + heap_block(kControlBlock) + heap_string(origin_->buf_);
+    for (const Frame* o : other_)
+      if (o) o->add_heap(h);
+  }
 
  private:
   friend class FrameRef;

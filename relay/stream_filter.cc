@@ -7,7 +7,7 @@
 
 namespace oddsrelay::relay {
 
-std::optional<GroupFrame> narrow(const GroupFrame& f, const StreamFilter& filter, uint64_t* encoded) {
+std::optional<LoopBatchFrame> narrow(const LoopBatchFrame& f, const StreamFilter& filter, uint64_t* encoded) {
   if (!filter.admits(f)) return std::nullopt;
   const bool cut = f.odds ? !filter.markets.empty() : !filter.events.empty();
   if (!cut) return f;
@@ -16,7 +16,7 @@ std::optional<GroupFrame> narrow(const GroupFrame& f, const StreamFilter& filter
     if (filter.keeps(f, p)) keep.push_back(p);
   if (keep.empty()) return std::nullopt;
   if (keep.size() == f.parts.size()) return f;
-  GroupFrame out{FrameRef(), f.channel, f.sport, f.odds, {}, f.events};
+  LoopBatchFrame out{FrameRef(), f.channel, f.sport, f.odds, {}, f.events};
   out.frame = pt_cut(f.frame, keep, &out.parts);
   for (uint32_t m : f.markets)
     if (filter.wants_market(m)) out.markets.push_back(m);

@@ -7,7 +7,7 @@
 // sports= and the permissions pick whole frames. events= and markets= may
 // also cut a frame: an evt: frame down to the admitted events, an odds:
 // frame down to the admitted markets. A cut frame is encoded once per
-// bucket from the entries the hub recorded (GroupFrame::parts), by copying
+// bucket from the entries the hub recorded (BatchFrame::parts), by copying
 // bytes, not by encoding JSON again.
 #pragma once
 
@@ -16,7 +16,7 @@
 #include <optional>
 #include <span>
 
-#include "relay/resume_window.h"
+#include "relay/encoded_batch.h"
 
 namespace oddsrelay::relay {
 
@@ -40,12 +40,12 @@ struct StreamFilter {
   }
   // The whole frame's channel passes (an odds: frame of an admitted event,
   // an event list of the stream's classes), before any cut.
-  bool admits(const GroupFrame& f) const {
+  bool admits(const LoopBatchFrame& f) const {
     if (!wants_sport(f.sport)) return false;
     return f.odds ? odds && wants_event(f.channel) : evt && f.events == classes;
   }
   // Does it keep this entry of an admitted frame?
-  bool keeps(const GroupFrame& f, const Part& p) const {
+  bool keeps(const LoopBatchFrame& f, const Part& p) const {
     return f.odds ? wants_market(static_cast<uint32_t>(p.id)) : wants_event(p.id);
   }
 };
@@ -54,6 +54,6 @@ struct StreamFilter {
 // refuses it or keeps none of its entries; the frame itself when it keeps
 // them all; else a new frame with only the kept entries (its markets cut
 // to match). `encoded` counts the new frames.
-std::optional<GroupFrame> narrow(const GroupFrame& f, const StreamFilter& filter, uint64_t* encoded = nullptr);
+std::optional<LoopBatchFrame> narrow(const LoopBatchFrame& f, const StreamFilter& filter, uint64_t* encoded = nullptr);
 
 }  // namespace oddsrelay::relay

@@ -65,12 +65,12 @@ void WsStreams::catch_up(StreamConn* c, size_t first) {
   ctx_.out.send(c, ws_live_update(s.last_live_at, s.seq, items));
 }
 
-void WsStreams::on_turn(const Turn& t) {
-  for (const LiveChange& l : t.live) pending_live_[l.number] = l.key;
+void WsStreams::on_batch(const SharedBatch& b) {
+  for (const LiveChange& l : b.live) pending_live_[l.number] = l.key;
   if (subscribers_.empty()) return;
-  const Snapshot& cur = *t.batch->snapshot;
-  const Snapshot& prev = *t.prev;
-  for (const EventChange& ch : t.batch->changes) {
+  const Snapshot& cur = *b.batch->snapshot;
+  const Snapshot& prev = *b.prev;
+  for (const EventChange& ch : b.batch->changes) {
     if (!(ch.bits & kOddsChanged)) continue;
     auto it = subscribers_.find(ch.number);
     if (it == subscribers_.end()) continue;
@@ -79,7 +79,7 @@ void WsStreams::on_turn(const Turn& t) {
     const EventEntry* now = cur.events.find(ch.number);
     const EventEntry* before = prev.events.find(ch.number);
     if (!now && !before) continue;
-    for (uint32_t m : t.batch->markets_of(ch)) {
+    for (uint32_t m : b.batch->markets_of(ch)) {
       FrameRef f;  // encoded only if some subscriber wants this market
       for (StreamConn* c : it->second) {
         auto sub = std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return s.number == ch.number; });

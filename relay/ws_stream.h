@@ -24,9 +24,9 @@ class WsStreams {
   void add(StreamConn* c);     // accepted: listed and counted
   void remove(StreamConn* c);  // no more frames; its subscriptions go
   void start(StreamConn* c, ResumeWindow::Verdict v, size_t first);
-  // A turn the loop took (ctx.snap is its state now): the markets it
+  // A batch the loop took (ctx.snap is its state now): the markets it
   // changed to their subscribers, its live events to the next live_update.
-  void on_turn(const Turn& t);
+  void on_batch(const SharedBatch& b);
   void on_text(StreamConn* c, std::string_view text);  // a client message
   // Emits the live_update now when the interval allows, else asks for
   // on_timer() after the rest of it.

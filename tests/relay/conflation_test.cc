@@ -1,7 +1,7 @@
 // /pt-ws conflate_ms (conflation.h, pt_stream.h): a conflating stream gets
 // the first change after a quiet interval at once, then nothing until the
 // interval is up, then one frame per channel with the latest state of every
-// entry the held groups changed (markets merged) and one INFO covering all
+// entry the held batches changed (markets merged) and one INFO covering all
 // their records; the merged frames are encoded once for the bucket.
 #include <gtest/gtest.h>
 
@@ -35,17 +35,17 @@ TEST_F(Conflating, HeldGroupsLeaveAsOneFramePerChannelAndOneInfo) {
   StreamConn* a = conflating(250);
   StreamConn* plain = stream(kAll);
   ctx->now = 1000;
-  Group g1 = turn({test::event(1000, "7", 1, true), test::event(1000, "8", 1, true), odds(1000, "7", 1001, 150),
-                   odds(1000, "7", 1002, 160), odds(1000, "8", 1001, 170)});
+  LoopBatch batch1 = fan_out({test::event(1000, "7", 1, true), test::event(1000, "8", 1, true),
+                              odds(1000, "7", 1001, 150), odds(1000, "7", 1002, 160), odds(1000, "8", 1001, 170)});
   // Quiet before: at once, as an unconflated stream gets it.
   EXPECT_EQ(take(*c), take(*plain));
   take(*a);
   a->q.written();
   ctx->now = 1100;
-  Group g2 = turn({odds(1100, "7", 1001, 151)});
+  LoopBatch batch2 = fan_out({odds(1100, "7", 1001, 151)});
   ctx->now = 1150;
-  turn({odds(1150, "7", 1002, 161), odds(1150, "8", 1001, 171)});
-  Group g4 = turn({odds(1160, "7", 1001, 152)});
+  fan_out({odds(1150, "7", 1002, 161), odds(1150, "8", 1001, 171)});
+  LoopBatch batch4 = fan_out({odds(1160, "7", 1001, 152)});
   EXPECT_TRUE(take(*c).empty());  // held
   ASSERT_FALSE(armed.empty());
   EXPECT_EQ(armed.back(), 100u);  // 1250 - 1150
@@ -57,8 +57,8 @@ TEST_F(Conflating, HeldGroupsLeaveAsOneFramePerChannelAndOneInfo) {
   EXPECT_EQ(got[0], encoded(*ctx->snap, 7, {1001, 1002}));
   EXPECT_EQ(got[1], encoded(*ctx->snap, 8, {1001}));
   EXPECT_EQ(body(got[2]).substr(0, body(got[2]).find(",\"at\"")),
-            "{\"seq\":" + std::to_string(g4.seq) + ",\"from\":" + std::to_string(g2.from));
-  EXPECT_EQ(g2.from, g1.seq + 1);
+            "{\"seq\":" + std::to_string(batch4.seq) + ",\"from\":" + std::to_string(batch2.from));
+  EXPECT_EQ(batch2.from, batch1.seq + 1);
   EXPECT_EQ(stats.frames_encoded.load() - before, 3u);  // two odds frames and the INFO, for both streams
   c->q.written();
   // The same bytes for the other stream of the bucket.
@@ -70,22 +70,22 @@ TEST_F(Conflating, HeldGroupsLeaveAsOneFramePerChannelAndOneInfo) {
 TEST_F(Conflating, AStreamThatConnectedMidIntervalGetsAnInfoFromItsSnapshot) {
   StreamConn* first = conflating(250);
   ctx->now = 1000;
-  turn({test::event(1000, "7", 1, true), odds(1000, "7", 1001, 150)});
+  fan_out({test::event(1000, "7", 1, true), odds(1000, "7", 1001, 150)});
   take(*first);
   ctx->now = 1100;
-  turn({odds(1100, "7", 1001, 151)});
+  fan_out({odds(1100, "7", 1001, 151)});
   StreamConn* late = conflating(250);
   pt->start(late, ResumeWindow::Verdict::Resumed, 0);  // its snapshot: as of now
   const uint64_t snap = ctx->snap->seq;
   take(*late);
   ctx->now = 1150;
-  Group g = turn({odds(1150, "7", 1001, 152)});
+  LoopBatch batch = fan_out({odds(1150, "7", 1001, 152)});
   ctx->now = 1250;
   pt->on_timer();
   const auto got = take(*late);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_NE(body(got[1]).find("\"from\":" + std::to_string(snap + 1)), std::string::npos) << got[1];
-  EXPECT_NE(body(got[1]).find("\"seq\":" + std::to_string(g.seq)), std::string::npos);
+  EXPECT_NE(body(got[1]).find("\"seq\":" + std::to_string(batch.seq)), std::string::npos);
 }
 
 }  // namespace

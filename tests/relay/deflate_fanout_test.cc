@@ -51,7 +51,7 @@ struct DeflateFanout : Fanout {
     std::vector<feed::Record> recs{test::event(1000, "7", 1, true), test::event(1000, "8", 1, true)};
     for (uint32_t m = 1001; m <= 1030; ++m) recs.push_back(odds(1000, "7", m, 150));
     recs.push_back(odds(1000, "8", 1001, 170));
-    turn(std::move(recs));
+    fan_out(std::move(recs));
   }
 };
 
@@ -89,12 +89,12 @@ TEST_F(DeflateFanout, OneCompressionPerFrameWhateverTheNumberOfStreams) {
   big_and_small();
   std::set<const char*> distinct;  // compressed frames, by where their bytes are
   size_t deliveries = 0;
-  for (auto* group : {&all, &cut}) {
-    const Sent first = sent(*(*group)[0]);
+  for (auto* streams : {&all, &cut}) {
+    const Sent first = sent(*(*streams)[0]);
     for (size_t i = 0; i < first.frames.size(); ++i)
       if (static_cast<unsigned char>(first.frames[i][0]) & ws::kRsv1)
-        distinct.insert(first.where[i]), deliveries += group->size();
-    for (size_t i = 1; i < group->size(); ++i) EXPECT_EQ(sent(*(*group)[i]).where, first.where);  // the same bytes
+        distinct.insert(first.where[i]), deliveries += streams->size();
+    for (size_t i = 1; i < streams->size(); ++i) EXPECT_EQ(sent(*(*streams)[i]).where, first.where);  // the same bytes
   }
   // At least odds:1:7 whole for the first bucket and cut to nine markets
   // for the second; one compression each, for five streams.

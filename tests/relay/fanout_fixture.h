@@ -63,15 +63,15 @@ struct Fanout : ::testing::Test {
     pt->add(conns.back().get());
     return conns.back().get();
   }
-  // One batch through the hub and this loop's fan-out, as RelayLoop::take_turn does.
-  Group turn(std::vector<feed::Record> recs) {
+  // One batch through the hub and this loop's fan-out, as RelayLoop::take_batches does.
+  LoopBatch fan_out(std::vector<feed::Record> recs) {
     for (auto& r : recs) engine.apply(std::move(r));
-    TurnPtr t = hub->encode(engine.commit());
-    EXPECT_TRUE(t);
-    Group g = local_group(*t);
-    ctx->snap = t->batch->snapshot;
-    pt->fan_out(g);
-    return g;
+    SharedBatchPtr shared = hub->encode(engine.commit());
+    EXPECT_TRUE(shared);
+    LoopBatch batch = local_batch(*shared);
+    ctx->snap = shared->batch->snapshot;
+    pt->fan_out(batch);
+    return batch;
   }
 };
 

@@ -23,9 +23,9 @@ std::vector<std::string> kinds(StreamConn& c) {
 
 // Events 7 and 8 go live, 7 with markets 1001 and 1002, 8 with 1001.
 struct FilterFanout : Fanout {
-  Group two_events() {
-    return turn({test::event(1000, "7", 1, true), test::event(1000, "8", 1, true), odds(1000, "7", 1001, 150),
-                 odds(1000, "7", 1002, 160), odds(1000, "8", 1001, 170)});
+  LoopBatch two_events() {
+    return fan_out({test::event(1000, "7", 1, true), test::event(1000, "8", 1, true), odds(1000, "7", 1001, 150),
+                    odds(1000, "7", 1002, 160), odds(1000, "8", 1001, 170)});
   }
 };
 
@@ -47,8 +47,8 @@ TEST_F(FilterFanout, AStreamGetsOnlyTheAdmittedEventsAndMarkets) {
   const auto gotb = take(*both);
   ASSERT_EQ(gotb.size(), 3u);
   EXPECT_EQ(gotb[1], encoded(*ctx->snap, 7, {1002}));
-  // A group with nothing admitted is its INFO alone.
-  turn({odds(1200, "8", 1001, 172), odds(1200, "7", 1001, 152)});
+  // A batch with nothing admitted is its INFO alone.
+  fan_out({odds(1200, "8", 1001, 172), odds(1200, "7", 1001, 152)});
   EXPECT_EQ(kinds(*both), std::vector<std::string>{"INFO"});
   EXPECT_EQ(kinds(*ev7), (std::vector<std::string>{"odds:1:7", "INFO"}));
 }
@@ -57,17 +57,17 @@ TEST_F(FilterFanout, AnUnknownEventFlowsOnceItAppears) {
   StreamConn* c = stream(kAll, {}, {9});
   two_events();
   EXPECT_EQ(kinds(*c), std::vector<std::string>{"INFO"});
-  turn({test::event(1200, "9", 1, true), odds(1200, "9", 1001, 180)});
+  fan_out({test::event(1200, "9", 1, true), odds(1200, "9", 1001, 180)});
   EXPECT_EQ(kinds(*c), (std::vector<std::string>{"evt:1", "odds:1:9", "INFO"}));
 }
 
 TEST_F(FilterFanout, AnEventLeavingTheStreamsViewGetsItsNull) {
   StreamConn* c = stream(rest::kPermPrematch, {}, {10});
-  turn({test::event(1100, "10", 1, false), test::event(1100, "11", 1, false)});
+  fan_out({test::event(1100, "10", 1, false), test::event(1100, "11", 1, false)});
   auto got = take(*c);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].find("\"11\":"), std::string::npos);
-  turn({test::event(1200, "10", 1, true), test::event(1200, "11", 1, true)});  // kick-off: not pre-match any more
+  fan_out({test::event(1200, "10", 1, true), test::event(1200, "11", 1, true)});  // kick-off: not pre-match any more
   got = take(*c);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].substr(got[0].rfind('\x1F') + 1), "{\"10\":null}");
@@ -85,12 +85,12 @@ TEST_F(FilterFanout, StreamsSharingAFilterShareOneEncodingPerDistinctFilter) {
   // (to 1001); b cuts odds:1:7 (to 1002) and drops odds:1:8: 3 more,
   // whatever the number of streams.
   EXPECT_EQ(stats.frames_encoded.load() - before, 5u + 3u);
-  for (auto* group : {&a, &b, &plain}) {
+  for (auto* streams : {&a, &b, &plain}) {
     std::vector<const char*> first;
-    (*group)[0]->q.take([&](std::string_view s) { first.push_back(s.data()); });
-    for (size_t i = 1; i < group->size(); ++i) {
+    (*streams)[0]->q.take([&](std::string_view s) { first.push_back(s.data()); });
+    for (size_t i = 1; i < streams->size(); ++i) {
       std::vector<const char*> other;
-      (*group)[i]->q.take([&](std::string_view s) { other.push_back(s.data()); });
+      (*streams)[i]->q.take([&](std::string_view s) { other.push_back(s.data()); });
       EXPECT_EQ(other, first);  // the very same bytes
     }
   }
@@ -107,8 +107,8 @@ TEST_F(FilterFanout, TheConnectSnapshotAndACatchUpFollowTheFilter) {
   c->q.written();
 
   const uint64_t seq = ctx->snap->seq;
-  Group g = turn({odds(1100, "8", 1001, 171), odds(1100, "8", 1002, 181), odds(1100, "7", 1001, 151)});
-  ctx->window.add(std::move(g), 0);
+  LoopBatch batch = fan_out({odds(1100, "8", 1001, 171), odds(1100, "8", 1002, 181), odds(1100, "7", 1001, 151)});
+  ctx->window.add(std::move(batch), 0);
   rest::StreamTicket t;
   t.permissions = kAll;
   t.events = {8};
@@ -120,7 +120,7 @@ TEST_F(FilterFanout, TheConnectSnapshotAndACatchUpFollowTheFilter) {
   pt->add(r);
   pt->start(r, ResumeWindow::Verdict::Resumed, 0);
   got = take(*r);
-  ASSERT_EQ(got.size(), 3u);  // ready INFO, odds:1:8 cut to 1001, the group's INFO
+  ASSERT_EQ(got.size(), 3u);  // ready INFO, odds:1:8 cut to 1001, the batch's INFO
   EXPECT_EQ(got[1], encoded(*ctx->snap, 8, {1001}));
 }
 

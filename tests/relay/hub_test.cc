@@ -1,4 +1,4 @@
-// The hub: one engine batch becomes one Turn whose frames are encoded once
+// The hub: one engine batch becomes one SharedBatch whose frames are encoded once
 // (event lists per class of events first, then odds), stamped with the
 // server's clocks, and shared by every loop with one reference per loop per
 // frame however many subscribers send it; batches the loops already start
@@ -40,25 +40,25 @@ TEST_F(HubFixture, OneBatchOneTurnEventListsBeforeOdds) {
   BatchPtr b = apply({test::event(1000, "7", 1, /*live=*/true),
                       test::market(1500, "7", 1001, {{"s", 0, {{2001, 185, 0}, {2002, 340, 0}}}})});
   ASSERT_TRUE(b);
-  TurnPtr t = hub.encode(b);
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->from, b->first_seq);
-  EXPECT_EQ(t->seq, b->snapshot->seq);
-  EXPECT_EQ(t->at, 1500);
+  SharedBatchPtr sb = hub.encode(b);
+  ASSERT_TRUE(sb);
+  EXPECT_EQ(sb->from, b->first_seq);
+  EXPECT_EQ(sb->seq, b->snapshot->seq);
+  EXPECT_EQ(sb->at, 1500);
   // A live event: one evt frame per class of events that sees it (live
   // only, live and pre-match), then its odds.
-  ASSERT_EQ(t->frames.size(), 3u);
-  EXPECT_FALSE(t->frames[0].odds);
-  EXPECT_EQ(t->frames[0].events, kLiveEvents);
-  EXPECT_FALSE(t->frames[1].odds);
-  EXPECT_EQ(t->frames[1].events, kLiveEvents | kPrematchEvents);
-  EXPECT_TRUE(t->frames[2].odds);
-  EXPECT_EQ(t->frames[2].channel, 7u);
-  EXPECT_EQ(t->frames[2].markets, std::vector<uint32_t>{1001});
-  EXPECT_NE(text(t->frames[0].frame).find("evt:1"), std::string::npos);
-  EXPECT_NE(text(t->frames[2].frame).find("odds:1:7"), std::string::npos);
-  ASSERT_EQ(t->live.size(), 1u);
-  EXPECT_EQ(t->live[0].number, 7u);
+  ASSERT_EQ(sb->frames.size(), 3u);
+  EXPECT_FALSE(sb->frames[0].odds);
+  EXPECT_EQ(sb->frames[0].events, kLiveEvents);
+  EXPECT_FALSE(sb->frames[1].odds);
+  EXPECT_EQ(sb->frames[1].events, kLiveEvents | kPrematchEvents);
+  EXPECT_TRUE(sb->frames[2].odds);
+  EXPECT_EQ(sb->frames[2].channel, 7u);
+  EXPECT_EQ(sb->frames[2].markets, std::vector<uint32_t>{1001});
+  EXPECT_NE(text(sb->frames[0].frame).find("evt:1"), std::string::npos);
+  EXPECT_NE(text(sb->frames[2].frame).find("odds:1:7"), std::string::npos);
+  ASSERT_EQ(sb->live.size(), 1u);
+  EXPECT_EQ(sb->live[0].number, 7u);
   EXPECT_EQ(stats.batches.load(), 1u);
   EXPECT_EQ(stats.frames_encoded.load(), 4u);  // three frames and the INFO
 }
@@ -66,27 +66,27 @@ TEST_F(HubFixture, OneBatchOneTurnEventListsBeforeOdds) {
 TEST_F(HubFixture, InfoCarriesRecordsAndMicrosecondStamps) {
   Hub hub(engine.current(), stats);
   BatchPtr b = apply({test::event(1000, "7", 1, true), test::event(1200, "8", 1, true)});
-  TurnPtr t = hub.encode(b);
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->stamps.applied_us, b->sealed_us);
-  EXPECT_GT(t->stamps.applied_us, 1'600'000'000'000'000);  // microseconds since the epoch, not ms
-  EXPECT_GE(t->stamps.encoded_us, t->stamps.applied_us);
-  const std::string info = text(t->marker);
-  EXPECT_EQ(info, "INFO\x1FPUB\x1F{\"seq\":" + std::to_string(t->seq) + ",\"from\":" + std::to_string(t->from) +
-                      ",\"at\":1200,\"applied_us\":" + std::to_string(t->stamps.applied_us) +
-                      ",\"encoded_us\":" + std::to_string(t->stamps.encoded_us) + "}");
+  SharedBatchPtr sb = hub.encode(b);
+  ASSERT_TRUE(sb);
+  EXPECT_EQ(sb->stamps.applied_us, b->sealed_us);
+  EXPECT_GT(sb->stamps.applied_us, 1'600'000'000'000'000);  // microseconds since the epoch, not ms
+  EXPECT_GE(sb->stamps.encoded_us, sb->stamps.applied_us);
+  const std::string info = text(sb->marker);
+  EXPECT_EQ(info, "INFO\x1FPUB\x1F{\"seq\":" + std::to_string(sb->seq) + ",\"from\":" + std::to_string(sb->from) +
+                      ",\"at\":1200,\"applied_us\":" + std::to_string(sb->stamps.applied_us) +
+                      ",\"encoded_us\":" + std::to_string(sb->stamps.encoded_us) + "}");
 }
 
 TEST_F(HubFixture, PrematchEventOnlyForKeysThatSeePrematchAndNoOdds) {
   Hub hub(engine.current(), stats);
-  TurnPtr t = hub.encode(
+  SharedBatchPtr sb = hub.encode(
       apply({test::event(1000, "9", 2, /*live=*/false), test::market(1100, "9", 1001, {{"s", 0, {{2001, 185, 0}}}})}));
-  ASSERT_TRUE(t);
-  ASSERT_EQ(t->frames.size(), 2u);
-  EXPECT_EQ(t->frames[0].events, kPrematchEvents);
-  EXPECT_EQ(t->frames[1].events, kLiveEvents | kPrematchEvents);
-  EXPECT_FALSE(t->frames[0].odds || t->frames[1].odds);
-  EXPECT_TRUE(t->live.empty());
+  ASSERT_TRUE(sb);
+  ASSERT_EQ(sb->frames.size(), 2u);
+  EXPECT_EQ(sb->frames[0].events, kPrematchEvents);
+  EXPECT_EQ(sb->frames[1].events, kLiveEvents | kPrematchEvents);
+  EXPECT_FALSE(sb->frames[0].odds || sb->frames[1].odds);
+  EXPECT_TRUE(sb->live.empty());
 }
 
 TEST_F(HubFixture, SkipsBatchesTheLoopsStartFrom) {
@@ -94,26 +94,26 @@ TEST_F(HubFixture, SkipsBatchesTheLoopsStartFrom) {
   Hub hub(engine.current(), stats);  // started after `old`
   EXPECT_FALSE(hub.encode(old));
   EXPECT_EQ(stats.batches.load(), 0u);
-  TurnPtr t = hub.encode(apply({test::event(2000, "8", 1, true)}));
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->prev, old->snapshot);
+  SharedBatchPtr sb = hub.encode(apply({test::event(2000, "8", 1, true)}));
+  ASSERT_TRUE(sb);
+  EXPECT_EQ(sb->prev, old->snapshot);
 }
 
 TEST_F(HubFixture, OneReferencePerLoopPerFrameNotPerSubscriber) {
   Hub hub(engine.current(), stats);
-  TurnPtr t = hub.encode(apply({test::event(1000, "7", 1, true)}));
-  ASSERT_TRUE(t);
-  const SharedFrame& shared = t->frames[0].frame;
+  SharedBatchPtr sb = hub.encode(apply({test::event(1000, "7", 1, true)}));
+  ASSERT_TRUE(sb);
+  const SharedFrame& shared = sb->frames[0].frame;
   ASSERT_EQ(shared.use_count(), 1);
   {
-    Group loop_a = local_group(*t), loop_b = local_group(*t);
-    EXPECT_EQ(shared.use_count(), 3);                                 // the turn's and one per loop
+    LoopBatch loop_a = local_batch(*sb), loop_b = local_batch(*sb);
+    EXPECT_EQ(shared.use_count(), 3);                                 // the hub's and one per loop
     std::vector<FrameRef> subscribers(1000, loop_a.frames[0].frame);  // a loop's subscribers take local references
     EXPECT_EQ(shared.use_count(), 3);
     // The very same bytes, not copies.
     EXPECT_EQ(loop_a.frames[0].frame->bytes().data(), shared->bytes().data());
     EXPECT_EQ(loop_b.frames[0].frame->bytes().data(), shared->bytes().data());
-    EXPECT_EQ(loop_a.marker->bytes().data(), t->marker->bytes().data());
+    EXPECT_EQ(loop_a.marker->bytes().data(), sb->marker->bytes().data());
   }
   EXPECT_EQ(shared.use_count(), 1);  // every loop let go
 }

@@ -1,0 +1,71 @@
+"""The resume window's bound is its memory (docs/architecture.md, "The
+resume window's bytes"): a replay of simulated records at speed=max fills a
+32 MiB window, and the process ends up at most 1.1x those bytes (plus a
+fixed allowance for run-to-run noise) above the same replay with the
+smallest window (64K), which holds next to nothing: same records, same
+state, so the difference is what the window keeps alive.
+
+jemalloc keeps freed pages for 10 s (tools/malloc_conf.cc) before it gives
+them back; right after a replay that churned hundreds of megabytes of frames
+those pages are most of the RSS, in both runs, and vary from run to run.
+Both runs here return them at once (MALLOC_CONF=dirty_decay_ms:0,...), so
+RSS is the memory in use. Not under a sanitizer (its allocator has its own
+layout and quarantine)."""
+import os
+import shutil
+import unittest
+
+import harness as h
+
+KEY = "window-memory-key"
+KEYS = {"keys": [{"key": KEY, "name": "window", "permissions": ["live", "prematch", "odds"]}]}
+WINDOW = 32 << 20
+ALLOWANCE = 4 << 20  # run-to-run noise of the baseline: about 1-2 MiB here
+
+
+@unittest.skipIf(h.sanitized(), "RSS means nothing under a sanitizer")
+class WindowMemory(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = h.scratch("window-memory")
+        cls.keys = h.write_keys(cls.dir, KEYS)
+        # Few events, many odds changes: the engine's state stays small next
+        # to the window, which 300,000 records fill several times over.
+        cls.feed = h.gen_feed(os.path.join(cls.dir, "feed.jsonl"), 300_000, "seed=1,events=100,rate=5000")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def replay(self, window):
+        """RSS in bytes once the replay is over, and the window's status."""
+        env = dict(os.environ)
+        os.environ["MALLOC_CONF"] = "dirty_decay_ms:0,muzzy_decay_ms:0"
+        try:
+            srv = h.Server("--feed", f"replay:{self.feed},speed=max", "--keys", self.keys, "--progress", "0",
+                           "--resume-window", window)
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+        with srv:
+            srv.wait_for(r"serving http://")
+            st = h.wait_done(srv.port, KEY, timeout=60)
+            self.assertEqual(st["seq"], 300_000)
+            return h.rss_kib(srv.proc.pid) * 1024, h.status(srv.port, KEY)["relay"]["resume_window"]
+
+    def test_rss_grows_by_at_most_the_configured_bytes(self):
+        base, tiny = self.replay("64K,3600s")
+        self.assertLessEqual(tiny["bytes"], 64 << 10)
+        rss, full = self.replay(f"{WINDOW >> 20}M,3600s")
+        # Full: it dropped its oldest batches to stay within its bytes.
+        self.assertGreater(full["oldest_seq"], 0, full)
+        self.assertGreater(full["bytes"], WINDOW * 0.9, full)
+        self.assertLessEqual(full["bytes"], WINDOW, full)
+        grew = rss - base
+        print(f"RSS {base >> 10} KiB with 64K, {rss >> 10} KiB with {WINDOW >> 20}M: "
+              f"+{grew / WINDOW:.2f}x the window's bytes ({full['groups']} batches)")
+        self.assertLessEqual(grew, 1.1 * WINDOW + ALLOWANCE)
+
+
+if __name__ == "__main__":
+    h.main()
