@@ -157,8 +157,7 @@ void RelayLoop::restart(const Turn& t) {
   for (size_t i = 0; i < all_.size(); ++i) {  // closing unlists, never drops: all_ keeps its order
     StreamConn* c = all_[i];
     if (c->closing() || c->closed()) continue;
-    close_with(c, ws::kServiceRestart, "state replaced: reconnect");
-    stats_.closed_restart.fetch_add(1, std::memory_order_relaxed);
+    close_with(c, CloseReason::Restart);
   }
   ctx_.snap = t.batch->snapshot;
   ctx_.window.clear();
@@ -197,12 +196,11 @@ void RelayLoop::adopt(Adoption& a) {
   out.mark(c);
   if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
     // docs/api.md: the extra handshake completes, gets the error, and is closed.
-    stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
     if (c->is_pt())
       out.send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
     else
       out.send_exempt(c, ws_error(rest::err::kTooManyStreams, ctx_.snap->seq));
-    close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
+    close_with(c, CloseReason::KeyLimit);
   } else {
     stats_.accepted.fetch_add(1, std::memory_order_relaxed);
     const rest::StreamTicket& t = c->ticket;
@@ -301,7 +299,7 @@ void RelayLoop::on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf) {
 
 void RelayLoop::finish_turn() {
   Outbox& out = ctx_.out;
-  for (StreamConn* c : out.doomed) close_with(c, ws::kPolicyViolation, "send queue over limit: client too slow");
+  for (StreamConn* c : out.doomed) close_with(c, CloseReason::QueueLimit);
   out.doomed.clear();
   for (size_t i = 0; i < out.dirty.size(); ++i) {  // flush may drop a connection, never add one
     StreamConn* c = out.dirty[i];
@@ -311,13 +309,15 @@ void RelayLoop::finish_turn() {
   out.dirty.clear();
 }
 
-void RelayLoop::close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued) {
+void RelayLoop::close_with(StreamConn* c, CloseReason why, std::optional<std::string_view> text, uint16_t code) {
   if (c->closing() || c->closed()) return;
-  c->close_code = code;
-  c->close_reason = reason;
+  if (c->state != ConnState::Doomed) count_close(stats_, why);  // the outbox counted a doomed one
+  const CloseInfo& info = close_info(why);
+  c->close_code = code ? code : info.code;
+  c->close_reason = text.value_or(info.text);
   unlist(c);
-  if (discard_queued) c->q.clear();
-  if (!c->is_sse()) c->q.push_final(close_frame(code, reason));  // SSE: the socket just closes
+  if (why != CloseReason::KeyLimit) c->q.clear();  // the refusal's error frame goes out before its close
+  if (!c->is_sse()) c->q.push_final(close_frame(c->close_code, c->close_reason));  // SSE: the socket just closes
   c->state = c->is_sse() ? ConnState::ClosingWrite : ConnState::Closing;
   c->close_deadline = now() + static_cast<uint64_t>(opts_.close_grace_ms);
   ctx_.out.mark(c);
@@ -402,8 +402,9 @@ void RelayLoop::log_stream(const StreamConn* c, bool open) {
   s.path = c->is_sse() ? "/pt-sse" : c->is_pt() ? "/pt-ws" : "/ws";
   s.open = open;
   if (!open) {
-    s.close_code = c->close_code ? c->close_code : 1006;
-    s.reason = c->close_code ? std::string_view(c->close_reason) : std::string_view("connection lost");
+    const CloseInfo& lost = close_info(CloseReason::Lost);
+    s.close_code = c->close_code ? c->close_code : lost.code;
+    s.reason = c->close_code ? std::string_view(c->close_reason) : lost.text;
     s.frames = c->frames_out;
     s.bytes = c->bytes_out;
     s.millis = now() - c->opened_ms;
@@ -442,13 +443,12 @@ void RelayLoop::on_close(StreamConn* c, uint16_t code) {
     return;
   }
   // Echo the client's code (RFC 6455 5.5.1), then close the socket.
-  close_with(c, code == ws::kNoStatus ? uint16_t{ws::kNormal} : code, "");
+  close_with(c, CloseReason::PeerClosed, "", code == ws::kNoStatus ? uint16_t{0} : code);
   if (c->state == ConnState::Closing) c->state = ConnState::ClosingWrite;
 }
 
 void RelayLoop::on_error(StreamConn* c, uint16_t code, const char* reason) {
-  stats_.closed_protocol.fetch_add(1, std::memory_order_relaxed);
-  close_with(c, code, reason);
+  close_with(c, CloseReason::Protocol, reason, code);
   if (c->state == ConnState::Closing)
     c->state = ConnState::ClosingWrite;  // a broken peer's close is not worth waiting for
 }
@@ -513,10 +513,8 @@ void RelayLoop::watch_slow(uint64_t t) {
   }
   const std::string secs = std::to_string(limit / 1000) + " s";
   for (auto [c, stalled] : slow) {
-    (stalled ? stats_.closed_stalled : stats_.closed_soft_limit).fetch_add(1, std::memory_order_relaxed);
-    close_with(c, ws::kPolicyViolation,
-               stalled ? "client too slow: no write progress for " + secs
-                       : "client too slow: send queue over its soft limit for " + secs);
+    const CloseReason why = stalled ? CloseReason::Stalled : CloseReason::SoftLimit;
+    close_with(c, why, close_text(why, secs));
   }
 }
 
@@ -536,16 +534,14 @@ void RelayLoop::heartbeat(uint64_t t) {
   };
   for (StreamConn* c : ws_.streams()) beat(c);
   pt_.for_each(beat);
-  const std::string reason = "no pong within " + std::to_string(limit / 1000) + " s";
-  for (StreamConn* c : silent) {
-    stats_.closed_heartbeat.fetch_add(1, std::memory_order_relaxed);
-    close_with(c, ws::kPolicyViolation, reason);
-  }
+  const std::string reason = close_text(CloseReason::Heartbeat, std::to_string(limit / 1000) + " s");
+  for (StreamConn* c : silent) close_with(c, CloseReason::Heartbeat, reason);
 }
 
 void RelayLoop::shutdown() {
   stopping_ = true;
-  FrameRef bye = close_frame(ws::kGoingAway, "server shutting down");
+  const CloseInfo& end = close_info(CloseReason::Shutdown);
+  FrameRef bye = close_frame(end.code, end.text);
   while (!all_.empty()) {
     StreamConn* c = all_.back();
     if (!c->closing()) {

@@ -12,9 +12,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "relay/close_reason.h"
 #include "relay/hub.h"
 #include "relay/key_slots.h"
 #include "relay/outbox.h"
@@ -47,9 +49,11 @@ class RelayLoop {
   // Connection I/O
   void on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf);
   void on_written(StreamConn* c, int status);
-  // Queues our close frame (after what is queued, or instead of it) and
-  // stops sending anything else; the key slot is free from now on.
-  void close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued = true);
+  // Queues our close frame (instead of what is queued; after it for a
+  // KeyLimit refusal) and stops sending anything else; the key slot is free
+  // from now on. Counts the reason. `text` and `code` (unless 0) replace
+  // the table's: a detail, the parser's or the client's code.
+  void close_with(StreamConn* c, CloseReason why, std::optional<std::string_view> text = {}, uint16_t code = 0);
 
   // The parser's handler interface (ws_frame.h), per connection.
   void on_message(StreamConn* c, ws::Opcode op, std::string_view payload);
