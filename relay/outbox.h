@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "protocol/ws_deflate.h"
+#include "relay/close_reason.h"
 #include "relay/deflated_frame.h"
 #include "relay/relay_server.h"
 #include "relay/sse.h"
@@ -26,7 +27,7 @@ class Outbox {
   void send(StreamConn* c, FrameRef f, uint64_t channel = 0) {
     if (!c->open() || !(f = framed(c, std::move(f)))) return;
     if (!c->q.push(std::move(f), channel)) {
-      stats_.closed_slow.fetch_add(1, std::memory_order_relaxed);
+      count_close(stats_, CloseReason::QueueLimit);
       c->state = ConnState::Doomed;
       c->q.clear();
       doomed.push_back(c);

@@ -4,8 +4,6 @@
 // one writev per turn, the close handshake, the heartbeat and shutdown.
 #include "relay/relay_loop.h"
 
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "protocol/api/access_log.h"
@@ -29,24 +27,9 @@ struct ParserHandler {
   void on_error(uint16_t code, const char* why) { loop->on_error(c, code, why); }
 };
 
-void free_conn(uv_handle_t* h) { delete static_cast<StreamConn*>(h->data); }
+StreamConn* stream_of(net::Conn& s) { return static_cast<StreamConn*>(s.owner); }
 
 }  // namespace
-
-struct LoopCallbacks {
-  static void on_alloc(uv_handle_t* h, size_t, uv_buf_t* b) {
-    auto* c = static_cast<StreamConn*>(h->data);
-    *b = uv_buf_init(c->loop->read_buf_, sizeof c->loop->read_buf_);
-  }
-  static void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* b) {
-    auto* c = static_cast<StreamConn*>(s->data);
-    c->loop->on_readable(c, n, b);
-  }
-  static void on_write(uv_write_t* req, int status) {
-    auto* c = static_cast<StreamConn*>(req->data);
-    c->loop->on_written(c, status);
-  }
-};
 
 RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, KeySlots& slots,
                      bool publishes_window, const std::atomic<uint64_t>* hub_seq)
@@ -157,8 +140,7 @@ void RelayLoop::restart(const SharedBatch& t) {
   for (size_t i = 0; i < all_.size(); ++i) {  // closing unlists, never drops: all_ keeps its order
     StreamConn* c = all_[i];
     if (c->closing() || c->closed()) continue;
-    close_with(c, ws::kServiceRestart, "state replaced: reconnect");
-    stats_.closed_restart.fetch_add(1, std::memory_order_relaxed);
+    close_with(c, CloseReason::Restart);
   }
   ctx_.snap = t.batch->snapshot;
   ctx_.window.clear();
@@ -169,22 +151,16 @@ void RelayLoop::restart(const SharedBatch& t) {
 
 void RelayLoop::adopt(Adoption& a) {
   auto* c = new StreamConn(this, std::move(a.ticket), opts_);
-  uv_tcp_init(&loop_, &c->tcp);
-  c->tcp.data = c;
-  c->wreq.data = c;
-  if (uv_tcp_open(&c->tcp, a.fd) != 0) {
-    ::close(a.fd);
-    c->state = ConnState::Closed;
+  if (!c->sock.open(&loop_, a.fd, *this, read_buf_, c, /*read=*/false)) {
+    c->state = ConnState::Closed;  // freed in on_closed
     load.fetch_sub(1, std::memory_order_relaxed);
-    uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), free_conn);
     return;
   }
-  uv_tcp_nodelay(&c->tcp, 1);
   // A peer that vanished without a FIN is found by the heartbeat; keepalive
   // also clears it from the kernel when pings are off or far apart.
-  uv_tcp_keepalive(&c->tcp, 1, static_cast<unsigned>(std::clamp(opts_.ping_interval_ms / 1000, 1, 7200)));
+  c->sock.keepalive(static_cast<unsigned>(std::clamp(opts_.ping_interval_ms / 1000, 1, 7200)));
   list_add(all_, c, &StreamConn::all_slot);
-  c->last_pong = c->last_progress = now();
+  c->last_pong = now();
   c->opened_ms = now();
   log_stream(c, true);
   Outbox& out = ctx_.out;
@@ -197,12 +173,11 @@ void RelayLoop::adopt(Adoption& a) {
   out.mark(c);
   if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
     // docs/api.md: the extra handshake completes, gets the error, and is closed.
-    stats_.refused_limit.fetch_add(1, std::memory_order_relaxed);
     if (c->is_pt())
       out.send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
     else
       out.send_exempt(c, ws_error(rest::err::kTooManyStreams, ctx_.snap->seq));
-    close_with(c, ws::kPolicyViolation, "too many connections for this API key", /*discard_queued=*/false);
+    close_with(c, CloseReason::KeyLimit);
   } else {
     stats_.accepted.fetch_add(1, std::memory_order_relaxed);
     const rest::StreamTicket& t = c->ticket;
@@ -220,7 +195,7 @@ void RelayLoop::adopt(Adoption& a) {
   }
   if (c->closed()) return;
   if (c->state == ConnState::Parked) {
-    c->in = std::move(a.pending);  // read once it starts, so its messages apply to the started stream
+    c->sock.in = std::move(a.pending);  // read once it starts, so its messages apply to the started stream
     flush(c);
     return;
   }
@@ -229,11 +204,8 @@ void RelayLoop::adopt(Adoption& a) {
 
 // The client's messages from now on, those it sent after its handshake first.
 void RelayLoop::begin_reading(StreamConn* c, std::string pending) {
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp), LoopCallbacks::on_alloc, LoopCallbacks::on_read);
-  if (!pending.empty()) {
-    uv_buf_t b = uv_buf_init(pending.data(), static_cast<unsigned>(pending.size()));
-    on_readable(c, static_cast<ssize_t>(pending.size()), &b);
-  }
+  c->sock.resume();
+  if (!pending.empty()) on_readable(c, pending.data(), pending.size());
   if (!c->closed()) flush(c);
 }
 
@@ -256,7 +228,7 @@ void RelayLoop::unpark() {
     parked_.pop_back();
     c->state = ConnState::Open;
     accept_stream(c);
-    begin_reading(c, std::exchange(c->in, std::string()));
+    begin_reading(c, std::exchange(c->sock.in, std::string()));
   }
 }
 
@@ -278,30 +250,38 @@ void RelayLoop::start_stream(StreamConn* c) {
     ws_.start(c, l.verdict, l.first);
 }
 
-void RelayLoop::on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf) {
+void RelayLoop::on_read(net::Conn& s, char* p, size_t n) { on_readable(stream_of(s), p, n); }
+
+void RelayLoop::on_read_error(net::Conn& s) {
+  StreamConn* c = stream_of(s);
   if (c->closed()) return;
   now();
-  if (n < 0) {
-    drop(c);
-    return;
-  }
+  drop(c);
+}
+
+void RelayLoop::on_closed(net::Conn& s) { delete stream_of(s); }
+
+void RelayLoop::on_readable(StreamConn* c, char* p, size_t n) {
+  if (c->closed()) return;
+  now();
   if (n == 0 || c->parser.done() || c->is_sse()) return;  // an SSE client has nothing to say
   ParserHandler h{this, c};
-  if (c->in.empty()) {
-    size_t used = c->parser.feed(buf->base, static_cast<size_t>(n), h);
-    if (!c->closed() && !c->parser.done() && used < static_cast<size_t>(n)) c->in.assign(buf->base + used, n - used);
+  std::string& in = c->sock.in;
+  if (in.empty()) {
+    size_t used = c->parser.feed(p, n, h);
+    if (!c->closed() && !c->parser.done() && used < n) in.assign(p + used, n - used);
   } else {
-    c->in.append(buf->base, static_cast<size_t>(n));
-    size_t used = c->parser.feed(c->in.data(), c->in.size(), h);
-    if (!c->closed()) c->in.erase(0, used);
+    in.append(p, n);
+    size_t used = c->parser.feed(in.data(), in.size(), h);
+    if (!c->closed()) in.erase(0, used);
   }
-  if (c->in.capacity() > 2 * opts_.max_message + 64 && c->in.size() < 4096) c->in.shrink_to_fit();
+  if (in.capacity() > 2 * opts_.max_message + 64 && in.size() < 4096) in.shrink_to_fit();
   finish_turn();  // answers (pong, close, subscriptions) go out now
 }
 
 void RelayLoop::finish_turn() {
   Outbox& out = ctx_.out;
-  for (StreamConn* c : out.doomed) close_with(c, ws::kPolicyViolation, "send queue over limit: client too slow");
+  for (StreamConn* c : out.doomed) close_with(c, CloseReason::QueueLimit);
   out.doomed.clear();
   for (size_t i = 0; i < out.dirty.size(); ++i) {  // flush may drop a connection, never add one
     StreamConn* c = out.dirty[i];
@@ -311,20 +291,21 @@ void RelayLoop::finish_turn() {
   out.dirty.clear();
 }
 
-void RelayLoop::close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued) {
+void RelayLoop::close_with(StreamConn* c, CloseReason why, std::optional<std::string_view> text, uint16_t code) {
   if (c->closing() || c->closed()) return;
-  c->close_code = code;
-  c->close_reason = reason;
+  if (c->state != ConnState::Doomed) count_close(stats_, why);  // the outbox counted a doomed one
+  const CloseInfo& info = close_info(why);
+  c->close_code = code ? code : info.code;
+  c->close_reason = text.value_or(info.text);
   unlist(c);
-  if (discard_queued) c->q.clear();
-  if (!c->is_sse()) c->q.push_final(close_frame(code, reason));  // SSE: the socket just closes
+  if (why != CloseReason::KeyLimit) c->q.clear();  // the refusal's error frame goes out before its close
+  if (!c->is_sse()) c->q.push_final(close_frame(c->close_code, c->close_reason));  // SSE: the socket just closes
   c->state = c->is_sse() ? ConnState::ClosingWrite : ConnState::Closing;
   c->close_deadline = now() + static_cast<uint64_t>(opts_.close_grace_ms);
   ctx_.out.mark(c);
 }
 
 void RelayLoop::flush(StreamConn* c) {
-  auto* s = reinterpret_cast<uv_stream_t*>(&c->tcp);
   while (!c->closed() && !c->q.in_flight() && c->q.has_queued()) {
     c->bufs.clear();
     size_t total = 0;
@@ -335,46 +316,29 @@ void RelayLoop::flush(StreamConn* c) {
     c->bytes_out += total;
     c->frames_out += c->bufs.size();
     if (!c->queued_markets.empty()) c->queued_markets.clear();  // nothing queued is replaceable any more
-    // Straight into the socket when it has room (the common case: no
-    // request, no callback); libuv queues only what does not fit.
-    int n = uv_try_write(s, c->bufs.data(), static_cast<unsigned>(c->bufs.size()));
-    if (n == UV_EAGAIN) n = 0;
+    const ssize_t n = c->sock.write(c->bufs.data(), static_cast<unsigned>(c->bufs.size()));
     if (n < 0) {
       c->q.written();
       drop(c);
       return;
     }
     stats_.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-    if (n > 0) c->last_progress = ctx_.now;
-    if (static_cast<size_t>(n) == total) {
-      c->q.written();
-      if (c->state == ConnState::ClosingWrite && !c->q.has_queued()) drop(c);
-      continue;
-    }
-    size_t skip = static_cast<size_t>(n), i = 0;
-    while (skip >= c->bufs[i].len) skip -= c->bufs[i++].len;
-    c->bufs[i].base += skip;
-    c->bufs[i].len -= static_cast<unsigned>(skip);
-    c->write_rest = total - static_cast<size_t>(n);
-    if (uv_write(&c->wreq, s, c->bufs.data() + i, static_cast<unsigned>(c->bufs.size() - i), LoopCallbacks::on_write) !=
-        0) {
-      c->q.written();
-      drop(c);
-    }
-    return;
+    if (static_cast<size_t>(n) < total) return;  // the rest is in flight: on_written
+    c->q.written();
+    if (c->state == ConnState::ClosingWrite && !c->q.has_queued()) drop(c);
   }
 }
 
-void RelayLoop::on_written(StreamConn* c, int status) {
+void RelayLoop::on_written(net::Conn& s, int status, size_t bytes) {
+  StreamConn* c = stream_of(s);
   c->q.written();
   if (c->closed()) return;
+  now();
   if (status < 0) {
     drop(c);
     return;
   }
-  stats_.bytes_written.fetch_add(c->write_rest, std::memory_order_relaxed);
-  c->last_progress = now();
-  c->write_queue_seen = 0;
+  stats_.bytes_written.fetch_add(bytes, std::memory_order_relaxed);
   if (c->state == ConnState::ClosingWrite && !c->q.has_queued()) {
     drop(c);
     return;
@@ -402,8 +366,9 @@ void RelayLoop::log_stream(const StreamConn* c, bool open) {
   s.path = c->is_sse() ? "/pt-sse" : c->is_pt() ? "/pt-ws" : "/ws";
   s.open = open;
   if (!open) {
-    s.close_code = c->close_code ? c->close_code : 1006;
-    s.reason = c->close_code ? std::string_view(c->close_reason) : std::string_view("connection lost");
+    const CloseInfo& lost = close_info(CloseReason::Lost);
+    s.close_code = c->close_code ? c->close_code : lost.code;
+    s.reason = c->close_code ? std::string_view(c->close_reason) : lost.text;
     s.frames = c->frames_out;
     s.bytes = c->bytes_out;
     s.millis = now() - c->opened_ms;
@@ -422,7 +387,7 @@ void RelayLoop::drop(StreamConn* c) {
   // skip a closed connection, and the handle is freed only in the close
   // callback, after this turn.
   c->q.clear();
-  uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), free_conn);
+  c->sock.close();
 }
 
 void RelayLoop::on_message(StreamConn* c, ws::Opcode op, std::string_view payload) {
@@ -442,13 +407,12 @@ void RelayLoop::on_close(StreamConn* c, uint16_t code) {
     return;
   }
   // Echo the client's code (RFC 6455 5.5.1), then close the socket.
-  close_with(c, code == ws::kNoStatus ? uint16_t{ws::kNormal} : code, "");
+  close_with(c, CloseReason::PeerClosed, "", code == ws::kNoStatus ? uint16_t{0} : code);
   if (c->state == ConnState::Closing) c->state = ConnState::ClosingWrite;
 }
 
 void RelayLoop::on_error(StreamConn* c, uint16_t code, const char* reason) {
-  stats_.closed_protocol.fetch_add(1, std::memory_order_relaxed);
-  close_with(c, code, reason);
+  close_with(c, CloseReason::Protocol, reason, code);
   if (c->state == ConnState::Closing)
     c->state = ConnState::ClosingWrite;  // a broken peer's close is not worth waiting for
 }
@@ -485,38 +449,24 @@ void RelayLoop::watch_slow(uint64_t t) {
   for (StreamConn* c : all_) {
     if (c->closing()) continue;  // its close has its own deadline
     const size_t held = c->q.bytes();
-    if (held == 0) {
-      c->last_progress = t;  // nothing waiting: not behind
-    } else {
-      // Progress is the client taking bytes: the kernel's unsent bytes on
-      // the socket going down (the kernel wakes libuv only once a good part
-      // of a large send buffer is free), or libuv's pending write shrinking.
-      const size_t wq = uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&c->tcp));
-      size_t outq = c->kernel_unsent_seen;
-      uv_os_fd_t fd;
-      int unsent = 0;
-      if (uv_fileno(reinterpret_cast<uv_handle_t*>(&c->tcp), &fd) == 0 && ::ioctl(fd, SIOCOUTQ, &unsent) == 0)
-        outq = static_cast<size_t>(unsent);
-      if (wq < c->write_queue_seen || outq < c->kernel_unsent_seen) c->last_progress = t;
-      c->write_queue_seen = wq;
-      c->kernel_unsent_seen = outq;
-    }
+    if (held == 0)
+      c->sock.last_written = t;  // nothing waiting: not behind
+    else
+      c->sock.note_progress(t);  // the client taking bytes, as the socket sees it
     if (held > soft) {
       if (c->over_soft_since == 0) c->over_soft_since = t;
     } else {
       c->over_soft_since = 0;
     }
-    if (held > 0 && t - c->last_progress >= limit)
+    if (held > 0 && t - c->sock.last_written >= limit)
       slow.push_back({c, true});
     else if (c->over_soft_since && t - c->over_soft_since >= limit)
       slow.push_back({c, false});
   }
   const std::string secs = std::to_string(limit / 1000) + " s";
   for (auto [c, stalled] : slow) {
-    (stalled ? stats_.closed_stalled : stats_.closed_soft_limit).fetch_add(1, std::memory_order_relaxed);
-    close_with(c, ws::kPolicyViolation,
-               stalled ? "client too slow: no write progress for " + secs
-                       : "client too slow: send queue over its soft limit for " + secs);
+    const CloseReason why = stalled ? CloseReason::Stalled : CloseReason::SoftLimit;
+    close_with(c, why, close_text(why, secs));
   }
 }
 
@@ -536,16 +486,14 @@ void RelayLoop::heartbeat(uint64_t t) {
   };
   for (StreamConn* c : ws_.streams()) beat(c);
   pt_.for_each(beat);
-  const std::string reason = "no pong within " + std::to_string(limit / 1000) + " s";
-  for (StreamConn* c : silent) {
-    stats_.closed_heartbeat.fetch_add(1, std::memory_order_relaxed);
-    close_with(c, ws::kPolicyViolation, reason);
-  }
+  const std::string reason = close_text(CloseReason::Heartbeat, std::to_string(limit / 1000) + " s");
+  for (StreamConn* c : silent) close_with(c, CloseReason::Heartbeat, reason);
 }
 
 void RelayLoop::shutdown() {
   stopping_ = true;
-  FrameRef bye = close_frame(ws::kGoingAway, "server shutting down");
+  const CloseInfo& end = close_info(CloseReason::Shutdown);
+  FrameRef bye = close_frame(end.code, end.text);
   while (!all_.empty()) {
     StreamConn* c = all_.back();
     if (!c->closing()) {

@@ -12,9 +12,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "relay/close_reason.h"
 #include "relay/hub.h"
 #include "relay/key_slots.h"
 #include "relay/outbox.h"
@@ -23,7 +25,7 @@
 
 namespace oddsrelay::relay {
 
-class RelayLoop {
+class RelayLoop : private net::ConnHandler {
  public:
   RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, KeySlots& slots, bool publishes_window,
             const std::atomic<uint64_t>* hub_seq = nullptr);
@@ -44,12 +46,13 @@ class RelayLoop {
   // into the least loaded loop.
   std::atomic<uint32_t> load{0};
 
-  // Connection I/O
-  void on_readable(StreamConn* c, ssize_t n, const uv_buf_t* buf);
-  void on_written(StreamConn* c, int status);
-  // Queues our close frame (after what is queued, or instead of it) and
-  // stops sending anything else; the key slot is free from now on.
-  void close_with(StreamConn* c, uint16_t code, std::string_view reason, bool discard_queued = true);
+  // Connection I/O: what a client sent (the protocol's framing).
+  void on_readable(StreamConn* c, char* p, size_t n);
+  // Queues our close frame (instead of what is queued; after it for a
+  // KeyLimit refusal) and stops sending anything else; the key slot is free
+  // from now on. Counts the reason. `text` and `code` (unless 0) replace
+  // the table's: a detail, the parser's or the client's code.
+  void close_with(StreamConn* c, CloseReason why, std::optional<std::string_view> text = {}, uint16_t code = 0);
 
   // The parser's handler interface (ws_frame.h), per connection.
   void on_message(StreamConn* c, ws::Opcode op, std::string_view payload);
@@ -59,7 +62,11 @@ class RelayLoop {
   void on_error(StreamConn* c, uint16_t code, const char* reason);
 
  private:
-  friend struct LoopCallbacks;
+  // The sockets' side (net::ConnHandler).
+  void on_read(net::Conn& s, char* p, size_t n) override;
+  void on_read_error(net::Conn& s) override;
+  void on_written(net::Conn& s, int status, size_t bytes) override;
+  void on_closed(net::Conn& s) override;
   uint64_t now() { return ctx_.now = uv_now(&loop_); }
   void drain();  // the async callback: adoptions, batches, then one write per dirty connection
   void adopt(Adoption& a);
@@ -87,7 +94,7 @@ class RelayLoop {
   uv_async_t wake_, stop_;
   uv_timer_t tick_, live_timer_, conflate_timer_;
   bool stopping_ = false;
-  char read_buf_[64 * 1024];
+  net::ReadBuffer read_buf_;
 
   StreamContext ctx_;
   // Inflates the compressed messages of every stream of the loop that

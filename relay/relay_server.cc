@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string>
 #include <thread>
 
+#include "relay/close_reason.h"
 #include "relay/hub.h"
 #include "relay/key_slots.h"
 #include "relay/relay_loop.h"
@@ -102,7 +104,7 @@ constexpr Series closes(std::string_view reason) {
   return {"oddsrelay_stream_closes_total", Type::Counter, kClosesHelp, {"reason", reason}};
 }
 
-constexpr Stat kRelayStats[] = {
+constexpr Stat kAcceptStats[] = {
     {"pt_ws_connections",
      &RelayStats::pt_connections,
      {"oddsrelay_stream_subscribers", Type::Gauge, "Streams connected, by stream.", {"stream", "pt-ws"}}},
@@ -128,15 +130,29 @@ constexpr Stat kRelayStats[] = {
      &RelayStats::conflated,
      {"oddsrelay_stream_frames_conflated_total", Type::Counter,
       "Queued frames replaced by a newer one of their channel while a write was in flight."}},
-    {"closed_slow", &RelayStats::closed_slow, closes("queue_limit")},
-    {"closed_heartbeat", &RelayStats::closed_heartbeat, closes("heartbeat")},
-    {"closed_protocol", &RelayStats::closed_protocol, closes("protocol")},
-    {"closed_stalled", &RelayStats::closed_stalled, closes("stalled")},
-    {"closed_soft_limit", &RelayStats::closed_soft_limit, closes("soft_limit")},
-    {"closed_restart", &RelayStats::closed_restart},
+};
+constexpr Stat kResumeStats[] = {
     {"resumed", &RelayStats::resumed},
     {"resume_refused", &RelayStats::resume_refused},
 };
+
+// The closed_* fields, from the close-reason table (close_reason.h): each
+// reason with a status field of its own, a closes{reason} sample if exposed.
+constexpr size_t kCloseStats = [] {
+  size_t n = 0;
+  for (const CloseInfo& r : kCloseTable) n += r.status != nullptr;
+  return n;
+}();
+
+constexpr auto kRelayStats = [] {
+  std::array<Stat, std::size(kAcceptStats) + kCloseStats + std::size(kResumeStats)> all{};
+  size_t i = 0;
+  for (const Stat& s : kAcceptStats) all[i++] = s;
+  for (const CloseInfo& r : kCloseTable)
+    if (r.status) all[i++] = Stat{r.status, r.counter, r.exposed ? closes(r.label) : Series{}};
+  for (const Stat& s : kResumeStats) all[i++] = s;
+  return all;
+}();
 
 constexpr Stat kResumeWindowStats[] = {
     {"groups", &RelayStats::window_groups},

@@ -1,9 +1,8 @@
-// One /ws or /pt-ws connection as a relay loop holds it: its socket (the
-// loop's business), its send queue (the protocol modules' business) and
-// where it stands in its life, as one state. Loop thread only.
+// One /ws or /pt-ws connection as a relay loop holds it: its socket
+// (protocol/net/conn.h, the loop's business), its send queue (the protocol
+// modules' business) and where the stream stands in its life, as one
+// state. Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +11,8 @@
 #include <vector>
 
 #include "protocol/api/stream_upgrade.h"
+#include "protocol/net/conn.h"
+#include "protocol/net/conn_list.h"
 #include "protocol/ws_frame.h"
 #include "relay/relay_server.h"
 #include "relay/resume_window.h"
@@ -44,21 +45,18 @@ enum class ConnState : uint8_t {
                  // answers it or at close_deadline
   ClosingWrite,  // as Closing, and the socket closes once the close frame is written (the
                  // client closed first, or broke the protocol)
-  Closed,        // uv_close called; freed in its callback
+  Closed,        // its socket closed; freed in the socket's on_closed
 };
 
 struct StreamConn {
   StreamConn(RelayLoop* l, rest::StreamTicket t, const RelayOptions& o)
       : loop(l), ticket(std::move(t)), parser(o.max_message), q(o.max_queue_bytes) {}
-  uv_tcp_t tcp;
-  uv_write_t wreq;
+  net::Conn sock;  // its `in`: the start of a frame not yet complete (parked: all it sent)
   RelayLoop* loop;
   rest::StreamTicket ticket;
   ws::FrameParser parser;
-  std::string in;  // the start of a frame not yet complete
   SendQueue q;
   std::vector<uv_buf_t> bufs;  // the write in flight; capacity reused
-  size_t write_rest = 0;       // bytes of it libuv still owes
   // Positions in the loop's list of every connection and in its protocol
   // module's list; listed in a module (or parked) = accepted, holding a key
   // slot.
@@ -81,11 +79,9 @@ struct StreamConn {
   // number -> the markets the queued frame names. Cleared when the queue
   // goes into flight.
   std::unordered_map<uint64_t, std::vector<uint32_t>> queued_markets;
-  // Slow-consumer watch (RelayOptions::slow_timeout_ms), in loop ms.
-  uint64_t last_progress = 0;     // the client last took bytes, or had nothing waiting
-  size_t write_queue_seen = 0;    // libuv's unwritten bytes at the last tick
-  size_t kernel_unsent_seen = 0;  // the socket's unsent bytes (SIOCOUTQ) at the last tick
-  uint64_t over_soft_since = 0;   // 0: at or under the soft limit
+  // Slow-consumer watch (RelayOptions::slow_timeout_ms), in loop ms; the
+  // write progress is the socket's (sock.last_written).
+  uint64_t over_soft_since = 0;  // 0: at or under the soft limit
   std::vector<Subscription> subs;
 
   // /pt-ws and /pt-sse: the push relay's streams (PtStreams).
@@ -101,18 +97,7 @@ struct StreamConn {
 uint8_t stream_event_classes(const StreamConn* c);
 bool may_odds(const StreamConn* c);
 
-// Removes c from a list of connections that records positions in `slot`.
-inline void list_remove(std::vector<StreamConn*>& v, StreamConn* c, uint32_t StreamConn::*slot) {
-  uint32_t i = c->*slot;
-  if (i == UINT32_MAX) return;
-  v[i] = v.back();
-  v[i]->*slot = i;
-  v.pop_back();
-  c->*slot = UINT32_MAX;
-}
-inline void list_add(std::vector<StreamConn*>& v, StreamConn* c, uint32_t StreamConn::*slot) {
-  c->*slot = static_cast<uint32_t>(v.size());
-  v.push_back(c);
-}
+using net::list_add;
+using net::list_remove;
 
 }  // namespace oddsrelay::relay

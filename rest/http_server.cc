@@ -8,13 +8,14 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <list>
 #include <mutex>
 #include <vector>
 
 #include "protocol/api/access_log.h"
 #include "protocol/api/errors.h"
 #include "protocol/clock.h"
+#include "protocol/net/conn.h"
+#include "protocol/net/conn_list.h"
 #include "rest/client_address.h"
 #include "rest/proxy_protocol.h"
 #include "rest/request_metrics.h"
@@ -23,35 +24,26 @@ namespace oddsrelay::rest {
 
 namespace {
 
-struct Conn;
-
-// One connection; owned by the loop thread, freed in its close callback.
+// One connection; owned by the loop thread, freed when its socket closes.
+// Its life is the socket's state (protocol/net/conn.h): Open, Paused
+// (backpressure, or a hand-over waiting for its answers to go out),
+// Draining (closed once the answers are written), Closed.
 struct Conn {
-  uv_tcp_t tcp;
-  HttpServer::Impl* server = nullptr;
-  std::list<Conn*>::iterator self;  // position in Impl::conns
-  std::string in;                   // received, not yet consumed
+  net::Conn sock;              // its `in`: received, not yet consumed
+  uint32_t slot = UINT32_MAX;  // position in Impl::conns
   http::RequestParser parser;
   Peer peer;
   uint64_t request_started = 0;  // loop ms when the pending request's first byte came; 0 = none
-  uint64_t last_active = 0;      // loop ms of the last read or completed write
-  size_t unsent = 0;             // bytes handed to uv_write not yet written
-  bool reading = true;
-  bool close_after_write = false;
-  bool closing = false;
-  bool proxy_checked = false;  // the connection's first bytes were looked at for a PROXY line
-  Takeover takeover;           // set: hand the socket over once unsent == 0
-};
-
-struct WriteReq {
-  uv_write_t req;
-  std::string data;
-  Conn* conn;
+  std::string sending;           // the answers being written
+  std::string pending;           // answers made while a write was in flight: the next write
+  bool proxy_checked = false;    // the connection's first bytes were looked at for a PROXY line
+  Takeover takeover;             // set: hand the socket over once nothing is unsent
+  size_t unsent() const { return sock.unsent() + pending.size(); }
 };
 
 }  // namespace
 
-struct HttpServer::Impl {
+struct HttpServer::Impl : net::ConnHandler {
   HttpServer* owner = nullptr;
   uint32_t index = 0;
   uv_loop_t loop;
@@ -65,25 +57,22 @@ struct HttpServer::Impl {
   uv_timer_t sweep;
   std::mutex incoming_mu;
   std::vector<int> incoming;  // accepted by loop 0 for this loop
-  std::list<Conn*> conns;
-  char read_buf[64 * 1024];
+  std::vector<Conn*> conns;
+  net::ReadBuffer read_buf;
   std::string out;  // responses of the current read, batched into one write
+
+  void on_read(net::Conn& s, char* p, size_t n) override;
+  void on_read_error(net::Conn& s) override { s.close(); }
+  void on_written(net::Conn& s, int status, size_t bytes) override;
+  void on_closed(net::Conn& s) override {
+    Conn* c = static_cast<Conn*>(s.owner);
+    net::list_remove(conns, c, &Conn::slot);
+    owner->connections_dec();
+    delete c;
+  }
 };
 
 namespace {
-
-void conn_close(Conn* c) {
-  if (c->closing) return;
-  c->closing = true;
-  uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), [](uv_handle_t* h) {
-    Conn* c = static_cast<Conn*>(h->data);
-    c->server->conns.erase(c->self);
-    c->server->owner->connections_dec();
-    delete c;
-  });
-}
-
-void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
 
 // Detaches the socket: a duplicate descriptor goes to the new owner, our
 // handle closes (the socket lives on through the duplicate). A failed dup
@@ -91,54 +80,64 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
 void hand_over(Conn* c) {
   Takeover t = std::move(c->takeover);
   c->takeover = nullptr;
-  uv_os_fd_t fd = -1;
-  int dup_fd = uv_fileno(reinterpret_cast<uv_handle_t*>(&c->tcp), &fd) == 0 ? ::dup(fd) : -1;
-  std::string pending = std::move(c->in);
-  conn_close(c);
+  const int dup_fd = c->sock.dup_fd();
+  std::string pending = std::move(c->sock.in);
+  c->sock.close();
   if (dup_fd >= 0) t(dup_fd, std::move(pending));
 }
 
-void on_write(uv_write_t* req, int status) {
-  auto* w = static_cast<WriteReq*>(req->data);
-  Conn* c = w->conn;
-  c->unsent -= w->data.size();
-  c->last_active = uv_now(&c->server->loop);
-  delete w;
-  if (c->closing) return;
-  if (status < 0 || (c->close_after_write && c->unsent == 0)) {
-    conn_close(c);
+// Writes c->sending; false if the connection closed.
+bool send(Conn* c) {
+  uv_buf_t b = uv_buf_init(c->sending.data(), static_cast<unsigned>(c->sending.size()));
+  const ssize_t n = c->sock.write(&b, 1);
+  if (n < 0) {
+    c->sending.clear();
+    c->sock.close();
+    return false;
+  }
+  if (static_cast<size_t>(n) == c->sending.size()) c->sending.clear();
+  return true;
+}
+
+// The answers of one read, in one write (after the write in flight, if any).
+void flush(Conn* c, std::string& out) {
+  if (out.empty()) return;
+  if (c->sock.writing()) {
+    if (c->pending.empty())
+      c->pending.swap(out);
+    else
+      c->pending += out;
+    out.clear();
     return;
   }
-  if (c->takeover && c->unsent == 0) {
+  c->sending.swap(out);
+  out.clear();
+  send(c);
+}
+
+}  // namespace
+
+void HttpServer::Impl::on_written(net::Conn& s, int status, size_t) {
+  Conn* c = static_cast<Conn*>(s.owner);
+  c->sending.clear();
+  if (s.closed()) return;
+  if (status < 0) {
+    s.close();
+    return;
+  }
+  if (!c->pending.empty()) {
+    c->sending.swap(c->pending);
+    if (!send(c)) return;
+  }
+  if (s.state() == net::ConnState::Draining) return;  // closes once nothing is written
+  if (c->takeover && c->unsent() == 0) {
     hand_over(c);
     return;
   }
-  if (!c->reading && c->unsent <= c->server->owner->options().max_unsent / 2) {
-    c->reading = true;
-    uv_read_start(
-        reinterpret_cast<uv_stream_t*>(&c->tcp),
-        [](uv_handle_t* h, size_t, uv_buf_t* b) {
-          auto* c = static_cast<Conn*>(h->data);
-          *b = uv_buf_init(c->server->read_buf, sizeof c->server->read_buf);
-        },
-        on_read);
-  }
+  if (!c->takeover && c->unsent() <= owner->options().max_unsent / 2) s.resume();
 }
 
-void flush(Conn* c, std::string& out) {
-  if (out.empty()) return;
-  auto* w = new WriteReq;
-  w->data.swap(out);
-  w->conn = c;
-  w->req.data = w;
-  c->unsent += w->data.size();
-  uv_buf_t b = uv_buf_init(w->data.data(), static_cast<unsigned>(w->data.size()));
-  if (uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1, on_write) != 0) {
-    c->unsent -= w->data.size();
-    delete w;
-    conn_close(c);
-  }
-}
+namespace {
 
 // A request refused before it had a route (malformed, too large): its
 // access line names the TCP peer, no key and no path.
@@ -167,17 +166,16 @@ bool answer(HttpServer::Impl* srv, Conn* c, const http::Request& req, std::strin
     srv->owner->count_internal_error();
     srv->owner->handler().refuse(500, err::kInternal, out);
     count_response(req.path, std::string_view(out).substr(mark), false);
-    c->close_after_write = true;
     return false;
   }
 }
 
 // A PROXY line before the first request (rest/proxy_protocol.h): taken
 // off from a trusted proxy, refused (400, then closed) from anyone else.
-// False while more bytes are needed.
+// False while more bytes are needed, or once refused.
 bool take_proxy_line(HttpServer::Impl* srv, Conn* c) {
   const char* why = "";
-  ProxyStep step = take_proxy_line(c->in, c->peer.ip, srv->owner->options().trusted_proxies, why);
+  ProxyStep step = take_proxy_line(c->sock.in, c->peer.ip, srv->owner->options().trusted_proxies, why);
   if (step == ProxyStep::NeedMore) return false;
   c->proxy_checked = true;
   if (step == ProxyStep::Refused) {
@@ -185,33 +183,34 @@ bool take_proxy_line(HttpServer::Impl* srv, Conn* c) {
     srv->owner->handler().refuse(400, why, srv->out);
     count_refused(400);
     log_refused(c, 400, srv->out.size() - mark);
-    c->close_after_write = true;
-    c->in.clear();
+    c->sock.in.clear();
+    flush(c, srv->out);
+    c->sock.drain();
+    return false;
   }
   return true;
 }
 
-void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
-  Conn* c = static_cast<Conn*>(s->data);
-  if (nread < 0) {
-    conn_close(c);
-    return;
-  }
-  if (nread == 0 || c->close_after_write || c->takeover) return;
-  HttpServer::Impl* srv = c->server;
-  const uint64_t now = uv_now(&srv->loop);
-  c->last_active = now;
-  if (c->in.empty()) c->request_started = now;
-  c->in.append(buf->base, static_cast<size_t>(nread));
+}  // namespace
+
+void HttpServer::Impl::on_read(net::Conn& s, char* p, size_t n) {
+  Conn* c = static_cast<Conn*>(s.owner);
+  if (s.state() == net::ConnState::Draining || c->takeover) return;
+  HttpServer::Impl* srv = this;
+  const uint64_t now = s.last_active;
+  std::string& in = s.in;
+  if (in.empty()) c->request_started = now;
+  in.append(p, n);
   if (!c->proxy_checked && !take_proxy_line(srv, c)) return;
 
   // Every complete request in the buffer is answered now (pipelining); the
   // answers go out in one write.
   std::string& out = srv->out;
   size_t used = 0;
-  while (used < c->in.size()) {
+  bool last = false;  // no request after this one: the connection closes once answered
+  while (used < in.size()) {
     http::Request req;
-    http::ParseResult r = c->parser.parse(std::string_view(c->in).substr(used), req);
+    http::ParseResult r = c->parser.parse(std::string_view(in).substr(used), req);
     if (r.status == http::ParseStatus::Incomplete) break;
     c->parser.reset();
     if (r.status == http::ParseStatus::Error) {
@@ -219,80 +218,52 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
       srv->owner->handler().refuse(r.error_status, r.error, out);
       count_refused(r.error_status);
       log_refused(c, r.error_status, out.size() - mark);
-      c->close_after_write = true;
-      used = c->in.size();
+      last = true;
+      used = in.size();
       break;
     }
     srv->owner->count_request();
     srv->requests.fetch_add(1, std::memory_order_relaxed);
     if (!answer(srv, c, req, out)) {
-      used = c->in.size();
+      last = true;
+      used = in.size();
       break;
     }
     used += r.consumed;
     if (c->takeover) break;  // what follows belongs to the new protocol
     if (!req.keep_alive) {
-      c->close_after_write = true;
-      used = c->in.size();
+      last = true;
+      used = in.size();
       break;
     }
   }
-  c->in.erase(0, used);
-  if (!c->in.empty() && used > 0) c->request_started = now;  // the next request has begun
-  if (c->in.empty()) c->request_started = 0;
+  in.erase(0, used);
+  if (!in.empty() && used > 0) c->request_started = now;  // the next request has begun
+  if (in.empty()) c->request_started = 0;
   flush(c, out);
-  if (c->closing) return;
+  if (s.closed()) return;
   if (c->takeover) {
-    uv_read_stop(s);
-    c->reading = false;
+    s.pause();
     c->request_started = 0;
-    if (c->unsent == 0) hand_over(c);
+    if (c->unsent() == 0) hand_over(c);
     return;
   }
-  if (c->close_after_write) {
-    uv_read_stop(s);
-    c->reading = false;
-    if (c->unsent == 0) conn_close(c);
-  } else if (c->unsent > srv->owner->options().max_unsent) {
-    uv_read_stop(s);  // a client that does not read its answers stops being read
-    c->reading = false;
-  }
+  if (last)
+    s.drain();  // closes now if nothing is left to write
+  else if (c->unsent() > srv->owner->options().max_unsent)
+    s.pause();  // a client that does not read its answers stops being read
 }
+
+namespace {
 
 // A connection dealt to this loop: from here on it is this loop's alone.
 void adopt(HttpServer::Impl* srv, int fd) {
   auto* c = new Conn;
-  c->server = srv;
-  uv_tcp_init(&srv->loop, &c->tcp);
-  c->tcp.data = c;
-  srv->conns.push_front(c);
-  c->self = srv->conns.begin();
+  net::list_add(srv->conns, c, &Conn::slot);
   srv->owner->connections_inc();
-  if (uv_tcp_open(&c->tcp, fd) != 0) {
-    ::close(fd);
-    conn_close(c);
-    return;
-  }
-  uv_tcp_nodelay(&c->tcp, 1);
   c->peer.loop = srv->index;
-  sockaddr_storage ss{};
-  int len = sizeof ss;
-  if (uv_tcp_getpeername(&c->tcp, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    if (ss.ss_family == AF_INET) {
-      c->peer.ip[10] = c->peer.ip[11] = 0xff;
-      std::memcpy(c->peer.ip.data() + 12, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, 4);
-    } else if (ss.ss_family == AF_INET6) {
-      std::memcpy(c->peer.ip.data(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, 16);
-    }
-  }
-  c->last_active = uv_now(&srv->loop);
-  uv_read_start(
-      reinterpret_cast<uv_stream_t*>(&c->tcp),
-      [](uv_handle_t* h, size_t, uv_buf_t* b) {
-        auto* c = static_cast<Conn*>(h->data);
-        *b = uv_buf_init(c->server->read_buf, sizeof c->server->read_buf);
-      },
-      on_read);
+  if (!c->sock.open(&srv->loop, fd, *srv, srv->read_buf, c)) return;  // freed in on_closed
+  c->sock.peer_ip(c->peer.ip);
 }
 
 void on_incoming(uv_async_t* a) {
@@ -347,18 +318,17 @@ void on_sweep(uv_timer_t* t) {
   const uint64_t now = uv_now(&srv->loop);
   const auto& o = srv->owner->options();
   for (Conn* c : srv->conns) {
-    if (c->closing) continue;
-    const uint64_t quiet = now - c->last_active;  // since the last read or completed write
+    if (c->sock.closed()) continue;
     // Slow-loris applies only while we read: with reading paused (backpressure)
     // a half-read request in the buffer is ours to finish, not the client's.
-    bool slow =
-        c->reading && c->request_started && now - c->request_started > static_cast<uint64_t>(o.header_timeout_ms);
-    bool idle = !c->request_started && c->unsent == 0 && quiet > static_cast<uint64_t>(o.idle_timeout_ms);
-    // A client that stopped reading its answers: no write has completed for
-    // the idle timeout. Its unsent bytes (bounded by max_unsent plus one
-    // batch) are freed with it.
-    bool stalled = c->unsent > 0 && quiet > static_cast<uint64_t>(o.idle_timeout_ms);
-    if (slow || idle || stalled) conn_close(c);
+    const bool slow = c->sock.reading() && c->request_started &&
+                      now - c->request_started > static_cast<uint64_t>(o.header_timeout_ms);
+    // Idle keep-alive connections, and clients that stopped reading their
+    // answers (nothing read or written for the idle timeout; their unsent
+    // bytes, bounded by max_unsent plus one batch, are freed with them).
+    const net::Expiry e = c->sock.expired(now, static_cast<uint64_t>(o.idle_timeout_ms), c->unsent(),
+                                          /*busy=*/c->request_started != 0);
+    if (slow || e != net::Expiry::None) c->sock.close();
   }
 }
 
@@ -425,7 +395,7 @@ bool HttpServer::start(std::string& err) {
       uv_close(reinterpret_cast<uv_handle_t*>(&s->sweep), nullptr);
       uv_close(reinterpret_cast<uv_handle_t*>(&s->stop_async), nullptr);
       uv_close(reinterpret_cast<uv_handle_t*>(&s->incoming_async), nullptr);
-      for (Conn* c : s->conns) conn_close(c);
+      for (Conn* c : s->conns) c->sock.close();
     });
     s.stop_async.data = &s;
     uv_timer_init(&s.loop, &s.sweep);

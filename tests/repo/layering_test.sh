@@ -4,6 +4,7 @@
 # includes a header of a folder its layer may not see, and prints the line.
 #
 #   protocol/                      wire formats and the interface's vocabulary
+#                                  (protocol/net: the sockets under both outputs)
 #   engine/core, catalog,          the single writer, its snapshots, the
 #     settlement, views            dictionary, settlement, the JSON views
 #   engine/storage                 the log on disk
