@@ -47,6 +47,8 @@
 # a frame out of order; oddsrelay must still be running after its run. An
 # unsound run's row is still shown, marked, and the script exits 1.
 #   perf/relay/run.sh [build-dir] [seconds per run, default 20] [W1 subs, default 1000] [W2 subs, default 10000]
+# RELAY_SHAPES_ONLY=1: only W1's oddsrelay row, the shapes and the sweep
+# (no baselines, no W2), to measure issue 24's rows alone.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/../.."
@@ -55,6 +57,7 @@ build=${1:-build}
 secs=${2:-20}
 w1=${3:-1000}
 w2=${4:-10000}
+shapes_only=${RELAY_SHAPES_ONLY:-}
 die() { echo "perf/relay: FAILED: $*" >&2; exit 1; }
 [ -x "$build/oddsrelay" ] && [ -x "$build/oddsload" ] || die "no $build/oddsrelay or $build/oddsload"
 # A baseline that cannot be installed here skips the benchmark (exit 77,
@@ -391,13 +394,15 @@ echo "## Relay fan-out, $(date -u +%F), $(nproc) cores ($pinning); $secs s per r
 conns=$w1
 echo "W1: $w1 subscribers, sim 1000 records/s" >&2
 run_ours "oddsrelay" 1000 1 "$dir/w1_ours.json"
-run_ours "oddsrelay --compress" 1000 1 "$dir/w1_ours_z.json" --compress
-run_ours "oddsrelay --relay-threads 2" 1000 2 "$dir/w1_ours2.json"
-run_baseline uWebSockets 1000 "$dir/w1_uws.json"
-run_baseline nginx+nchan 1000 "$dir/w1_nchan.json"
 status=0
-report "W1: $w1 subscribers, sim 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.json" \
-  "oddsrelay --compress=$dir/w1_ours_z.json" "oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json" || status=1
+if [ -z "$shapes_only" ]; then
+  run_ours "oddsrelay --compress" 1000 1 "$dir/w1_ours_z.json" --compress
+  run_ours "oddsrelay --relay-threads 2" 1000 2 "$dir/w1_ours2.json"
+  run_baseline uWebSockets 1000 "$dir/w1_uws.json"
+  run_baseline nginx+nchan 1000 "$dir/w1_nchan.json"
+  report "W1: $w1 subscribers, sim 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.json" \
+    "oddsrelay --compress=$dir/w1_ours_z.json" "oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json" || status=1
+fi
 echo "Shapes: $w1 subscribers, 1000 records/s" >&2
 prepare=make_filters run_ours "oddsrelay 50 filters" 1000 1 "$dir/s_filters.json" --filter-file "$dir/filters.txt"
 run_ours "oddsrelay --sse" 1000 1 "$dir/s_sse.json" --sse
@@ -425,6 +430,7 @@ for mode in plain compress; do
   done
 done
 sweep_report "${sweep[@]}" || status=1
+[ -z "$shapes_only" ] || exit "$status"
 conns=$w2
 echo "W2: $w2 subscribers, sim 50 records/s" >&2
 run_ours "oddsrelay" 50 1 "$dir/w2_ours.json"

@@ -6,6 +6,7 @@ with REST's state; a Python client that
 applies every event's `data:` (the /pt-ws frame text) leaves, resumes with
 Last-Event-ID as EventSource does, and ends with REST's state for what its
 filter admits; a bad Last-Event-ID gets the snapshot with the reason."""
+import contextlib
 import http.client
 import json
 import os
@@ -34,6 +35,29 @@ def read_events(fp):
             ev_id = line[4:]
         elif line.startswith("data: "):
             data = line[6:]
+
+
+def scripted_records(test, n):
+    """A ScriptedFeed and n simulated records to write through it, with the
+    ids of their live and prematch events (for removals)."""
+    feed = h.gen_feed(os.path.join(test.dir, "feed.jsonl"), n, "seed=5,events=60,rate=400")
+    with open(feed) as f:
+        records = [json.loads(line) for line in f if line.startswith('{"at"')]
+    ids = lambda live: list(dict.fromkeys(r["id"] for r in records if r["op"] == "event" and r["event"]["live"] == live))
+    fifo = ScriptedFeed(os.path.join(test.dir, "feed.fifo"))
+    test.addCleanup(fifo.close)
+    return fifo, records, ids(True), ids(False)
+
+
+@contextlib.contextmanager
+def scripted_server(test, fifo, first):
+    """A server on the scripted feed, serving the records `first` once it yields."""
+    with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", test.keys, "--progress", "0") as srv:
+        srv.wait_for(r"serving http://")
+        fifo.open()
+        at = fifo.write(*first)
+        h.wait_status(srv.port, KEY, lambda s: s["last_update"] == at, "the first records")
+        yield srv
 
 
 class SseReader:
@@ -81,18 +105,9 @@ class Sse(StreamState):
         the snapshot and every event up to a known record, then leaves; the
         second sends that last INFO's id as Last-Event-ID, is resumed, and
         its catch-up on the first's state ends equal to REST."""
-        feed = h.gen_feed(os.path.join(self.dir, "feed.jsonl"), 9000, "seed=5,events=60,rate=400")
-        with open(feed) as f:
-            records = [json.loads(line) for line in f if line.startswith('{"at"')]
-        live = list(dict.fromkeys(r["id"] for r in records if r["op"] == "event" and r["event"]["live"]))
-        fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
-        self.addCleanup(fifo.close)
-        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0") as srv:
-            srv.wait_for(r"serving http://")
+        fifo, records, live, _ = scripted_records(self, 9000)
+        with scripted_server(self, fifo, records[:3000]) as srv:
             port = srv.port
-            fifo.open()
-            at = fifo.write(*records[:3000])
-            h.wait_status(port, KEY, lambda s: s["last_update"] == at, "the first records")
 
             def curl(*extra):
                 p = subprocess.Popen(["curl", "-sN", "--max-time", "120", *extra,
