@@ -328,9 +328,9 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# 50 distinct filters for --filter-file, from the live events the server
-# lists: 8 events each (a window sliding by one), every other one also cut to
-# 3 of the markets those events carry.
+# 50 distinct filters for --filter-file, from the events the server lists,
+# live ones first: 8 events each (a window sliding by one), every other one
+# also cut to 3 of the markets those events carry.
 make_filters() {
   python3 - "$port" > "$dir/filters.txt" <<'PY' || die "cannot make 50 distinct filters"
 import json, sys, urllib.request
@@ -338,16 +338,17 @@ def rest(path):
     req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}{path}", headers={"X-API-Key": "perf-key"})
     with urllib.request.urlopen(req, timeout=10) as r:
         return json.load(r)
-live = sorted(k for evs in rest("/v1/live")["data"].values() for k in evs)
-books = rest("/v1/odds?ids=" + ",".join(live[:30]))["data"]
+# Live events first (they carry odds); pre-match ones after, should fewer than 58 be live.
+events = [k for p in ("/v1/live", "/v1/prematch") for k in sorted(k for evs in rest(p)["data"].values() for k in evs)]
+books = rest("/v1/odds?ids=" + ",".join(events[:30]))["data"]
 markets = sorted({int(m) for b in books.values() for m in b})
 lines = []
 for j in range(50):
-    q = "events=" + ",".join(live[(j + i) % len(live)] for i in range(8))
+    q = "events=" + ",".join(events[(j + i) % len(events)] for i in range(8))
     if j % 2:
         q += "&markets=" + ",".join(str(markets[(j + i) % len(markets)]) for i in range(3))
     lines.append(q)
-assert len(set(lines)) == 50 and len(live) >= 50 and len(markets) >= 3, (len(live), markets)
+assert len(set(lines)) == 50 and len(events) >= 50 and len(markets) >= 3, (len(events), markets)
 print("\n".join(lines))
 PY
 }
