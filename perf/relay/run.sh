@@ -314,11 +314,15 @@ for f in sys.argv[1:]:
     rows.append((mode, n, d, why))
     if not why and d["p99_ms"] <= 5.0: best[mode] = max(best.get(mode, 0), n)
 print("\n### Latency sweep: simulator at 1000 records/s, server on one core (--relay-threads 1)\n")
-print("| stream | subscribers | deliveries/s | server CPU % | p50 ms | p99 ms | p99.9 ms | sound |")
-print("|---|---|---|---|---|---|---|---|")
+# The stages say where a p99 goes: the engine, the relay's encoding, or the
+# sockets and the client (relay->subscriber).
+print("| stream | subscribers | deliveries/s | server CPU % | p50 ms | p99 ms | p99.9 ms | p99 ms record->engine / engine->relay / relay->subscriber | sound |")
+print("|---|---|---|---|---|---|---|---|---|")
 for mode, n, d, why in rows:
+    st = d.get("latency_us", {})
+    stages = " / ".join(f"{st[k]['p99'] / 1000:.2f}" for k in ("record_engine", "engine_relay", "relay_subscriber") if k in st)
     print(f"| {mode} | {d['connected']}/{n} | {d['frames_per_s']:,.0f} | {100 * d['cpu_s'] / d['wall_s']:.0f} | "
-          f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {'yes' if not why else ', '.join(why)} |")
+          f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {stages} | {'yes' if not why else ', '.join(why)} |")
 print()
 for mode in dict.fromkeys(m for m, *_ in rows):
     print(f"Sweep {mode}: the most subscribers served with p99 <= 5 ms: {best.get(mode, 0)} (goal 1000 per core)")
