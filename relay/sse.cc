@@ -9,10 +9,14 @@
 
 namespace oddsrelay::relay {
 
+// Access-Control-Allow-Origin as on every REST answer (protocol/http_response):
+// the router has already turned away an origin the key's allow_origins does
+// not list, and without the header a page on another origin (a desk's own
+// site) could not read the stream with EventSource.
 FrameRef sse_head() {
   return raw_bytes(
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-      "X-Accel-Buffering: no\r\nConnection: close\r\n\r\nretry: 1000\n\n");
+      "X-Accel-Buffering: no\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\nretry: 1000\n\n");
 }
 
 FrameRef sse_event(const FrameRef& ws, std::string_view epoch) {

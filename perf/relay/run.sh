@@ -12,6 +12,20 @@
 #       bytes and server CPU per delivered frame, as ratios (goals: at most
 #       0.5x the bytes, at most 1.0x the CPU)
 #   W2: 10,000 subscribers, simulator at 50 records/s: RSS per connection
+#   Shapes (issue 24), each against W1's uncompressed /pt-ws row of the same
+#       run: 1,000 subscribers spread over 50 distinct events=/markets=
+#       filters (server CPU per delivered frame, goal at most 1.2x the
+#       unfiltered), W1 over /pt-sse (deliveries per CPU-second, goal at
+#       least 0.8x), and conflate_ms=250 on a replayed feed at 1,000
+#       records/s (the first subscriber's busiest channel at most 4 frames
+#       a second; a Python client, perf/relay/stream_state.py, ends with
+#       REST's state once the replay is done)
+#   Sweep: subscribers at 10%, 20%, 40%, 70% and 100% of the W1 size (100,
+#       200, 400, 700, 1,000), simulator at 1,000 records/s, server on one
+#       core, with and without compression: the most subscribers served
+#       with p99 record->subscriber at or under 5 ms (a direction stops at
+#       its first point over 5 ms). Under 10 s per run (perf/run.sh
+#       --quick): only 20% and 100%.
 #
 # With two cores or more, the server under test is pinned to core 0 and
 # the load client to core 1 (taskset), for every server, and each server's
@@ -33,6 +47,8 @@
 # a frame out of order; oddsrelay must still be running after its run. An
 # unsound run's row is still shown, marked, and the script exits 1.
 #   perf/relay/run.sh [build-dir] [seconds per run, default 20] [W1 subs, default 1000] [W2 subs, default 10000]
+# RELAY_SHAPES_ONLY=1: only W1's oddsrelay row, the shapes and the sweep
+# (no baselines, no W2), to measure issue 24's rows alone.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/../.."
@@ -41,6 +57,7 @@ build=${1:-build}
 secs=${2:-20}
 w1=${3:-1000}
 w2=${4:-10000}
+shapes_only=${RELAY_SHAPES_ONLY:-}
 die() { echo "perf/relay: FAILED: $*" >&2; exit 1; }
 [ -x "$build/oddsrelay" ] && [ -x "$build/oddsload" ] || die "no $build/oddsrelay or $build/oddsload"
 # A baseline that cannot be installed here skips the benchmark (exit 77,
@@ -65,6 +82,11 @@ if ! NODE_PATH=$uws_dir/node_modules node -e "require('$uws_pkg')" 2>/dev/null; 
     skip "npm cannot install $uws_pkg@$uws_ver (no registry?)"
   NODE_PATH=$uws_dir/node_modules node -e "require('$uws_pkg')" || skip "$uws_pkg does not load on this machine"
 fi
+# The conflated row's checking client needs Python's websockets (Debian
+# python3-websockets, as tests/e2e do).
+pyws=
+for py in python3 /usr/bin/python3; do "$py" -c 'import websockets' 2>/dev/null && { pyws=$py; break; }; done
+[ -n "$pyws" ] || die "no python3 with websockets (scripts/install-deps.sh installs python3-websockets)"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 [ "$(ulimit -n)" -gt $((w2 + 200)) ] || { echo "need more than $((w2 + 200)) open files (ulimit -n is $(ulimit -n))"; exit 1; }
 if [ "$(nproc)" -ge 2 ]; then
@@ -80,7 +102,9 @@ nport=$(free_port)
 uport=$(free_port)
 relay_pid=
 uws_pid=
+checker_pid=
 cleanup() {
+  [ -n "$checker_pid" ] && kill "$checker_pid" 2>/dev/null || true
   [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
   [ -n "$uws_pid" ] && kill "$uws_pid" 2>/dev/null || true
   [ -s "$dir/nginx.err" ] && { grep -v "shutdown() failed\|setrlimit" "$dir/nginx.err" | tail -8 || true; }
@@ -110,7 +134,7 @@ http {
 CONF
 
 start_relay() {  # $1 = simulator rate, $2 = relay threads, $3 = pinning
-  $3 "$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --feed "sim:events=300,rate=$1" \
+  $3 "$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --feed "${feed:-sim:events=300,rate=$1}" \
     --progress 0 --relay-threads "$2" 2> "$dir/relay.log" &
   relay_pid=$!
   local up=
@@ -216,12 +240,15 @@ for name, d in runs:
     if name.startswith("oddsrelay"):
         cpu += f" (loops {100 * d['relay_cpu_s'] / d['wall_s']:.0f})"
         pc += f" (loops {per_cpu(d, True):,.0f})"
+    # A replayed feed's `at` is the capture's time, not now: no latency.
+    lat = (" | ".join(f"{d[k]:.2f}" for k in ("p50_ms", "p99_ms", "p999_ms", "max_ms"))
+           if "conflate" not in name else "(replay) | | |")
     print(f"| {name} | {d['connected']}/{subs} | {d['frames_per_s']:,.0f} | {d['bytes_per_s']/1e6:,.1f} | {d['wire_bytes_per_s']/1e6:,.1f} | {cpu} | {pc} | "
-          f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {d['max_ms']:.2f} | {per/1024:.1f} | {d['gaps']} / {d['out_of_order']} |")
+          f"{lat} | {per/1024:.1f} | {d['gaps']} / {d['out_of_order']} |")
 print()
 for name, d in runs:
     st = d.get("latency_us", {})
-    if "record_engine" in st:
+    if "record_engine" in st and "conflate" not in name:
         parts = [f"{k.replace('_', '->')} p50 {v['p50']} / p99 {v['p99']} / p99.9 {v['p999']} / max {v['max']}"
                  for k, v in st.items() if k != "total"]
         print(f"{name} latency stages, us: " + "; ".join(parts))
@@ -243,18 +270,114 @@ if z and p and "oddsrelay --compress" not in failed and "oddsrelay" not in faile
     print(f"{tag} compressed/uncompressed ({z['compressed']}/{z['connected']} negotiated): wire bytes per delivered frame "
           f"{wire(z) / wire(p):.2f}x (goal <= 0.5x), server CPU per delivered frame {per_cpu(p) / per_cpu(z):.2f}x "
           f"(relay loops alone {per_cpu(p, True) / per_cpu(z, True):.2f}x; goal <= 1.0x)")
+# Issue 24's shapes against the uncompressed /pt-ws row of the same run.
+ok = lambda n: n in ours and n not in failed and "oddsrelay" not in failed and p
+if ok("oddsrelay 50 filters"):
+    f = ours["oddsrelay 50 filters"]
+    print(f"{tag} 50 filters/unfiltered: server CPU per delivered frame {per_cpu(p) / per_cpu(f):.2f}x "
+          f"(relay loops alone {per_cpu(p, True) / per_cpu(f, True):.2f}x; goal <= 1.2x); "
+          f"deliveries/s {f['frames_per_s']:,.0f} vs {p['frames_per_s']:,.0f}")
+if ok("oddsrelay --sse"):
+    e = ours["oddsrelay --sse"]
+    print(f"{tag} /pt-sse over /pt-ws: deliveries per CPU-s {per_cpu(e) / per_cpu(p):.2f}x "
+          f"(relay loops alone {per_cpu(e, True) / per_cpu(p, True):.2f}x; goal >= 0.8x)")
+c = ours.get("oddsrelay --conflate-ms 250")
+if c and "oddsrelay --conflate-ms 250" not in failed:
+    fs = c["first_subscriber"]
+    # One frame per channel per 250 ms over the span, plus the one at its start.
+    frames, bound = fs["busiest_channel_frames_per_s"] * c["seconds"], 4 * c["seconds"] + 1
+    print(f"{tag} conflate_ms=250: the first subscriber's busiest channel {fs['busiest_channel_frames_per_s']:.2f} "
+          f"frames/s (goal <= 4), INFOs {fs['infos_per_s']:.2f}/s; deliveries/s {c['frames_per_s'] / p['frames_per_s']:.2f}x "
+          f"the unconflated stream's" if p else "")
+    if frames > bound + 0.05:
+        print(f"perf/relay: FAILED: {label}: conflate_ms=250 sent {frames:.0f} frames on one channel in "
+              f"{c['seconds']:.1f} s", file=sys.stderr)
+        failed["conflate"] = "too many frames on a channel"
 sys.exit(1 if failed else 0)
 PY
+}
+
+# The latency sweep's table and its answer: the most subscribers with p99 <= 5 ms, per direction.
+sweep_report() {  # name=json files
+  python3 - "$@" <<'PY'
+import json, sys
+rows, best, bad = [], {}, []
+for f in sys.argv[1:]:
+    name, path = f.split("=", 1)
+    mode, n = name.split()
+    d = json.load(open(path))
+    n = int(n)
+    why = [f"{k}={d[k]}" for k in ("failed", "closed_early", "gaps", "out_of_order") if d[k] != 0]
+    if d["connected"] != n: why.append(f"connected={d['connected']}/{n}")
+    if d["frames"] == 0: why.append("no frames delivered")
+    if why: bad.append(f"{name}: {', '.join(why)}")
+    rows.append((mode, n, d, why))
+    if not why and d["p99_ms"] <= 5.0: best[mode] = max(best.get(mode, 0), n)
+print("\n### Latency sweep: simulator at 1000 records/s, server on one core (--relay-threads 1)\n")
+# The stages say where a p99 goes: the engine, the relay's encoding, or the
+# sockets and the client (relay->subscriber).
+print("| stream | subscribers | deliveries/s | server CPU % | p50 ms | p99 ms | p99.9 ms | p99 ms record->engine / engine->relay / relay->subscriber | sound |")
+print("|---|---|---|---|---|---|---|---|---|")
+for mode, n, d, why in rows:
+    st = d.get("latency_us", {})
+    stages = " / ".join(f"{st[k]['p99'] / 1000:.2f}" for k in ("record_engine", "engine_relay", "relay_subscriber") if k in st)
+    print(f"| {mode} | {d['connected']}/{n} | {d['frames_per_s']:,.0f} | {100 * d['cpu_s'] / d['wall_s']:.0f} | "
+          f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {stages} | {'yes' if not why else ', '.join(why)} |")
+print()
+for mode in dict.fromkeys(m for m, *_ in rows):
+    print(f"Sweep {mode}: the most subscribers served with p99 <= 5 ms: {best.get(mode, 0)} (goal 1000 per core)")
+for b in bad:
+    print(f"perf/relay: FAILED: sweep {b}", file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# 50 distinct filters for --filter-file, from the events the server lists,
+# live ones first: 8 events each (a window sliding by one), every other one
+# also cut to 3 of the markets those events carry.
+make_filters() {
+  python3 - "$port" > "$dir/filters.txt" <<'PY' || die "cannot make 50 distinct filters"
+import json, sys, urllib.request
+def rest(path):
+    req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}{path}", headers={"X-API-Key": "perf-key"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+# Live events first (they carry odds); pre-match ones after, should fewer than 58 be live.
+events = [k for p in ("/v1/live", "/v1/prematch") for k in sorted(k for evs in rest(p)["data"].values() for k in evs)]
+books = rest("/v1/odds?ids=" + ",".join(events[:30]))["data"]
+markets = sorted({int(m) for b in books.values() for m in b})
+lines = []
+for j in range(50):
+    q = "events=" + ",".join(events[(j + i) % len(events)] for i in range(8))
+    if j % 2:
+        q += "&markets=" + ",".join(str(markets[(j + i) % len(markets)]) for i in range(3))
+    lines.append(q)
+assert len(set(lines)) == 50 and len(events) >= 50 and len(markets) >= 3, (len(events), markets)
+print("\n".join(lines))
+PY
+}
+start_checker() {
+  $pin_client "$pyws" perf/relay/stream_state.py "$port" perf-key conflate_ms=250 $((secs + 60)) > "$dir/checker.json" &
+  checker_pid=$!
+}
+wait_checker() {
+  local rc=0
+  wait "$checker_pid" || rc=$?
+  checker_pid=
+  echo "  conflate_ms=250 client against REST: $(cat "$dir/checker.json")" >&2
+  [ "$rc" = 0 ] || die "a conflate_ms=250 client's state is not REST's: $(cat "$dir/checker.json")"
 }
 
 add_rss0() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["rss0_kib"]=int(sys.argv[2]); print(json.dumps(d))' "$1" "$2"; }
 
 run_ours() {  # $1 name, $2 rate, $3 threads, $4 out file, then oddsload options
   start_relay "$2" "$3" "$pin_server"
+  ${prepare:-true}
   local rss0; rss0=$(rss_kib "$relay_pid")
   echo "  $1: $conns subscribers, $secs s" >&2
   add_rss0 "$(measure "$relay_pid" --url http://127.0.0.1:$port --key perf-key --connections "$conns" "${@:5}")" \
     "$rss0" > "$4"
+  ${finish:-true}
   stop_relay
 }
 run_baseline() {  # $1 name, $2 rate, $3 out file
@@ -276,13 +399,43 @@ echo "## Relay fan-out, $(date -u +%F), $(nproc) cores ($pinning); $secs s per r
 conns=$w1
 echo "W1: $w1 subscribers, sim 1000 records/s" >&2
 run_ours "oddsrelay" 1000 1 "$dir/w1_ours.json"
-run_ours "oddsrelay --compress" 1000 1 "$dir/w1_ours_z.json" --compress
-run_ours "oddsrelay --relay-threads 2" 1000 2 "$dir/w1_ours2.json"
-run_baseline uWebSockets 1000 "$dir/w1_uws.json"
-run_baseline nginx+nchan 1000 "$dir/w1_nchan.json"
 status=0
-report "W1: $w1 subscribers, sim 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.json" \
-  "oddsrelay --compress=$dir/w1_ours_z.json" "oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json" || status=1
+if [ -z "$shapes_only" ]; then
+  run_ours "oddsrelay --compress" 1000 1 "$dir/w1_ours_z.json" --compress
+  run_ours "oddsrelay --relay-threads 2" 1000 2 "$dir/w1_ours2.json"
+  run_baseline uWebSockets 1000 "$dir/w1_uws.json"
+  run_baseline nginx+nchan 1000 "$dir/w1_nchan.json"
+  report "W1: $w1 subscribers, sim 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.json" \
+    "oddsrelay --compress=$dir/w1_ours_z.json" "oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json" || status=1
+fi
+echo "Shapes: $w1 subscribers, 1000 records/s" >&2
+prepare=make_filters run_ours "oddsrelay 50 filters" 1000 1 "$dir/s_filters.json" --filter-file "$dir/filters.txt"
+run_ours "oddsrelay --sse" 1000 1 "$dir/s_sse.json" --sse
+# conflate_ms on a replay that ends just after the load does, so the state
+# REST serves stops moving and the checking client can compare.
+"$build/oddsfeed" gen -o "$dir/conflate.jsonl" --records $(( (secs + 2) * 1000 )) --sim seed=7,events=300,rate=1000 \
+  > /dev/null 2>&1 || die "oddsfeed gen failed"
+feed="replay:$dir/conflate.jsonl,speed=1" prepare=start_checker finish=wait_checker \
+  run_ours "oddsrelay --conflate-ms 250" 1000 1 "$dir/s_conflate.json" --conflate-ms 250
+report "Shapes: $w1 subscribers, 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.json" \
+  "oddsrelay 50 filters=$dir/s_filters.json" "oddsrelay --sse=$dir/s_sse.json" \
+  "oddsrelay --conflate-ms 250=$dir/s_conflate.json" || status=1
+echo "Sweep: subscribers at 1000 records/s, server on one core" >&2
+if [ "$secs" -lt 10 ]; then points="$((w1 / 5)) $w1"; else points="$((w1 / 10)) $((w1 / 5)) $((w1 * 2 / 5)) $((w1 * 7 / 10)) $w1"; fi
+sweep=()
+for mode in plain compress; do
+  for n in $points; do
+    conns=$n
+    opts=()
+    [ "$mode" = compress ] && opts=(--compress)
+    run_ours "sweep $mode" 1000 1 "$dir/sweep_${mode}_$n.json" "${opts[@]}"
+    sweep+=("$mode $n=$dir/sweep_${mode}_$n.json")
+    p99=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p99_ms"])' "$dir/sweep_${mode}_$n.json")
+    python3 -c "import sys; sys.exit(0 if $p99 <= 5.0 else 1)" || break
+  done
+done
+sweep_report "${sweep[@]}" || status=1
+[ -z "$shapes_only" ] || exit "$status"
 conns=$w2
 echo "W2: $w2 subscribers, sim 50 records/s" >&2
 run_ours "oddsrelay" 50 1 "$dir/w2_ours.json"

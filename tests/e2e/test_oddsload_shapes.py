@@ -1,8 +1,9 @@
 """oddsload opens every shape of subscriber the relay serves and reports
 bytes per subscriber beside frames: --compress (permessage-deflate
 negotiated, fewer bytes on the wire than frame bytes), --sse (/pt-sse),
---conflate-ms (INFOs at most every N ms), --events/--markets (the filter
-reaches the server: a filter naming no event gets INFOs only), --url and
+--conflate-ms (INFOs, and frames per channel, at most every N ms),
+--events/--markets (the filter reaches the server: a filter naming no event
+gets INFOs only), --filter-file (a filter per subscriber), --url and
 --connect."""
 import json
 import os
@@ -60,10 +61,24 @@ class Shapes(unittest.TestCase):
         r = self.load("--conflate-ms", "500", "--compress")
         # 2 subscribers, 2.5 s, at most one INFO per 500 ms each (and the first at once).
         self.assertLessEqual(r["infos"], 2 * (2.5 / 0.5 + 1), r)
+        # Subscriber 0's busiest channel: at most one frame per interval
+        # over the measured span (plus the one at its start), and some.
+        busiest = r["first_subscriber"]["busiest_channel_frames_per_s"] * r["seconds"]
+        self.assertGreater(busiest, 0, r)
+        self.assertLessEqual(busiest, r["seconds"] / 0.5 + 1.01, r)
 
     def test_filters(self):
         r = self.load("--events", "987654321", "--markets", "1001")
         self.assertEqual(r["frames"], r["infos"] + 2, r)  # the ready INFO each, then INFOs alone
+
+    def test_filter_file_gives_each_subscriber_its_line(self):
+        path = os.path.join(self.dir, "filters.txt")
+        with open(path, "w") as f:
+            f.write("events=987654321\nmarkets=1001\n")
+        r = self.load("--filter-file", path)
+        # Subscriber 0 admits no event (INFOs only); subscriber 1 gets market 1001's frames.
+        self.assertEqual(r["first_subscriber"]["busiest_channel_frames_per_s"], 0, r)
+        self.assertGreater(r["frames"], r["infos"] + 2, r)
 
     def test_bad_url(self):
         rc, out, err = h.run([h.binary("oddsload"), "--url", "127.0.0.1:1", "--duration", "1"])

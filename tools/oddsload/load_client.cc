@@ -3,6 +3,7 @@
 #include <time.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -42,6 +43,7 @@ struct Client {
   std::string in;
   bool upgraded = false, forwarder = false, ready = false, done = false;
   bool deflate = false;  // permessage-deflate negotiated
+  uint32_t index = 0;    // among the subscribers (not the forwarder), in start order
   int64_t last_seq = -1;
   std::unordered_map<uint64_t, int64_t> channel_ls;  // odds channel -> newest "ls" seen on it
 };
@@ -60,6 +62,8 @@ struct Loader {
   uint32_t started = 0;
   int64_t t0 = 0, measure_from = 0, last_progress = 0;
   uint64_t progress_frames = 0;
+  uint32_t subscribers = 0;
+  std::unordered_map<std::string, uint64_t> first_channels;  // subscriber 0's P frames per channel, measured
   bool stopping = false;
   char buf[256 * 1024];
   ws::Inflater inflater;  // compressed messages, one at a time
@@ -119,6 +123,12 @@ void on_text(Client* c, std::string_view p) {
   if (measuring) {
     ++L->r.frames_measured;
     L->r.bytes_measured += p.size();
+    if (c->index == 0 && !c->forwarder) {
+      if (p.starts_with("INFO\x1F"))
+        ++L->r.first_infos;
+      else if (p.starts_with("P\x1F"))
+        ++L->first_channels[std::string(p.substr(2, p.find('\x1F', 2) - 2))];
+    }
   }
   double at = 0;
   if (p.starts_with("INFO\x1FPUB\x1F")) {
@@ -328,6 +338,7 @@ void start_client(Loader* L, bool forwarder) {
   auto* c = new Client;
   c->L = L;
   c->forwarder = forwarder;
+  if (!forwarder) c->index = L->subscribers++;
   L->clients.push_back(c);
   uv_tcp_init(&L->loop, &c->tcp);
   c->tcp.data = c;
@@ -351,6 +362,10 @@ void start_client(Loader* L, bool forwarder) {
       path += path.find('?') == std::string::npos ? '?' : '&';
       path += "api_key=";
       path += L->o.api_key;
+    }
+    if (!baseline && !c->forwarder && !L->o.queries.empty()) {
+      path += path.find('?') == std::string::npos ? '?' : '&';
+      path += L->o.queries[c->index % L->o.queries.size()];
     }
     send_bytes(reinterpret_cast<uv_stream_t*>(&c->tcp), open_request(L, path, L->o.sse && !c->forwarder));
     uv_read_start(
@@ -439,6 +454,7 @@ LoadResult run_load(const LoadOptions& o) {
   uv_run(&L->loop, UV_RUN_DEFAULT);
   uv_loop_close(&L->loop);
   LoadResult r = std::move(L->r);
+  for (const auto& [channel, n] : L->first_channels) r.busiest_channel_frames = std::max(r.busiest_channel_frames, n);
   if (r.seconds < 0) r.seconds = 0;
   for (Client* c : L->clients) delete c;
   delete L;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tools/oddsload/histogram.h"
 
@@ -26,6 +27,9 @@ struct LoadOptions {
   bool compress = false;
   // --sse: `path` is /pt-sse; the frames come as Server-Sent Events.
   bool sse = false;
+  // --filter-file: subscriber i appends queries[i % size] to `path` (many
+  // distinct events=/markets= filters from one process); empty: none.
+  std::vector<std::string> queries;
   uint32_t connections = 100;
   double duration_s = 10;
   double warmup_s = 1;           // latency before this is not counted
@@ -50,6 +54,10 @@ struct LoadResult {
   uint64_t frames = 0, bytes = 0, infos = 0, gaps = 0, conflated = 0, pings = 0;
   uint64_t out_of_order = 0;  // odds frames older than the channel's previous one
   uint64_t forwarded = 0;
+  // The first subscriber's busiest P channel over the measured span (frames
+  // on it), and the INFOs it got there: a conflated stream's promise is at
+  // most one frame per channel per interval.
+  uint64_t busiest_channel_frames = 0, first_infos = 0;
   double seconds = 0;  // measured span (after warm-up)
   uint64_t frames_measured = 0, bytes_measured = 0;
   Histogram latency;  // us, feed record `at` to the subscriber

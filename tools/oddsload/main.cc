@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,9 @@ Options:
   --compress            offer permessage-deflate and inflate what comes
                         compressed (the wire bytes are reported beside the
                         frame bytes)
+  --filter-file FILE    one query per line (e.g. events=ID,ID&markets=1001):
+                        subscriber i appends line i mod the number of
+                        lines, so one run holds many distinct filters
   --sse                 subscribe to /pt-sse (Server-Sent Events) instead
   --connections N       subscribers (default 100)
   --duration SECONDS    total run time, then every client closes (default 10)
@@ -134,6 +138,12 @@ bool value_option(const std::string& a, const char* v, Args& x) {
   } else if (a == "--events" || a == "--markets" || a == "--conflate-ms") {
     if (a == "--conflate-ms") number(a, v, 0, 60000);
     x.query.append("&").append(a == "--conflate-ms" ? "conflate_ms" : a.c_str() + 2).append("=").append(v);
+  } else if (a == "--filter-file") {
+    std::ifstream in(v);
+    if (!in) usage_error(std::string("cannot read --filter-file ") + v);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) o.queries.push_back(line);
+    if (o.queries.empty()) usage_error(std::string("no query in --filter-file ") + v);
   } else if (a == "--connections") {
     o.connections = static_cast<uint32_t>(number(a, v, 1, 100000));
   } else if (a == "--duration") {
@@ -203,13 +213,16 @@ void print_json(const LoadOptions& o, const LoadResult& r) {
       ",\"frames_per_s\":%.0f,\"bytes_per_s\":%.0f,\"wire_bytes_per_s\":%.0f,"
       "\"per_subscriber\":{\"frames_per_s\":%.1f,\"bytes_per_s\":%.0f,\"wire_bytes_per_s\":%.0f},\"wire_bytes\":"
       "%" PRIu64 ",\"infos\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"conflated\":%" PRIu64 ",\"out_of_order\":%" PRIu64
-      ",\"forwarded\":%" PRIu64 ",\"latency_samples\":%" PRIu64
+      ",\"forwarded\":%" PRIu64
+      ",\"first_subscriber\":{\"busiest_channel_frames_per_s\":%.2f,\"infos_per_s\":%.2f}"
+      ",\"latency_samples\":%" PRIu64
       ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"latency_us\":%s}\n",
       o.connections, r.connected, r.compressed, r.failed, r.closed_early, r.seconds, r.frames,
       static_cast<double>(r.frames_measured) / s, static_cast<double>(r.bytes_measured) / s,
       static_cast<double>(r.wire_bytes_measured) / s, static_cast<double>(r.frames_measured) / s / n,
       static_cast<double>(r.bytes_measured) / s / n, static_cast<double>(r.wire_bytes_measured) / s / n, r.wire_bytes,
-      r.infos, r.gaps, r.conflated, r.out_of_order, r.forwarded, r.latency.count(), ms(r.latency.quantile(0.5)),
+      r.infos, r.gaps, r.conflated, r.out_of_order, r.forwarded, static_cast<double>(r.busiest_channel_frames) / s,
+      static_cast<double>(r.first_infos) / s, r.latency.count(), ms(r.latency.quantile(0.5)),
       ms(r.latency.quantile(0.99)), ms(r.latency.quantile(0.999)), ms(r.latency.max()), us.c_str());
 }
 
