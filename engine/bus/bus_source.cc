@@ -128,7 +128,7 @@ void BusSource::check_silence(bus::LogReader& reader, bool& open) {
     // the link is on now, from the message after the last one applied.
     std::fprintf(stderr, "oddsrelay: bus: recreating the consumer on %s from stream seq %llu\n", link_.server().c_str(),
                  static_cast<unsigned long long>(at + 1));
-    reader.abandon();
+    reader.close();
     open = false;
     stats_.resubscribes.fetch_add(1, std::memory_order_relaxed);
     last_heard_ = now;  // the next one only after another silence

@@ -100,18 +100,9 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
   return Next::Msg;
 }
 
-void LogReader::abandon() {
-  if (sub_) natsSubscription_Destroy(sub_);
-  sub_ = nullptr;
-  if (js_) jsCtx_Destroy(js_);
-  js_ = nullptr;
-}
-
 void LogReader::close() {
-  if (sub_) {
-    natsSubscription_Unsubscribe(sub_);
-    natsSubscription_Destroy(sub_);
-  }
+  // Destroy alone unsubscribes without deleting the consumer (see the header).
+  if (sub_) natsSubscription_Destroy(sub_);
   sub_ = nullptr;
   if (js_) jsCtx_Destroy(js_);
   js_ = nullptr;

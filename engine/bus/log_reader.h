@@ -42,11 +42,15 @@ class LogReader {
   bool open(NatsLink& link, uint64_t from, std::string& err);
   enum class Next { Msg, Timeout, Failed };
   Next next(LogMessage& out, int timeout_ms, std::string& err);
-  void close();
   // Drops the subscription without asking the server to delete the
-  // consumer (which would wait for a server that may be gone): the server
-  // removes an ephemeral consumer without interest by itself.
-  void abandon();
+  // consumer: the server removes an ephemeral consumer without interest by
+  // itself. Deleting it would wait for a server that may be gone, and it
+  // races nats.c 3.4's own recreation of an ordered consumer: its delete
+  // (natsSubscription_Unsubscribe) reads the consumer's name after letting
+  // go of the subscription's lock, while the recreating thread frees that
+  // name and puts the new one's in its place (a use-after-free that ASan
+  // caught in printf, on an edge rejoining after the bus was down).
+  void close();
 
  private:
   natsSubscription* sub_ = nullptr;

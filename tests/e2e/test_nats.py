@@ -259,13 +259,6 @@ class Cluster(unittest.TestCase):
         self.assertNotIn("buffer full", ilog)
 
     def test_bus_down_past_the_buffer_is_a_gap_edges_rejoin_across(self):
-        # Known defect, open: under ASan with the suite's load, an edge's
-        # rejoin after the bus was down printed from memory libnats had freed
-        # (heap-use-after-free in printf, seen in 2 of 3 full ASan runs, never
-        # alone). The Release stage runs this test; the ASan stage skips it
-        # until the freed string is found.
-        if h.sanitized():
-            self.skipTest("known ASan finding in the rejoin path, see the comment")
         url = self.nats.url("ODDS")
         ingest = self.node("--feed", "sim:seed=7,events=60,rate=4000", "--publish", url, "--publish-buffer", "1M")
         ingest.wait_for(r"serving http://")
