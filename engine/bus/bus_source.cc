@@ -249,6 +249,8 @@ void BusSource::run() {
       continue;
     }
     if (r == bus::LogReader::Next::Failed) {
+      std::fprintf(stderr, "oddsrelay: bus: %s; reading again from stream seq %llu\n", err.c_str(),
+                   static_cast<unsigned long long>(stats_.stream_seq.load() + 1));
       reader.close();
       open = false;
       stats_.resubscribes.fetch_add(1, std::memory_order_relaxed);

@@ -47,12 +47,17 @@ bool LogReader::open(NatsLink& link, uint64_t from, std::string& err) {
   jsSubOptions so;
   jsSubOptions_Init(&so);
   so.Stream = stream.c_str();
-  so.Ordered = true;
   so.Config.DeliverPolicy = js_DeliverByStartSequence;
   so.Config.OptStartSeq = from;
-  // The consumer is R1 and lives on one server: heartbeats every second let
-  // nats.c notice within two that it went with its server, and recreate it.
-  so.Config.Heartbeat = int64_t{1'000'000'000};
+  // What nats.c's ordered consumer asks for, without its recreation: one
+  // replica in memory, nothing acknowledged or redelivered, and flow control
+  // so that a catch-up paces the server instead of overflowing the library.
+  so.Config.AckPolicy = js_AckNone;
+  so.Config.MaxDeliver = 1;
+  so.Config.MemoryStorage = true;
+  so.Config.Replicas = 1;
+  so.Config.FlowControl = true;
+  so.Config.Heartbeat = int64_t{1'000'000'000};  // flow control needs them
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.Wait = 1000;
@@ -66,9 +71,10 @@ bool LogReader::open(NatsLink& link, uint64_t from, std::string& err) {
     js_ = nullptr;
     return err = nats_error(("subscribe " + subject).c_str(), s, jerr), false;
   }
-  // Room for a burst of catch-up (messages hold up to 256 KiB): the ordered
-  // consumer resets itself if the library ever drops one.
+  // Room for a burst of catch-up (messages hold up to 256 KiB); should the
+  // library ever drop one, next() says so.
   natsSubscription_SetPendingLimits(sub_, 1 << 16, 512 << 20);
+  expect_ = 0;
   return true;
 }
 
@@ -76,8 +82,7 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
   natsMsg* m = nullptr;
   natsStatus s = natsSubscription_NextMsg(&m, sub_, timeout_ms);
   if (s == NATS_TIMEOUT) return Next::Timeout;
-  // A mismatch or missed heartbeat is the ordered consumer resetting itself.
-  if (s == NATS_MISMATCH || s == NATS_MISSED_HEARTBEAT || s == NATS_SLOW_CONSUMER) return Next::Timeout;
+  if (s == NATS_SLOW_CONSUMER) return err = "the library dropped messages (slow reader)", Next::Failed;
   if (s != NATS_OK) return err = nats_error("next log message", s), Next::Failed;
   jsMsgMetaData* meta = nullptr;
   out.stream_seq = out.pending = 0;
@@ -86,6 +91,15 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
     out.pending = meta->NumPending;
     jsMsgMetaData_Destroy(meta);
   }
+  // The first message may lie past `from` (the stream no longer holds it:
+  // the position check finds that hole); after it, none may be missing.
+  if (expect_ && out.stream_seq > expect_) {
+    natsMsg_Destroy(m);
+    return err = "stream seq " + std::to_string(out.stream_seq) + " came after " + std::to_string(expect_ - 1) +
+                 " (messages dropped)",
+           Next::Failed;
+  }
+  if (out.stream_seq >= expect_) expect_ = out.stream_seq + 1;
   const char* id = nullptr;
   out.epoch.clear();
   out.last = 0;
