@@ -293,6 +293,25 @@ class ThreeServers(unittest.TestCase):
         self.assertIn("stream ODDS exists with 3 replica(s), not 1", status(other.port)["bus"]["stream_warning"])
         other.stop()
 
+    def test_1_oddsfeed_publish_replicas(self):
+        """oddsfeed publish makes missing streams like the ingest does: with
+        --publish-replicas copies (the default, one, would be a stream that
+        lives on one server)."""
+        url = self.bus.url(1, "PUB")
+        rc, out, err = h.run([h.binary("oddsfeed"), "publish", h.fixture("small.jsonl"), url,
+                              "--publish-replicas", "3"])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"published=\d+ ")
+        for stream in ("PUB", "PUB_SNAP"):
+            c = h.wait_until(lambda: self.bus.stream_cluster(stream), 30, f"{stream}'s leader")
+            self.assertEqual(len(c["replicas"]), 2, (stream, c))
+        # Published again with another count: the stream is used as made, and said so.
+        rc, out, err = h.run([h.binary("oddsfeed"), "publish", h.fixture("small.jsonl"), url])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("stream PUB exists with 3 replica(s), not 1", err)
+        rc, out, err = h.run([h.binary("oddsfeed"), "publish", "-", url, "--publish-replicas", "0"], timeout=10)
+        self.assertEqual((rc, "bad or missing --publish-replicas value (1..5)" in err), (2, True), err)
+
     def test_2_partitioned_edge(self):
         """Behind the proxy, one server only: a black hole of 8 s."""
         proxy = FaultProxy(self.bus.client[1])
