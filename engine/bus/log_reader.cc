@@ -58,9 +58,12 @@ bool LogReader::open(NatsLink& link, uint64_t from, std::string& err) {
   so.Config.Replicas = 1;
   so.Config.FlowControl = true;
   so.Config.Heartbeat = int64_t{1'000'000'000};  // flow control needs them
+  // Placing a consumer takes milliseconds, unless the cluster has no
+  // metadata leader (an election): the caller then reads on by sequence,
+  // so this gives up soon rather than stand still.
   jsOptions jo;
   jsOptions_Init(&jo);
-  jo.Wait = 1000;
+  jo.Wait = 500;
   natsStatus s = natsConnection_JetStream(&js_, link.nc(), &jo);
   if (s != NATS_OK) return err = nats_error("JetStream context", s), false;
   jsErrCode jerr = static_cast<jsErrCode>(0);
