@@ -77,6 +77,7 @@ bool LogReader::open(NatsLink& link, uint64_t from, std::string& err) {
   // Room for a burst of catch-up (messages hold up to 256 KiB); should the
   // library ever drop one, next() says so.
   natsSubscription_SetPendingLimits(sub_, 1 << 16, 512 << 20);
+  nc_ = link.nc();
   expect_ = 0;
   return true;
 }
@@ -118,8 +119,16 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
 }
 
 void LogReader::close() {
-  // Destroy alone unsubscribes without deleting the consumer (see the header).
-  if (sub_) natsSubscription_Destroy(sub_);
+  if (sub_) {
+    // Unsubscribed first: the read loop drops what still comes for it. The
+    // flush returns once the server's answer to a ping, sent after every
+    // message it had for this subscription, has been read: the read loop is
+    // done with it, and only then is it freed (see the header). Should the
+    // flush fail (the connection is down) it is left allocated: a few
+    // hundred bytes, rather than a crash.
+    natsSubscription_Unsubscribe(sub_);
+    if (natsConnection_FlushTimeout(nc_, 1000) == NATS_OK) natsSubscription_Destroy(sub_);
+  }
   sub_ = nullptr;
   if (js_) jsCtx_Destroy(js_);
   js_ = nullptr;

@@ -49,14 +49,20 @@ class LogReader {
   bool open(NatsLink& link, uint64_t from, std::string& err);
   enum class Next { Msg, Timeout, Failed };
   Next next(LogMessage& out, int timeout_ms, std::string& err);
-  // Drops the subscription without asking the server to delete the
-  // consumer (which would wait for a server that may be gone): the server
-  // removes an ephemeral consumer without interest by itself.
+  // Unsubscribes (nats.c deletes the consumer; when its server is gone the
+  // request gives up after the context's wait, and the server removes an
+  // ephemeral consumer without interest by itself) and frees the
+  // subscription only once the connection's read loop is done with it:
+  // nats.c 3.4's read loop looks a subscription up and goes on using it
+  // without holding a reference (fixed in later nats.c), so one freed while
+  // a message for it was being read crashed the read loop (a SEGV under
+  // ASan on an edge that rejoined after the bus was down).
   void close();
 
  private:
   natsSubscription* sub_ = nullptr;
-  uint64_t expect_ = 0;  // the stream sequence of the next message (0: the first since open)
+  natsConnection* nc_ = nullptr;  // the link's, for the flush before the subscription is freed
+  uint64_t expect_ = 0;           // the stream sequence of the next message (0: the first since open)
   // The subscription's own context: its requests (creating the consumer,
   // and recreating it after a loss) give up after a second and are retried,
   // so a new consumer comes as soon as the cluster can place one.
