@@ -97,6 +97,11 @@ class BusPublisher : public BatchSink {
   void take(const BatchPtr& b);
   void handle_acks();
   bool sync(std::string& err);
+  // Before the buffer goes out again: consecutive messages joined up to
+  // kMaxMessageBytes (a snapshot's message ends one), so that what piled up
+  // while the bus was away is stored, and read back by edges that read on
+  // by sequence, in few messages rather than one per batch.
+  void coalesce();
   void send();
   void fence(const std::string& why);
   void note_error(const std::string& why);

@@ -92,7 +92,11 @@ bool BusSource::rejoin(const std::string& why) {
 
 void BusSource::heard(uint64_t pending) {
   last_heard_ = Clock::now();
-  if (pending == 0 && stats_.behind.exchange(false)) {
+  if (pending == 0) caught_up();
+}
+
+void BusSource::caught_up() {
+  if (stats_.behind.exchange(false)) {
     std::fprintf(stderr, "oddsrelay: bus: caught up at seq %llu (stream seq %llu) on %s\n",
                  static_cast<unsigned long long>(stats_.seq.load()),
                  static_cast<unsigned long long>(stats_.stream_seq.load()), link_.server().c_str());
@@ -102,14 +106,18 @@ void BusSource::heard(uint64_t pending) {
 void BusSource::check_silence(bus::LogReader& reader, bool& open) {
   const auto now = Clock::now();
   if (now - last_heard_ < stale_after_ || now < next_check_) return;
-  next_check_ = now + std::min<Clock::duration>(stale_after_ / 2, std::chrono::seconds(1));
+  next_check_ = now + std::min<Clock::duration>(stale_after_ / 4, std::chrono::milliseconds(250));
   bus::StreamState st;
   std::string err;
   // Bounded tighter than other requests: this answers "is the bus there?".
   const bus::Got g = link_.connected() ? link_.stream_state(link_.url().stream, st, err, 1000) : bus::Got::Failed;
   const uint64_t at = stats_.stream_seq.load(std::memory_order_relaxed);
   if (g == bus::Got::Ok && st.last_seq <= at) {
-    heard(0);  // a quiet log: nothing to receive
+    // A quiet log: nothing to receive. Still watched at the same pace while
+    // nothing comes, so that a consumer lost meanwhile (the stream's leader
+    // went: the ingest publishes again only after the election) is replaced
+    // as soon as the stream moves on, not a whole silence later.
+    caught_up();
     return;
   }
   if (!stats_.behind.exchange(true)) {
@@ -128,13 +136,15 @@ void BusSource::check_silence(bus::LogReader& reader, bool& open) {
     // the link is on now, from the message after the last one applied.
     std::fprintf(stderr, "oddsrelay: bus: recreating the consumer on %s from stream seq %llu\n", link_.server().c_str(),
                  static_cast<unsigned long long>(at + 1));
-    reader.abandon();
+    reader.close();
     open = false;
     stats_.resubscribes.fetch_add(1, std::memory_order_relaxed);
     last_heard_ = now;  // the next one only after another silence
-    // Read on by sequence first: when the consumer went with the server
-    // that leads the cluster's metadata, none can be placed for seconds.
-    next_open_ = now + std::chrono::seconds(2);
+    // A new consumer at once: it pushes the backlog far faster than reading
+    // on by sequence (a round trip per message). When none can be placed
+    // (the server lost also led the cluster's metadata), the edge reads on
+    // by sequence and tries again every 2 s.
+    next_open_ = now;
   }
 }
 
@@ -249,6 +259,8 @@ void BusSource::run() {
       continue;
     }
     if (r == bus::LogReader::Next::Failed) {
+      std::fprintf(stderr, "oddsrelay: bus: %s; reading again from stream seq %llu\n", err.c_str(),
+                   static_cast<unsigned long long>(stats_.stream_seq.load() + 1));
       reader.close();
       open = false;
       stats_.resubscribes.fetch_add(1, std::memory_order_relaxed);

@@ -95,6 +95,7 @@ class BusSource : public Source {
   // applied) when the stream moved on without it.
   void check_silence(bus::LogReader& reader, bool& open);
   void heard(uint64_t pending);
+  void caught_up();  // upstream_ready again, if it was behind
   enum class Step { Next, Rejoin, Stop };
   // Applies one message of the log, or says why it cannot (rejoin_why_).
   Step take(const bus::LogMessage& m, feed::FeedParser& parser);

@@ -47,15 +47,23 @@ bool LogReader::open(NatsLink& link, uint64_t from, std::string& err) {
   jsSubOptions so;
   jsSubOptions_Init(&so);
   so.Stream = stream.c_str();
-  so.Ordered = true;
   so.Config.DeliverPolicy = js_DeliverByStartSequence;
   so.Config.OptStartSeq = from;
-  // The consumer is R1 and lives on one server: heartbeats every second let
-  // nats.c notice within two that it went with its server, and recreate it.
-  so.Config.Heartbeat = int64_t{1'000'000'000};
+  // What nats.c's ordered consumer asks for, without its recreation: one
+  // replica in memory, nothing acknowledged or redelivered, and flow control
+  // so that a catch-up paces the server instead of overflowing the library.
+  so.Config.AckPolicy = js_AckNone;
+  so.Config.MaxDeliver = 1;
+  so.Config.MemoryStorage = true;
+  so.Config.Replicas = 1;
+  so.Config.FlowControl = true;
+  so.Config.Heartbeat = int64_t{1'000'000'000};  // flow control needs them
+  // Placing a consumer takes milliseconds, unless the cluster has no
+  // metadata leader (an election): the caller then reads on by sequence,
+  // so this gives up soon rather than stand still.
   jsOptions jo;
   jsOptions_Init(&jo);
-  jo.Wait = 1000;
+  jo.Wait = 500;
   natsStatus s = natsConnection_JetStream(&js_, link.nc(), &jo);
   if (s != NATS_OK) return err = nats_error("JetStream context", s), false;
   jsErrCode jerr = static_cast<jsErrCode>(0);
@@ -66,9 +74,11 @@ bool LogReader::open(NatsLink& link, uint64_t from, std::string& err) {
     js_ = nullptr;
     return err = nats_error(("subscribe " + subject).c_str(), s, jerr), false;
   }
-  // Room for a burst of catch-up (messages hold up to 256 KiB): the ordered
-  // consumer resets itself if the library ever drops one.
+  // Room for a burst of catch-up (messages hold up to 256 KiB); should the
+  // library ever drop one, next() says so.
   natsSubscription_SetPendingLimits(sub_, 1 << 16, 512 << 20);
+  nc_ = link.nc();
+  expect_ = 0;
   return true;
 }
 
@@ -76,8 +86,7 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
   natsMsg* m = nullptr;
   natsStatus s = natsSubscription_NextMsg(&m, sub_, timeout_ms);
   if (s == NATS_TIMEOUT) return Next::Timeout;
-  // A mismatch or missed heartbeat is the ordered consumer resetting itself.
-  if (s == NATS_MISMATCH || s == NATS_MISSED_HEARTBEAT || s == NATS_SLOW_CONSUMER) return Next::Timeout;
+  if (s == NATS_SLOW_CONSUMER) return err = "the library dropped messages (slow reader)", Next::Failed;
   if (s != NATS_OK) return err = nats_error("next log message", s), Next::Failed;
   jsMsgMetaData* meta = nullptr;
   out.stream_seq = out.pending = 0;
@@ -86,6 +95,15 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
     out.pending = meta->NumPending;
     jsMsgMetaData_Destroy(meta);
   }
+  // The first message may lie past `from` (the stream no longer holds it:
+  // the position check finds that hole); after it, none may be missing.
+  if (expect_ && out.stream_seq > expect_) {
+    natsMsg_Destroy(m);
+    return err = "stream seq " + std::to_string(out.stream_seq) + " came after " + std::to_string(expect_ - 1) +
+                 " (messages dropped)",
+           Next::Failed;
+  }
+  if (out.stream_seq >= expect_) expect_ = out.stream_seq + 1;
   const char* id = nullptr;
   out.epoch.clear();
   out.last = 0;
@@ -100,17 +118,16 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
   return Next::Msg;
 }
 
-void LogReader::abandon() {
-  if (sub_) natsSubscription_Destroy(sub_);
-  sub_ = nullptr;
-  if (js_) jsCtx_Destroy(js_);
-  js_ = nullptr;
-}
-
 void LogReader::close() {
   if (sub_) {
+    // Unsubscribed first: the read loop drops what still comes for it. The
+    // flush returns once the server's answer to a ping, sent after every
+    // message it had for this subscription, has been read: the read loop is
+    // done with it, and only then is it freed (see the header). Should the
+    // flush fail (the connection is down) it is left allocated: a few
+    // hundred bytes, rather than a crash.
     natsSubscription_Unsubscribe(sub_);
-    natsSubscription_Destroy(sub_);
+    if (natsConnection_FlushTimeout(nc_, 1000) == NATS_OK) natsSubscription_Destroy(sub_);
   }
   sub_ = nullptr;
   if (js_) jsCtx_Destroy(js_);

@@ -133,11 +133,12 @@ int bus_digest(const std::string& url, uint64_t upto) {
   return 0;
 }
 
-int bus_publish(const std::string& input, const std::string& url) {
+int bus_publish(const std::string& input, const std::string& url, int replicas) {
   bus::NatsLink link;
   std::string err;
   if (!connect(link, url, err)) return fail(err);
   bus::StreamSettings streams;
+  streams.replicas = replicas;
   if (!link.ensure_streams(streams, err)) return fail(err);
   bus::StreamState st;
   if (link.stream_state(link.url().stream, st, err) != bus::Got::Ok) return fail(err);

@@ -9,8 +9,9 @@
 
 namespace oddsrelay {
 
-// FILE may be "-" for standard input. Returns the process exit status.
-int bus_publish(const std::string& input, const std::string& url);
+// FILE may be "-" for standard input. Streams that are missing are made
+// with `replicas` copies (--publish-replicas). Returns the exit status.
+int bus_publish(const std::string& input, const std::string& url, int replicas);
 // State digest of the log on the bus at its newest position (or at `upto`).
 int bus_digest(const std::string& url, uint64_t upto);
 

@@ -11,6 +11,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -58,11 +59,14 @@ Commands:
         the stream), at its newest position or at N. The retention horizon
         must be the server's (default: for a data dir, the one its newest
         snapshot was kept with; else 96h, as there).
-  publish FILE|- nats://HOST:PORT[,HOST:PORT...]/STREAM
+  publish FILE|- nats://HOST:PORT[,HOST:PORT...]/STREAM [--publish-replicas N]
         Put the records of FILE (or standard input) on the bus's log stream
         (docs/bus.md): a new log on an empty stream, else the log there
         continues. Records the engine would skip are not published. Prints
         the positions, epoch and the state digest an edge will reach.
+        Missing streams are created, as `oddsrelay --publish` does, with N
+        replicas (1..5, default 1; 3 on a three-server cluster); existing
+        ones are used as they are, with a warning when made otherwise.
   --version
   --help
 )";
@@ -329,6 +333,17 @@ int main(int argc, char** argv) {
       args.erase(args.begin() + static_cast<ptrdiff_t>(i), args.begin() + static_cast<ptrdiff_t>(i) + 2);
       break;
     }
+  // --publish-replicas N after `publish`: the copies a created stream gets.
+  int replicas = 1;
+  for (size_t i = 2; cmd == "publish" && i < args.size(); ++i)
+    if (std::strcmp(args[i], "--publish-replicas") == 0) {
+      char* end = nullptr;
+      const long n = i + 1 < args.size() ? std::strtol(args[i + 1], &end, 10) : 0;
+      if (!end || *end != '\0' || n < 1 || n > 5) return fail("bad or missing --publish-replicas value (1..5)");
+      replicas = static_cast<int>(n);
+      args.erase(args.begin() + static_cast<ptrdiff_t>(i), args.begin() + static_cast<ptrdiff_t>(i) + 2);
+      break;
+    }
   argc = static_cast<int>(args.size());
   argv = args.data();
   if (cmd == "inspect" && argc == 3) return is_dir(argv[2]) ? inspect_dir(argv[2]) : inspect(argv[2]);
@@ -340,7 +355,7 @@ int main(int argc, char** argv) {
     std::string why;
     if (!bus::parse_bus_url(url, u, why)) return fail("bad bus URL " + std::string(url) + ": " + why);
   }
-  if (cmd == "publish" && argc == 4) return bus_publish(argv[2], argv[3]);
+  if (cmd == "publish" && argc == 4) return bus_publish(argv[2], argv[3], replicas);
   if (cmd == "digest" && argc == 3) return bus ? bus_digest(argv[2], UINT64_MAX) : digest(argv[2], UINT64_MAX);
   if (cmd == "digest" && argc == 5 && std::strcmp(argv[3], "--seq") == 0) {
     char* end = nullptr;
