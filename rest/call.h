@@ -15,15 +15,15 @@
 #include "protocol/http_response.h"
 #include "protocol/json_out.h"
 #include "rest/rdstn.h"
-#include "rest/rest_shared.h"
+#include "rest/rest_api.h"
 
 namespace oddsrelay::rest {
 
 struct Call {
-  Call(const http::Request& r, std::string& o, RestShared& s, LoopCaches& lc) : req(r), out(o), st(s), cache(lc) {}
+  Call(const http::Request& r, std::string& o, RestApi& a, LoopCaches& lc) : req(r), out(o), api(a), cache(lc) {}
   const http::Request& req;
   std::string& out;
-  RestShared& st;               // shared by every loop
+  RestApi& api;                 // the process's, shared by every loop
   LoopCaches& cache;            // this loop's own
   const ApiKey* key = nullptr;  // null on the routes that need none
   SnapshotPtr snap;
