@@ -11,13 +11,6 @@
 namespace oddsrelay::feed {
 namespace {
 
-void write_pair(json::Writer& w, const std::pair<int32_t, int32_t>& p) {
-  w.StartArray();
-  w.Int(p.first);
-  w.Int(p.second);
-  w.EndArray();
-}
-
 void write_optional_int(json::Writer& w, const std::optional<int32_t>& v) {
   if (v)
     w.Int(*v);
@@ -30,7 +23,6 @@ void write_market(json::Writer& w, const MarketRec& m) {
   w.Uint(m.market);
   w.Key("lines");
   w.StartObject();
-  char buf[16];
   for (const auto& line : m.lines) {
     json::key(w, line.key);
     w.StartObject();
@@ -40,8 +32,7 @@ void write_market(json::Writer& w, const MarketRec& m) {
     w.StartObject();
     for (uint32_t i = line.first; i < line.first + line.count; ++i) {
       const OutcomeIn& o = m.outcomes[i];
-      int n = std::snprintf(buf, sizeof buf, "%u", o.id);
-      w.Key(buf, static_cast<rapidjson::SizeType>(n));
+      json::id_key(w, o.id);
       w.StartArray();
       w.Int(o.price);
       w.Uint(o.flags);
@@ -74,7 +65,7 @@ void write_score(json::Writer& w, const ScoreRec& s) {
   }
   if (s.ht) {
     w.Key("ht");
-    write_pair(w, *s.ht);
+    json::pair(w, *s.ht);
   }
   if (s.kickoff) {
     w.Key("kickoff");
@@ -94,7 +85,7 @@ void write_stats(json::Writer& w, const StatsRec& s) {
   for (size_t i = 0; i < s.values.size(); ++i) {
     if (!s.values[i]) continue;
     w.Key(kStatNames[i]);
-    write_pair(w, *s.values[i]);
+    json::pair(w, *s.values[i]);
   }
   if (s.final) {
     w.Key("final");
@@ -105,44 +96,39 @@ void write_stats(json::Writer& w, const StatsRec& s) {
 }  // namespace
 
 void write_record(const Record& rec, std::string& out) {
-  json::StringSink sink(out);
-  json::Writer w(sink);
-  w.StartObject();
-  w.Key("at");
-  w.Int64(rec.at);
-  w.Key("op");
-  w.String(op_name(rec.op()));
-  w.Key("id");
-  json::str(w, rec.id);
-  switch (rec.op()) {
-    case Op::Event: {
-      const auto& e = std::get<std::shared_ptr<const EventObject>>(rec.body);
-      w.Key("event");
-      if (!e->json.empty())
-        w.RawValue(e->json.data(), e->json.size(), rapidjson::kObjectType);
-      else
-        write_event_object(w, *e);
-      break;
+  json::append_object(out, [&](json::Writer& w) {
+    w.Key("at");
+    w.Int64(rec.at);
+    w.Key("op");
+    w.String(op_name(rec.op()));
+    w.Key("id");
+    json::str(w, rec.id);
+    switch (rec.op()) {
+      case Op::Event: {
+        const auto& e = std::get<std::shared_ptr<const EventObject>>(rec.body);
+        w.Key("event");
+        if (!e->json.empty())
+          w.RawValue(e->json.data(), e->json.size(), rapidjson::kObjectType);
+        else
+          write_event_object(w, *e);
+        break;
+      }
+      case Op::Remove:
+        break;
+      case Op::Market:
+        write_market(w, std::get<MarketRec>(rec.body));
+        break;
+      case Op::Score:
+        write_score(w, std::get<ScoreRec>(rec.body));
+        break;
+      case Op::Stats:
+        write_stats(w, std::get<StatsRec>(rec.body));
+        break;
     }
-    case Op::Remove:
-      break;
-    case Op::Market:
-      write_market(w, std::get<MarketRec>(rec.body));
-      break;
-    case Op::Score:
-      write_score(w, std::get<ScoreRec>(rec.body));
-      break;
-    case Op::Stats:
-      write_stats(w, std::get<StatsRec>(rec.body));
-      break;
-  }
-  w.EndObject();
+  });
 }
 
-void write_header(std::string_view provider, std::string& out) {
-  json::StringSink sink(out);
-  json::Writer w(sink);
-  w.StartObject();
+void write_header_fields(json::Writer& w, std::string_view provider) {
   w.Key("op");
   w.String("header");
   w.Key("format");
@@ -151,7 +137,10 @@ void write_header(std::string_view provider, std::string& out) {
   w.Int(1);
   w.Key("provider");
   json::str(w, provider);
-  w.EndObject();
+}
+
+void write_header(std::string_view provider, std::string& out) {
+  json::append_object(out, [&](json::Writer& w) { write_header_fields(w, provider); });
 }
 
 void append_checksum(std::string& out, size_t start) {

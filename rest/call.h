@@ -11,6 +11,7 @@
 
 #include "engine/core/snapshot.h"
 #include "protocol/api/api_keys.h"
+#include "protocol/api/envelope.h"
 #include "protocol/http_request.h"
 #include "protocol/http_response.h"
 #include "protocol/json_out.h"
@@ -68,11 +69,7 @@ struct Call {
   // The rate-limit lines for a counted request (docs/api.md "Rate-limit headers").
   void add_rate_headers(uint32_t limit, uint32_t remaining, int reset);
 
-  void begin_success() {
-    w.StartObject();
-    w.Key("success");
-    w.Bool(true);
-  }
+  void begin_success() { rest::begin_success(w); }
 
  private:
   http::ResponseHead head(int status, std::string_view extra);

@@ -103,10 +103,7 @@ void write_widget_data(json::Writer& w, const EventEntry& e, std::string_view se
     for (size_t i = 0; i < feed::kStatNames.size(); ++i)
       if (const auto& v = e.stats->values[i]) {
         w.Key(feed::kStatNames[i]);
-        w.StartArray();
-        w.Int(v->first);
-        w.Int(v->second);
-        w.EndArray();
+        json::pair(w, *v);
       }
   w.EndObject();
   w.Key("settings");
