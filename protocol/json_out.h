@@ -44,6 +44,16 @@ inline void pair(Writer& w, int32_t first, int32_t second) {
   w.EndArray();
 }
 inline void pair(Writer& w, const std::pair<int32_t, int32_t>& p) { pair(w, p.first, p.second); }
+// {"home": h, "away": a}: a score as the widget, settlement and webhook
+// answers show it.
+inline void home_away(Writer& w, int32_t home, int32_t away) {
+  w.StartObject();
+  w.Key("home");
+  w.Int(home);
+  w.Key("away");
+  w.Int(away);
+  w.EndObject();
+}
 
 // Appends one JSON object to `out`; `members` writes what stands between its
 // braces. The setup every encoder of a whole object shares.

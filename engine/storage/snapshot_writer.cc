@@ -55,7 +55,13 @@ void write_markets(json::Writer& w, const MarketList& markets) {
 
 // A nested feed record (event, score or stats) written by the feed writer,
 // so that the loader parses it with the feed parser: one codec for both.
-void write_nested(json::Writer& w, const char* key, feed::Record&& r, std::string& scratch) {
+template <class Body>
+void write_nested(json::Writer& w, const char* key, int64_t at, const std::string& id, Body&& body,
+                  std::string& scratch) {
+  feed::Record r;
+  r.at = at;
+  r.id = id;
+  r.body = std::forward<Body>(body);
   scratch.clear();
   feed::write_record(r, scratch);
   w.Key(key);
@@ -85,11 +91,7 @@ void write_score_end(json::Writer& w, const ScoreState& s) {
 void write_score(json::Writer& w, const std::string& id, const ScoreState& s, std::string& scratch) {
   w.Key("score");
   w.StartObject();
-  feed::Record r;
-  r.at = s.ts;
-  r.id = id;
-  r.body = s.last;
-  write_nested(w, "rec", std::move(r), scratch);
+  write_nested(w, "rec", s.ts, id, s.last, scratch);
   w.Key("tl");
   w.StartArray();
   for (const ScorePoint& p : s.timeline) {
@@ -115,13 +117,7 @@ void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
     json::str(w, e.key);
     w.Key("n");
     w.Uint64(e.number);
-    if (e.info) {
-      feed::Record r;
-      r.at = e.updated_at;
-      r.id = e.key;
-      r.body = e.info;
-      write_nested(w, "event", std::move(r), scratch);
-    }
+    if (e.info) write_nested(w, "event", e.updated_at, e.key, e.info, scratch);
     if (!e.markets.empty()) {
       w.Key("markets");
       write_markets(w, e.markets);
@@ -140,11 +136,7 @@ void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
       feed::StatsRec sr;
       sr.values = st->values;
       sr.final = st->final;
-      feed::Record r;
-      r.at = st->ts;
-      r.id = e.key;
-      r.body = sr;
-      write_nested(w, "stats", std::move(r), scratch);
+      write_nested(w, "stats", st->ts, e.key, std::move(sr), scratch);
     }
   });
 }

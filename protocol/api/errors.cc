@@ -16,15 +16,13 @@ std::string body(std::string_view msg) {
 }
 
 std::string rate_limited(std::string_view msg, uint32_t limit, int window_s, int retry_after) {
-  std::string window = std::to_string(window_s);
-  window += 's';
   return json::object([&](json::Writer& w) {
     w.Key("error");
     json::str(w, msg);
     w.Key("limit");
     w.Uint(limit);
     w.Key("window");
-    json::str(w, window);
+    json::str(w, std::to_string(window_s) + "s");
     w.Key("retry_after");
     w.Int(retry_after);
   });
