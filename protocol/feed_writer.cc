@@ -95,14 +95,18 @@ void write_stats(json::Writer& w, const StatsRec& s) {
 
 }  // namespace
 
+void write_record_head(json::Writer& w, int64_t at, const char* op, std::string_view id) {
+  w.Key("at");
+  w.Int64(at);
+  w.Key("op");
+  w.String(op);
+  w.Key("id");
+  json::str(w, id);
+}
+
 void write_record(const Record& rec, std::string& out) {
   json::append_object(out, [&](json::Writer& w) {
-    w.Key("at");
-    w.Int64(rec.at);
-    w.Key("op");
-    w.String(op_name(rec.op()));
-    w.Key("id");
-    json::str(w, rec.id);
+    write_record_head(w, rec.at, op_name(rec.op()), rec.id);
     switch (rec.op()) {
       case Op::Event: {
         const auto& e = std::get<std::shared_ptr<const EventObject>>(rec.body);

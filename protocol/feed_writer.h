@@ -15,6 +15,10 @@ namespace oddsrelay::feed {
 // Appends one record as a JSON line to `out`, without the trailing newline.
 void write_record(const Record& rec, std::string& out);
 
+// The members every record line opens with (at, op, id), into an open
+// object: the snapshot's state lines open the same way.
+void write_record_head(json::Writer& w, int64_t at, const char* op, std::string_view id);
+
 // Appends the header line (no newline).
 void write_header(std::string_view provider, std::string& out);
 // The header's members (op, format, version, provider) into an open object:

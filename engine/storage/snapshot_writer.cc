@@ -109,12 +109,7 @@ void write_score(json::Writer& w, const std::string& id, const ScoreState& s, st
 
 void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
   feed::append_checksummed_line(out, [&](json::Writer& w) {
-    w.Key("at");
-    w.Int64(e.updated_at);
-    w.Key("op");
-    w.String("state");
-    w.Key("id");
-    json::str(w, e.key);
+    feed::write_record_head(w, e.updated_at, "state", e.key);
     w.Key("n");
     w.Uint64(e.number);
     if (e.info) write_nested(w, "event", e.updated_at, e.key, e.info, scratch);
