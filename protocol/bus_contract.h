@@ -1,7 +1,7 @@
 // The cluster's contract on NATS JetStream (docs/bus.md): what
 // an ingest node, `oddsfeed publish` or any upstream adapter in another
 // language puts on the bus, and what an edge reads back. Names and formats
-// only, no I/O: the publisher (bus/bus_publisher.h), the edge follower
+// only, no I/O: the publisher (engine/bus/bus_publisher.h), the edge follower
 // (engine/bus/bus_source.h) and the tests share this one definition.
 //
 //   stream STREAM          subject STREAM.log       the log: each message holds

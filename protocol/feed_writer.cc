@@ -11,13 +11,6 @@
 namespace oddsrelay::feed {
 namespace {
 
-void write_pair(json::Writer& w, const std::pair<int32_t, int32_t>& p) {
-  w.StartArray();
-  w.Int(p.first);
-  w.Int(p.second);
-  w.EndArray();
-}
-
 void write_optional_int(json::Writer& w, const std::optional<int32_t>& v) {
   if (v)
     w.Int(*v);
@@ -72,7 +65,7 @@ void write_score(json::Writer& w, const ScoreRec& s) {
   }
   if (s.ht) {
     w.Key("ht");
-    write_pair(w, *s.ht);
+    json::pair(w, *s.ht);
   }
   if (s.kickoff) {
     w.Key("kickoff");
@@ -92,7 +85,7 @@ void write_stats(json::Writer& w, const StatsRec& s) {
   for (size_t i = 0; i < s.values.size(); ++i) {
     if (!s.values[i]) continue;
     w.Key(kStatNames[i]);
-    write_pair(w, *s.values[i]);
+    json::pair(w, *s.values[i]);
   }
   if (s.final) {
     w.Key("final");
@@ -102,45 +95,44 @@ void write_stats(json::Writer& w, const StatsRec& s) {
 
 }  // namespace
 
-void write_record(const Record& rec, std::string& out) {
-  json::StringSink sink(out);
-  json::Writer w(sink);
-  w.StartObject();
+void write_record_head(json::Writer& w, int64_t at, const char* op, std::string_view id) {
   w.Key("at");
-  w.Int64(rec.at);
+  w.Int64(at);
   w.Key("op");
-  w.String(op_name(rec.op()));
+  w.String(op);
   w.Key("id");
-  json::str(w, rec.id);
-  switch (rec.op()) {
-    case Op::Event: {
-      const auto& e = std::get<std::shared_ptr<const EventObject>>(rec.body);
-      w.Key("event");
-      if (!e->json.empty())
-        w.RawValue(e->json.data(), e->json.size(), rapidjson::kObjectType);
-      else
-        write_event_object(w, *e);
-      break;
-    }
-    case Op::Remove:
-      break;
-    case Op::Market:
-      write_market(w, std::get<MarketRec>(rec.body));
-      break;
-    case Op::Score:
-      write_score(w, std::get<ScoreRec>(rec.body));
-      break;
-    case Op::Stats:
-      write_stats(w, std::get<StatsRec>(rec.body));
-      break;
-  }
-  w.EndObject();
+  json::str(w, id);
 }
 
-void write_header(std::string_view provider, std::string& out) {
-  json::StringSink sink(out);
-  json::Writer w(sink);
-  w.StartObject();
+void write_record(const Record& rec, std::string& out) {
+  json::append_object(out, [&](json::Writer& w) {
+    write_record_head(w, rec.at, op_name(rec.op()), rec.id);
+    switch (rec.op()) {
+      case Op::Event: {
+        const auto& e = std::get<std::shared_ptr<const EventObject>>(rec.body);
+        w.Key("event");
+        if (!e->json.empty())
+          w.RawValue(e->json.data(), e->json.size(), rapidjson::kObjectType);
+        else
+          write_event_object(w, *e);
+        break;
+      }
+      case Op::Remove:
+        break;
+      case Op::Market:
+        write_market(w, std::get<MarketRec>(rec.body));
+        break;
+      case Op::Score:
+        write_score(w, std::get<ScoreRec>(rec.body));
+        break;
+      case Op::Stats:
+        write_stats(w, std::get<StatsRec>(rec.body));
+        break;
+    }
+  });
+}
+
+void write_header_fields(json::Writer& w, std::string_view provider) {
   w.Key("op");
   w.String("header");
   w.Key("format");
@@ -149,7 +141,10 @@ void write_header(std::string_view provider, std::string& out) {
   w.Int(1);
   w.Key("provider");
   json::str(w, provider);
-  w.EndObject();
+}
+
+void write_header(std::string_view provider, std::string& out) {
+  json::append_object(out, [&](json::Writer& w) { write_header_fields(w, provider); });
 }
 
 void append_checksum(std::string& out, size_t start) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace oddsrelay::json {
 
@@ -36,5 +37,41 @@ inline void id_key(Writer& w, uint32_t id) {
   w.Key(buf, static_cast<rapidjson::SizeType>(end - buf));
 }
 inline void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+// [first, second]: a score, or a statistic's home and away values.
+inline void pair(Writer& w, int32_t first, int32_t second) {
+  w.StartArray();
+  w.Int(first);
+  w.Int(second);
+  w.EndArray();
+}
+inline void pair(Writer& w, const std::pair<int32_t, int32_t>& p) { pair(w, p.first, p.second); }
+// {"home": h, "away": a}: a score as the widget, settlement and webhook
+// answers show it.
+inline void home_away(Writer& w, int32_t home, int32_t away) {
+  w.StartObject();
+  w.Key("home");
+  w.Int(home);
+  w.Key("away");
+  w.Int(away);
+  w.EndObject();
+}
+
+// Appends one JSON object to `out`; `members` writes what stands between its
+// braces. The setup every encoder of a whole object shares.
+template <class F>
+void append_object(std::string& out, F&& members) {
+  StringSink sink(out);
+  Writer w(sink);
+  w.StartObject();
+  members(w);
+  w.EndObject();
+}
+// The same object as a string of its own.
+template <class F>
+std::string object(F&& members) {
+  std::string out;
+  append_object(out, members);
+  return out;
+}
 
 }  // namespace oddsrelay::json

@@ -11,19 +11,20 @@
 
 #include "engine/core/snapshot.h"
 #include "protocol/api/api_keys.h"
+#include "protocol/api/envelope.h"
 #include "protocol/http_request.h"
 #include "protocol/http_response.h"
 #include "protocol/json_out.h"
 #include "rest/rdstn.h"
-#include "rest/rest_shared.h"
+#include "rest/rest_api.h"
 
 namespace oddsrelay::rest {
 
 struct Call {
-  Call(const http::Request& r, std::string& o, RestShared& s, LoopCaches& lc) : req(r), out(o), st(s), cache(lc) {}
+  Call(const http::Request& r, std::string& o, RestApi& a, LoopCaches& lc) : req(r), out(o), api(a), cache(lc) {}
   const http::Request& req;
   std::string& out;
-  RestShared& st;               // shared by every loop
+  RestApi& api;                 // the process's, shared by every loop
   LoopCaches& cache;            // this loop's own
   const ApiKey* key = nullptr;  // null on the routes that need none
   SnapshotPtr snap;
@@ -68,11 +69,7 @@ struct Call {
   // The rate-limit lines for a counted request (docs/api.md "Rate-limit headers").
   void add_rate_headers(uint32_t limit, uint32_t remaining, int reset);
 
-  void begin_success() {
-    w.StartObject();
-    w.Key("success");
-    w.Bool(true);
-  }
+  void begin_success() { rest::begin_success(w); }
 
  private:
   http::ResponseHead head(int status, std::string_view extra);

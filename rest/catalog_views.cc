@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 
+#include "protocol/api/envelope.h"
 #include "protocol/json_out.h"
 #include "rest/gzip.h"
 
@@ -71,6 +72,12 @@ void CatalogViews::refresh() {
   cache_.clear();  // every encoding names the old catalog's content
 }
 
+int CatalogViews::refresh_lang(int lang) {
+  refresh();
+  // A language index from before a switch may be past the new catalog's list.
+  return lang < 0 || static_cast<size_t>(lang) >= catalog_->languages().size() ? 0 : lang;
+}
+
 const CatalogViews::Encoded& CatalogViews::finish(std::string key, std::string body) {
   Encoded e;
   e.body = std::move(body);
@@ -88,9 +95,7 @@ const CatalogViews::Encoded& CatalogViews::finish(std::string key, std::string b
 }
 
 const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport, bool nested, bool groups, int lang) {
-  refresh();
-  // A language index from before a switch may be past the new catalog's list.
-  if (lang < 0 || static_cast<size_t>(lang) >= catalog_->languages().size()) lang = 0;
+  lang = refresh_lang(lang);
   // With a sport, nested implies groups and groups implies nested (docs/api.md).
   const bool full = nested || groups, with_groups = sport && full;
   std::string key = "m|" + (sport ? std::to_string(*sport) : std::string("*")) + "|" + (full ? "1" : "0") +
@@ -99,110 +104,98 @@ const CatalogViews::Encoded& CatalogViews::markets(std::optional<int32_t> sport,
 
   const Catalog& c = *catalog_;
   const SportTabs* tabs = sport ? c.tabs(*sport) : nullptr;
-  std::string body;
-  json::StringSink sink(body);
-  json::Writer w(sink);
-  w.StartObject();
-  w.Key("success");
-  w.Bool(true);
-  w.Key("data");
-  w.StartObject();
-  if (sport) {
-    w.Key("sport");
-    w.Int(*sport);
-  }
-  w.Key("lang");
-  json::str(w, c.languages()[static_cast<size_t>(lang)]);
-  std::vector<const CatalogMarket*> ms;
-  for (const CatalogMarket& m : c.markets())
-    if (!sport || m.in_sport(*sport)) ms.push_back(&m);
-  w.Key("markets");
-  w.StartObject();
-  for (const CatalogMarket* m : ms) {
-    json::id_key(w, m->id);
-    json::str(w, c.market_name(*m, lang));
-  }
-  w.EndObject();
-  w.Key("codes");
-  w.StartObject();
-  for (const CatalogMarket* m : ms)
-    if (!m->code.empty()) {
-      json::id_key(w, m->id);
-      json::str(w, m->code);
+  std::string body = success_body([&](json::Writer& w) {
+    w.Key("data");
+    w.StartObject();
+    if (sport) {
+      w.Key("sport");
+      w.Int(*sport);
     }
-  w.EndObject();
-  std::set<uint32_t> outcome_ids;
-  for (const CatalogMarket* m : ms) outcome_ids.insert(m->outcomes.begin(), m->outcomes.end());
-  w.Key("outcomes");
-  w.StartObject();
-  for (uint32_t o : outcome_ids) {
-    json::id_key(w, o);
-    json::str(w, c.outcome_name(o, lang));
-  }
-  w.EndObject();
-  if (full) {
-    w.Key("markets_full");
+    w.Key("lang");
+    json::str(w, c.languages()[static_cast<size_t>(lang)]);
+    std::vector<const CatalogMarket*> ms;
+    for (const CatalogMarket& m : c.markets())
+      if (!sport || m.in_sport(*sport)) ms.push_back(&m);
+    w.Key("markets");
     w.StartObject();
     for (const CatalogMarket* m : ms) {
       json::id_key(w, m->id);
-      w.StartObject();
-      w.Key("name");
       json::str(w, c.market_name(*m, lang));
+    }
+    w.EndObject();
+    w.Key("codes");
+    w.StartObject();
+    for (const CatalogMarket* m : ms)
       if (!m->code.empty()) {
-        w.Key("code");
+        json::id_key(w, m->id);
         json::str(w, m->code);
       }
-      if (with_groups) {
-        w.Key("groups");
-        write_groups(w, tabs, m->id);
-      }
-      w.Key("outcomes");
+    w.EndObject();
+    std::set<uint32_t> outcome_ids;
+    for (const CatalogMarket* m : ms) outcome_ids.insert(m->outcomes.begin(), m->outcomes.end());
+    w.Key("outcomes");
+    w.StartObject();
+    for (uint32_t o : outcome_ids) {
+      json::id_key(w, o);
+      json::str(w, c.outcome_name(o, lang));
+    }
+    w.EndObject();
+    if (full) {
+      w.Key("markets_full");
       w.StartObject();
-      for (uint32_t o : m->outcomes) {
-        json::id_key(w, o);
-        json::str(w, c.outcome_name(o, lang));
+      for (const CatalogMarket* m : ms) {
+        json::id_key(w, m->id);
+        w.StartObject();
+        w.Key("name");
+        json::str(w, c.market_name(*m, lang));
+        if (!m->code.empty()) {
+          w.Key("code");
+          json::str(w, m->code);
+        }
+        if (with_groups) {
+          w.Key("groups");
+          write_groups(w, tabs, m->id);
+        }
+        w.Key("outcomes");
+        w.StartObject();
+        for (uint32_t o : m->outcomes) {
+          json::id_key(w, o);
+          json::str(w, c.outcome_name(o, lang));
+        }
+        w.EndObject();
+        w.EndObject();
       }
-      w.EndObject();
       w.EndObject();
     }
     w.EndObject();
-  }
-  w.EndObject();
-  w.EndObject();
+  });
   return finish(std::move(key), std::move(body));
 }
 
 const CatalogViews::Encoded& CatalogViews::market_groups(std::optional<int32_t> sport, int lang, bool echo_lang) {
-  refresh();
-  // A language index from before a switch may be past the new catalog's list.
-  if (lang < 0 || static_cast<size_t>(lang) >= catalog_->languages().size()) lang = 0;
+  lang = refresh_lang(lang);
   std::string key =
       "g|" + (sport ? std::to_string(*sport) : std::string("*")) + "|" + std::to_string(lang) + (echo_lang ? "|l" : "");
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const Catalog& c = *catalog_;
-  std::string body;
-  json::StringSink sink(body);
-  json::Writer w(sink);
-  w.StartObject();
-  w.Key("success");
-  w.Bool(true);
-  w.Key("data");
-  if (sport) {
-    write_sport_layout(w, c, *sport, lang, echo_lang);
-  } else {
-    // Every sport, keyed by sport id (each value as the one-sport answer).
-    w.StartObject();
-    if (echo_lang) {
-      w.Key("lang");
-      json::str(w, c.languages()[static_cast<size_t>(lang)]);
+  std::string body = success_body([&](json::Writer& w) {
+    w.Key("data");
+    if (sport) {
+      write_sport_layout(w, c, *sport, lang, echo_lang);
+    } else {
+      // Every sport, keyed by sport id (each value as the one-sport answer).
+      w.StartObject();
+      if (echo_lang) {
+        w.Key("lang");
+        json::str(w, c.languages()[static_cast<size_t>(lang)]);
+      }
+      for (int32_t s : c.sports()) {
+        json::key(w, std::to_string(s));
+        write_sport_layout(w, c, s, lang, false);
+      }
+      w.EndObject();
     }
-    for (int32_t s : c.sports()) {
-      json::key(w, std::to_string(s));
-      write_sport_layout(w, c, s, lang, false);
-    }
-    w.EndObject();
-  }
-  w.EndObject();
+  });
   return finish(std::move(key), std::move(body));
 }
 

@@ -46,6 +46,8 @@ class CatalogViews {
 
  private:
   void refresh();
+  // refresh(), then `lang` as an index into the current catalog's languages.
+  int refresh_lang(int lang);
   const Encoded& finish(std::string key, std::string body);
   CatalogPtr catalog_;
   const Published<Catalog>* updates_;

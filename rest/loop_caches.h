@@ -1,7 +1,7 @@
 // LoopCaches: the encoded-answer caches of one REST loop (--http-threads): each loop
 // owns its own, so a request never takes a lock to read or fill them, at
 // the price of each loop encoding a changed event once for itself (docs/api.md
-// "Threads"). The limiters, keys and snapshots are shared (rest/rest_shared.h).
+// "Threads"). The limiters, keys and snapshots are shared (rest/rest_api.h).
 #pragma once
 
 #include <memory>

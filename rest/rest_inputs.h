@@ -1,9 +1,10 @@
 // RestInputs: what the REST API is given by the node (tools/oddsrelay/main.cc):
 // the engine's snapshots, the keys, the catalog, and callbacks into the other
-// components for /v1/status. Filled once before the HTTP listener starts.
+// components for /v1/status. Filled once before the HTTP listener starts; a
+// plain value, so that the node can build it without the REST machinery.
 // The REST objects, from the widest to the narrowest: RestInputs (given by
-// the node), RestShared (shared by every REST loop), LoopCaches (one loop's
-// own), Call (one request); RestApi is the handler that holds them.
+// the node), RestApi (the process: the handler and what every loop shares),
+// LoopCaches (one loop's own), Call (one request).
 #pragma once
 
 #include <atomic>

@@ -122,16 +122,16 @@ const ApiKey* find_key(Call& c, const KeyStore& keys, bool& wrong_origin) {
   std::optional<std::string> from_query;
   if (presented.empty() && (from_query = c.param("api_key"))) presented = *from_query;
   if (const ApiKey* key = keys.find(presented)) return key;
-  const std::string& demo = c.st.explorer_key;
+  const std::string& demo = c.api.explorer_key;
   if (!presented.empty() && presented.size() == demo.size() &&
       CRYPTO_memcmp(presented.data(), demo.data(), presented.size()) == 0) {
     // The explorer's demo key works only from a page of this server: its
     // Origin (or Referer) must name the host the request was sent to.
-    if (!same_origin(c.req, c.st.ctx.public_url)) {
+    if (!same_origin(c.req, c.api.inputs.public_url)) {
       wrong_origin = true;
       return nullptr;
     }
-    return &c.st.explorer_api_key;
+    return &c.api.explorer_api_key;
   }
   return nullptr;
 }
@@ -148,7 +148,7 @@ void open_stream(Call& c, const ApiKey& key, std::string client, Takeover& takeo
   t.max_connections = key.ws_connections;
   // The relay writes the 101 (or /pt-sse's 200) itself, so nothing it sends
   // can overtake it.
-  takeover = [open = c.st.ctx.open_stream, t = std::move(t)](int fd, std::string pending) mutable {
+  takeover = [open = c.api.inputs.open_stream, t = std::move(t)](int fd, std::string pending) mutable {
     open(std::move(t), fd, std::move(pending));
   };
 }
@@ -161,11 +161,11 @@ std::vector<std::string_view> route_paths() {
   return paths;
 }
 
-RestShared::RestShared(RestInputs c)
-    : ctx(std::move(c)), limiter(ctx.rate_window_s), handshakes(ctx.handshakes_per_slot) {
-  for (uint32_t i = 0; i < std::max<uint32_t>(1, ctx.http_threads); ++i)
-    loops.push_back(std::make_unique<LoopCaches>(ctx.catalog, ctx.catalog_updates));
-  has_catalog = ctx.catalog != nullptr;
+RestApi::RestApi(RestInputs in)
+    : inputs(std::move(in)), limiter(inputs.rate_window_s), handshakes(inputs.handshakes_per_slot) {
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, inputs.http_threads); ++i)
+    loops.push_back(std::make_unique<LoopCaches>(inputs.catalog, inputs.catalog_updates));
+  has_catalog = inputs.catalog != nullptr;
   RAND_bytes(reinterpret_cast<unsigned char*>(&etag_seed), sizeof etag_seed);
   unsigned char raw[16];
   RAND_bytes(raw, sizeof raw);
@@ -213,7 +213,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   const size_t mark = out.size();
   const ApiKey* key = dispatch(req, peer, out, takeover);
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
-  const std::string client = format_ip(client_address(peer.ip, req, st_.ctx.trusted_proxies));
+  const std::string client = format_ip(client_address(peer.ip, req, inputs.trusted_proxies));
   const std::string name = logged_key(req, key);
   access_log::Request line;
   line.client = client;
@@ -228,7 +228,7 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
 }
 
 const ApiKey* RestApi::dispatch(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
-  Call c(req, out, st_, *st_.loops.at(peer.loop));
+  Call c(req, out, *this, *loops.at(peer.loop));
   dispatch(c, peer, takeover);
   return c.key;
 }
@@ -239,7 +239,7 @@ void RestApi::dispatch(Call& c, const Peer& peer, Takeover& takeover) {
   for (const auto& r : kRoutes)
     if (req.path == r.path) route = &r;
   const bool stream = route && (route->flags & kStream);
-  if (route && ((stream && !st_.ctx.open_stream) || ((route->flags & kCatalog) && !st_.has_catalog))) route = nullptr;
+  if (route && ((stream && !inputs.open_stream) || ((route->flags & kCatalog) && !has_catalog))) route = nullptr;
   if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
     std::string allow = std::string("Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n") + Call::kAllowHeaders +
                         "Access-Control-Max-Age: 86400\r\n";
@@ -250,18 +250,18 @@ void RestApi::dispatch(Call& c, const Peer& peer, Takeover& takeover) {
     std::string allow = std::string("Allow: ") + route->methods + "\r\n";
     return c.error(405, err::kMethodNotAllowed, allow);
   }
-  if (!st_.ready() && req.path != "/healthz") return c.error(503, err::kStarting, "Retry-After: 1\r\n");
+  if (!ready() && req.path != "/healthz") return c.error(503, err::kStarting, "Retry-After: 1\r\n");
   if (route->flags & kPublic) return route->answer(c);
 
   bool wrong_origin = false;
-  auto keys = st_.ctx.keys->load();
+  auto keys = inputs.keys->load();
   const ApiKey* key = find_key(c, *keys, wrong_origin);
   if (wrong_origin) return c.error(403, err::kExplorerKeyOrigin);
   c.key = key;  // named in the access line, refused or not
   if (!key || !key->enabled) return c.error(401, err::kInvalidKey);
-  if (!key->allows_ip(client_address(peer.ip, req, st_.ctx.trusted_proxies))) return c.error(403, err::kIpNotAllowed);
-  if (!origin_allowed(req, *key, st_.ctx.public_url)) return c.error(403, err::kOriginNotAllowed);
-  if (!stream) c.snap = st_.ctx.snapshots->load();  // one snapshot per response
+  if (!key->allows_ip(client_address(peer.ip, req, inputs.trusted_proxies))) return c.error(403, err::kIpNotAllowed);
+  if (!origin_allowed(req, *key, inputs.public_url)) return c.error(403, err::kOriginNotAllowed);
+  if (!stream) c.snap = inputs.snapshots->load();  // one snapshot per response
   // Permissions, for every route and every /rdstn command, here and only
   // here: the data this answer will carry against what the key holds.
   Needs needs = route->needs;
@@ -270,15 +270,14 @@ void RestApi::dispatch(Call& c, const Peer& peer, Takeover& takeover) {
   // Stream handshakes have their own per-key rate, apart from the REST
   // limit: a desk at its REST quota can still reconnect its streams.
   const bool counted = !stream;
-  RateLimiter::Verdict v =
-      counted ? st_.limiter.check(*key, wall_ms() / 1000) : st_.handshakes.check(*key, steady_ms());
+  RateLimiter::Verdict v = counted ? limiter.check(*key, wall_ms() / 1000) : handshakes.check(*key, steady_ms());
   if (counted && v.limit) c.add_rate_headers(v.limit, v.remaining, v.reset);
   if (!v.allowed) {
     c.body = err::rate_limited(counted ? err::kRateLimited : err::kTooManyHandshakes, v.limit,
-                               counted ? st_.limiter.window() : 60, v.retry_after);
+                               counted ? limiter.window() : 60, v.retry_after);
     return c.send(429, "Retry-After: " + std::to_string(v.retry_after) + "\r\n");
   }
-  if (stream) return open_stream(c, *key, format_ip(client_address(peer.ip, req, st_.ctx.trusted_proxies)), takeover);
+  if (stream) return open_stream(c, *key, format_ip(client_address(peer.ip, req, inputs.trusted_proxies)), takeover);
   route->answer(c);
 }
 

@@ -17,16 +17,10 @@ void write_record(json::Writer& w, const EventEntry& e, const Settlement& s, con
     w.String(s.result == feed::MatchResult::None ? "completed" : feed::result_name(s.result));
   }
   w.Key("score");
-  if (s.score) {
-    w.StartObject();
-    w.Key("home");
-    w.Int(s.score->first);
-    w.Key("away");
-    w.Int(s.score->second);
-    w.EndObject();
-  } else {
+  if (s.score)
+    json::home_away(w, s.score->first, s.score->second);
+  else
     w.Null();
-  }
   w.Key("settled_at");
   w.Int64(s.settled_at);
   w.Key("revision");  // 1 at the first final score, +1 per correction; 0 before

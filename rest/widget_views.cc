@@ -14,16 +14,10 @@ void write_score_fields(json::Writer& w, const EventEntry& e) {
   w.Key("status");
   w.String(sc ? feed::status_name(sc->last.status) : (e.live() ? "live" : "scheduled"));
   w.Key("score");
-  if (sc && sc->last.home && sc->last.away) {
-    w.StartObject();
-    w.Key("home");
-    w.Int(*sc->last.home);
-    w.Key("away");
-    w.Int(*sc->last.away);
-    w.EndObject();
-  } else {
+  if (sc && sc->last.home && sc->last.away)
+    json::home_away(w, *sc->last.home, *sc->last.away);
+  else
     w.Null();
-  }
   w.Key("clock");
   if (sc && sc->last.clock)
     json::str(w, *sc->last.clock);
@@ -103,10 +97,7 @@ void write_widget_data(json::Writer& w, const EventEntry& e, std::string_view se
     for (size_t i = 0; i < feed::kStatNames.size(); ++i)
       if (const auto& v = e.stats->values[i]) {
         w.Key(feed::kStatNames[i]);
-        w.StartArray();
-        w.Int(v->first);
-        w.Int(v->second);
-        w.EndArray();
+        json::pair(w, *v);
       }
   w.EndObject();
   w.Key("settings");

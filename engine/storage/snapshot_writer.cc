@@ -55,34 +55,64 @@ void write_markets(json::Writer& w, const MarketList& markets) {
 
 // A nested feed record (event, score or stats) written by the feed writer,
 // so that the loader parses it with the feed parser: one codec for both.
-void write_nested(json::Writer& w, const char* key, feed::Record&& r, std::string& scratch) {
+template <class Body>
+void write_nested(json::Writer& w, const char* key, int64_t at, const std::string& id, Body&& body,
+                  std::string& scratch) {
+  feed::Record r;
+  r.at = at;
+  r.id = id;
+  r.body = std::forward<Body>(body);
   scratch.clear();
   feed::write_record(r, scratch);
   w.Key(key);
   w.RawValue(scratch.data(), scratch.size(), rapidjson::kObjectType);
 }
 
+// The end state of a score that ended: its final, and the odds it settles against.
+void write_score_end(json::Writer& w, const ScoreState& s) {
+  w.Key("end");
+  w.StartObject();
+  w.Key("v");
+  w.Uint(s.final_version);
+  w.Key("at");
+  w.Int64(s.final_at);
+  w.Key("res");
+  w.String(feed::result_name(s.final_result));
+  w.Key("final");
+  if (s.final_score)
+    json::pair(w, *s.final_score);
+  else
+    w.Null();
+  w.Key("odds");
+  write_markets(w, s.odds_at_end);
+  w.EndObject();
+}
+
+void write_score(json::Writer& w, const std::string& id, const ScoreState& s, std::string& scratch) {
+  w.Key("score");
+  w.StartObject();
+  write_nested(w, "rec", s.ts, id, s.last, scratch);
+  w.Key("tl");
+  w.StartArray();
+  for (const ScorePoint& p : s.timeline) {
+    w.StartArray();
+    w.Int64(p.at);
+    w.Int(p.home);
+    w.Int(p.away);
+    json::str(w, p.clock);
+    w.EndArray();
+  }
+  w.EndArray();
+  if (s.ended) write_score_end(w, s);
+  w.EndObject();
+}
+
 void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
-  const size_t start = out.size();
-  {
-    json::StringSink sink(out);
-    json::Writer w(sink);
-    w.StartObject();
-    w.Key("at");
-    w.Int64(e.updated_at);
-    w.Key("op");
-    w.String("state");
-    w.Key("id");
-    json::str(w, e.key);
+  feed::append_checksummed_line(out, [&](json::Writer& w) {
+    feed::write_record_head(w, e.updated_at, "state", e.key);
     w.Key("n");
     w.Uint64(e.number);
-    if (e.info) {
-      feed::Record r;
-      r.at = e.updated_at;
-      r.id = e.key;
-      r.body = e.info;
-      write_nested(w, "event", std::move(r), scratch);
-    }
+    if (e.info) write_nested(w, "event", e.updated_at, e.key, e.info, scratch);
     if (!e.markets.empty()) {
       w.Key("markets");
       write_markets(w, e.markets);
@@ -96,79 +126,19 @@ void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
       write_markets(w, h->markets);
       w.EndObject();
     }
-    if (const ScoreState* s = e.score.get()) {
-      w.Key("score");
-      w.StartObject();
-      feed::Record r;
-      r.at = s->ts;
-      r.id = e.key;
-      r.body = s->last;
-      write_nested(w, "rec", std::move(r), scratch);
-      w.Key("tl");
-      w.StartArray();
-      for (const ScorePoint& p : s->timeline) {
-        w.StartArray();
-        w.Int64(p.at);
-        w.Int(p.home);
-        w.Int(p.away);
-        json::str(w, p.clock);
-        w.EndArray();
-      }
-      w.EndArray();
-      if (s->ended) {
-        w.Key("end");
-        w.StartObject();
-        w.Key("v");
-        w.Uint(s->final_version);
-        w.Key("at");
-        w.Int64(s->final_at);
-        w.Key("res");
-        w.String(feed::result_name(s->final_result));
-        w.Key("final");
-        if (s->final_score) {
-          w.StartArray();
-          w.Int(s->final_score->first);
-          w.Int(s->final_score->second);
-          w.EndArray();
-        } else {
-          w.Null();
-        }
-        w.Key("odds");
-        write_markets(w, s->odds_at_end);
-        w.EndObject();
-      }
-      w.EndObject();
-    }
+    if (const ScoreState* s = e.score.get()) write_score(w, e.key, *s, scratch);
     if (const StatsState* st = e.stats.get()) {
       feed::StatsRec sr;
       sr.values = st->values;
       sr.final = st->final;
-      feed::Record r;
-      r.at = st->ts;
-      r.id = e.key;
-      r.body = sr;
-      write_nested(w, "stats", std::move(r), scratch);
+      write_nested(w, "stats", st->ts, e.key, std::move(sr), scratch);
     }
-    w.EndObject();
-  }
-  feed::append_checksum(out, start);
-  out += '\n';
+  });
 }
 
 void write_header(const Snapshot& s, std::string& out) {
-  const size_t start = out.size();
-  {
-    json::StringSink sink(out);
-    json::Writer w(sink);
-    w.StartObject();
-    w.Key("op");
-    w.String("header");
-    w.Key("format");
-    w.String("oddsfeed");
-    w.Key("version");
-    w.Int(1);
-    w.Key("provider");
-    w.String("s7");
+  feed::append_checksummed_line(out, [&](json::Writer& w) {
+    feed::write_header_fields(w, "s7");
     w.Key("kind");
     w.String("snapshot");
     w.Key("epoch");
@@ -185,10 +155,7 @@ void write_header(const Snapshot& s, std::string& out) {
     w.Uint64(s.evicted);
     w.Key("retain_ended");
     w.Int64(s.retain_ended_ms);
-    w.EndObject();
-  }
-  feed::append_checksum(out, start);
-  out += '\n';
+  });
 }
 
 // Reads ranges of the previous snapshot file, in ascending order, through
@@ -273,21 +240,14 @@ uint64_t encode(const Snapshot& s, const std::function<void(std::string&)>& flus
     ++events;
     if (out.size() >= (1 << 20)) emit();
   }
-  const size_t start = out.size();
-  {
-    json::StringSink sink(out);
-    json::Writer w(sink);
-    w.StartObject();
+  feed::append_checksummed_line(out, [&](json::Writer& w) {
     w.Key("op");
     w.String("end");
     w.Key("events");
     w.Uint64(events);
     w.Key("seq");
     w.Uint64(s.seq);
-    w.EndObject();
-  }
-  feed::append_checksum(out, start);
-  out += '\n';
+  });
   emit();
   return events;
 }

@@ -9,31 +9,23 @@ namespace oddsrelay::rest::err {
 std::string bad_flag(std::string_view name) { return "Invalid " + std::string(name) + " parameter: expected 0 or 1"; }
 
 std::string body(std::string_view msg) {
-  std::string out;
-  json::StringSink sink(out);
-  json::Writer w(sink);
-  w.StartObject();
-  w.Key("error");
-  json::str(w, msg);
-  w.EndObject();
-  return out;
+  return json::object([&](json::Writer& w) {
+    w.Key("error");
+    json::str(w, msg);
+  });
 }
 
 std::string rate_limited(std::string_view msg, uint32_t limit, int window_s, int retry_after) {
-  std::string out;
-  json::StringSink sink(out);
-  json::Writer w(sink);
-  w.StartObject();
-  w.Key("error");
-  json::str(w, msg);
-  w.Key("limit");
-  w.Uint(limit);
-  w.Key("window");
-  json::str(w, std::to_string(window_s) + "s");
-  w.Key("retry_after");
-  w.Int(retry_after);
-  w.EndObject();
-  return out;
+  return json::object([&](json::Writer& w) {
+    w.Key("error");
+    json::str(w, msg);
+    w.Key("limit");
+    w.Uint(limit);
+    w.Key("window");
+    json::str(w, std::to_string(window_s) + "s");
+    w.Key("retry_after");
+    w.Int(retry_after);
+  });
 }
 
 }  // namespace oddsrelay::rest::err

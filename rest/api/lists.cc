@@ -1,6 +1,7 @@
 // GET /v1/live and GET /v1/prematch: the listed events, by sport. Answers
 // are cached per parameters and engine state (rest/list_cache.h).
 #include "engine/views/json_views.h"
+#include "protocol/api/envelope.h"
 #include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
 #include "rest/params.h"
@@ -11,34 +12,28 @@ namespace {
 
 std::string encode(const Snapshot& snap, bool live, std::optional<int32_t> sport, std::optional<uint32_t> limit) {
   auto groups = list_events(snap, live, sport, limit);
-  std::string body;
-  json::StringSink sink(body);
-  json::Writer w(sink);
-  w.StartObject();
-  w.Key("success");
-  w.Bool(true);
-  if (live) {
-    w.Key("ts");
-    w.Int64(snap.last_live_at);
-  }
-  w.Key("sport");
-  if (sport)
-    w.Int(*sport);
-  else
-    w.Null();
-  w.Key("data");
-  if (sport) {
-    write_events(w, groups.empty() ? std::vector<const EventEntry*>{} : groups[0].events);
-  } else {
-    w.StartObject();
-    for (const auto& g : groups) {
-      json::key(w, std::to_string(g.sport));
-      write_events(w, g.events);
+  return success_body([&](json::Writer& w) {
+    if (live) {
+      w.Key("ts");
+      w.Int64(snap.last_live_at);
     }
-    w.EndObject();
-  }
-  w.EndObject();
-  return body;
+    w.Key("sport");
+    if (sport)
+      w.Int(*sport);
+    else
+      w.Null();
+    w.Key("data");
+    if (sport) {
+      write_events(w, groups.empty() ? std::vector<const EventEntry*>{} : groups[0].events);
+    } else {
+      w.StartObject();
+      for (const auto& g : groups) {
+        json::key(w, std::to_string(g.sport));
+        write_events(w, g.events);
+      }
+      w.EndObject();
+    }
+  });
 }
 
 void list(Call& c, bool live) {

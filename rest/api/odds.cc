@@ -74,7 +74,7 @@ void get_odds(Call& c) {
   const std::string tail = not_found_tail(missing);
   // The tag is known before anything is encoded: a poller whose events did
   // not change costs a hash of 100 pairs and an empty answer.
-  const std::string etag = odds_etag(c.st.etag_seed, events);
+  const std::string etag = odds_etag(c.api.etag_seed, events);
   const std::string extra = "ETag: " + etag + "\r\nCache-Control: no-cache\r\n";
   if (c.not_modified(etag)) return c.send_raw(304, {}, {}, extra);
   // Assembled from per-event fragments encoded once per version, plain or

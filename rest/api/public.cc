@@ -9,16 +9,16 @@
 namespace oddsrelay::rest::api {
 
 void healthz(Call& c) {
-  const bool ready = c.st.ready();
+  const bool ready = c.api.ready();
   c.w.StartObject();
   c.w.Key("status");
   c.w.String(ready ? "ok" : "starting");
   c.w.Key("uptime");
-  c.w.Int64((wall_ms() - c.st.ctx.started_ms) / 1000);
+  c.w.Int64((wall_ms() - c.api.inputs.started_ms) / 1000);
   // Still 200 while the upstream is away: the node serves its last state;
   // the body tells a balancer that prefers fresh nodes.
   c.w.Key("upstream_ready");
-  c.w.Bool(ready && c.st.ctx.upstream_ready && c.st.ctx.upstream_ready());
+  c.w.Bool(ready && c.api.inputs.upstream_ready && c.api.inputs.upstream_ready());
   c.w.EndObject();
   c.send(ready ? 200 : 503);
 }
@@ -31,7 +31,7 @@ void explorer(Call& c) {
   auto ev = c.param("event");
   if (!ev || ev->empty()) return c.error(400, err::kMissingEvent);
   std::string page(explorer_page());
-  if (size_t at = page.find("__DEMO_KEY__"); at != std::string::npos) page.replace(at, 12, c.st.explorer_key);
+  if (size_t at = page.find("__DEMO_KEY__"); at != std::string::npos) page.replace(at, 12, c.api.explorer_key);
   c.send_page(page);
 }
 

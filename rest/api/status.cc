@@ -44,15 +44,15 @@ void write_retention_status(json::Writer& w, const Snapshot& s) {
 
 // A counter summed over every REST loop's caches.
 template <typename F>
-static uint64_t sum(const RestShared& st, F f) {
+static uint64_t sum(const RestApi& api, F f) {
   uint64_t n = 0;
-  for (const auto& l : st.loops) n += f(*l);
+  for (const auto& l : api.loops) n += f(*l);
   return n;
 }
 
 void status(Call& c) {
   const Snapshot& snap = *c.snap;
-  const RestInputs& ctx = c.st.ctx;
+  const RestInputs& in = c.api.inputs;
   c.begin_success();
   c.w.Key("status");
   c.w.String("ok");
@@ -70,7 +70,7 @@ void status(Call& c) {
   json::str(c.w, snap.epoch);
   write_retention_status(c.w, snap);
   c.w.Key("uptime");
-  c.w.Int64((wall_ms() - ctx.started_ms) / 1000);
+  c.w.Int64((wall_ms() - in.started_ms) / 1000);
   // The relay statistics: el_* are the live event lists (rdstn `el`),
   // odds_channels the /pt-ws odds:<sport>:<event> channels (one per live
   // event with odds), odds_cached the events whose odds JSON is cached.
@@ -78,9 +78,9 @@ void status(Call& c) {
   for (const SportCount& sc : snap.sports) el_sports += sc.live > 0;
   snap.events.for_each([&](const EventEntry& e) { odds_channels += e.live() && !e.markets.empty(); });
   c.w.Key("upstream_ready");
-  c.w.Bool(ctx.upstream_ready && ctx.upstream_ready());
+  c.w.Bool(in.upstream_ready && in.upstream_ready());
   c.w.Key("downstream_clients");
-  c.w.Uint64(ctx.downstream_clients ? ctx.downstream_clients() : 0);
+  c.w.Uint64(in.downstream_clients ? in.downstream_clients() : 0);
   c.w.Key("odds_channels");
   c.w.Uint64(odds_channels);
   c.w.Key("el_sports");
@@ -88,63 +88,63 @@ void status(Call& c) {
   c.w.Key("el_events");
   c.w.Uint64(snap.listed_live);
   c.w.Key("odds_cached");
-  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.odds.size(); }));
+  c.w.Uint64(sum(c.api, [](const LoopCaches& l) { return l.odds.size(); }));
   // How often the hot answers were encoded (docs/api.md "Answer caches"):
   // odds fragments and deflated fragments once per event version, lists
   // once per state, gzip of a list once per state.
   c.w.Key("rest_cache");
   c.w.StartObject();
   c.w.Key("odds_encoded");
-  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.odds.misses(); }));
+  c.w.Uint64(sum(c.api, [](const LoopCaches& l) { return l.odds.misses(); }));
   c.w.Key("odds_deflated");
-  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.odds.deflates(); }));
+  c.w.Uint64(sum(c.api, [](const LoopCaches& l) { return l.odds.deflates(); }));
   c.w.Key("lists_built");
-  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.lists.misses(); }));
+  c.w.Uint64(sum(c.api, [](const LoopCaches& l) { return l.lists.misses(); }));
   c.w.Key("lists_gzipped");
-  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.lists.gzips(); }));
+  c.w.Uint64(sum(c.api, [](const LoopCaches& l) { return l.lists.gzips(); }));
   c.w.EndObject();
   c.w.Key("feed");
-  if (ctx.feed_status)
-    ctx.feed_status(c.w);
+  if (in.feed_status)
+    in.feed_status(c.w);
   else
     c.w.Null();
   c.w.Key("settlements");
   c.w.StartObject();
   c.w.Key("computed");
-  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.settlements.computed(); }));
+  c.w.Uint64(sum(c.api, [](const LoopCaches& l) { return l.settlements.computed(); }));
   c.w.Key("served");
-  c.w.Uint64(sum(c.st, [](const LoopCaches& l) { return l.settlements.served(); }));
+  c.w.Uint64(sum(c.api, [](const LoopCaches& l) { return l.settlements.served(); }));
   c.w.EndObject();
-  if (ctx.relay_status) {
+  if (in.relay_status) {
     c.w.Key("relay");
-    ctx.relay_status(c.w);
+    in.relay_status(c.w);
   }
-  if (ctx.webhook_status) {
+  if (in.webhook_status) {
     c.w.Key("webhooks");
-    ctx.webhook_status(c.w);
+    in.webhook_status(c.w);
   }
   c.w.Key("log");
-  if (ctx.log_status)
-    ctx.log_status(c.w);
+  if (in.log_status)
+    in.log_status(c.w);
   else
     c.w.Null();
   c.w.Key("bus");
-  if (ctx.bus_status)
-    ctx.bus_status(c.w);
+  if (in.bus_status)
+    in.bus_status(c.w);
   else
     c.w.Null();
-  if (ctx.server) {
+  if (in.server) {
     c.w.Key("http");
     c.w.StartObject();
     c.w.Key("connections");
-    c.w.Uint64(ctx.server->connections());
+    c.w.Uint64(in.server->connections());
     c.w.Key("requests");
-    c.w.Uint64(ctx.server->requests());
+    c.w.Uint64(in.server->requests());
     c.w.Key("internal_errors");  // requests answered 500: a handler threw
-    c.w.Uint64(ctx.server->internal_errors());
+    c.w.Uint64(in.server->internal_errors());
     c.w.Key("loop_requests");  // per REST loop (--http-threads): how the connections were dealt
     c.w.StartArray();
-    for (uint64_t n : ctx.server->loop_requests()) c.w.Uint64(n);
+    for (uint64_t n : in.server->loop_requests()) c.w.Uint64(n);
     c.w.EndArray();
     c.w.EndObject();
   }
@@ -155,8 +155,8 @@ void status(Call& c) {
 // GET /metrics on the main listener; with --metrics-listen it lives there
 // instead and this route answers 404.
 void metrics(Call& c) {
-  if (!c.st.ctx.metrics) return c.error(404, err::kNotFound);
-  append_metrics(*c.st.ctx.metrics, c.req, c.out);
+  if (!c.api.inputs.metrics) return c.error(404, err::kNotFound);
+  append_metrics(*c.api.inputs.metrics, c.req, c.out);
 }
 
 }  // namespace oddsrelay::rest::api

@@ -12,7 +12,7 @@
 namespace oddsrelay::rest::api {
 
 void stream_url(Call& c) {
-  const StreamOptions& o = c.st.ctx.stream;
+  const StreamOptions& o = c.api.inputs.stream;
   auto id = c.param("id");
   if (!id || id->empty()) return c.error(400, err::kMissingId);
   const EventEntry* e = lookup(*c.snap, *id);
@@ -22,8 +22,8 @@ void stream_url(Call& c) {
   char key_id[17];
   for (int i = 0; i < 8; ++i) std::snprintf(key_id + 2 * i, 3, "%02x", c.key->digest[static_cast<size_t>(i)]);
   const int64_t exp = wall_ms() / 1000 + o.ttl_s;
-  const std::string sig = c.st.stream_signer.sign(e->key, key_id, exp);
-  std::string url = stream_base(c.st.ctx.public_url, c.req.header("Host")) + "/stream/play?event=" + e->key +
+  const std::string sig = c.api.stream_signer.sign(e->key, key_id, exp);
+  std::string url = stream_base(c.api.inputs.public_url, c.req.header("Host")) + "/stream/play?event=" + e->key +
                     "&key=" + key_id + "&exp=" + std::to_string(exp) + "&sig=" + sig;
   c.begin_success();
   c.w.Key("data");
@@ -45,7 +45,7 @@ void stream_play(Call& c) {
   auto event = c.param("event"), key = c.param("key"), exp = c.param("exp"), sig = c.param("sig");
   auto e = exp ? parse_int(*exp) : std::nullopt;
   if (!event || !key || !e || !sig) return c.error(403, err::kBadStreamSignature);
-  switch (c.st.stream_signer.verify(*event, *key, *e, *sig, wall_ms() / 1000)) {
+  switch (c.api.stream_signer.verify(*event, *key, *e, *sig, wall_ms() / 1000)) {
     case StreamSigner::Check::BadSignature:
       return c.error(403, err::kBadStreamSignature);
     case StreamSigner::Check::Expired:

@@ -1,5 +1,5 @@
 // The bus contract (protocol/bus_contract.h) and the position check every
-// reader of the log applies (bus/log_reader.h fit): what an adapter in any
+// reader of the log applies (engine/bus/log_reader.h fit): what an adapter in any
 // language must produce, and what an edge accepts.
 #include "protocol/bus_contract.h"
 

@@ -130,7 +130,7 @@ TEST(SnapshotFile, TornOrAlteredFilesAreRefused) {
   EXPECT_FALSE(check_snapshot_file(dir.file("plainfeed"), info, err));
 }
 
-// The bus carries the same bytes as the file (bus/snapshot_transfer.h):
+// The bus carries the same bytes as the file (engine/bus/snapshot_transfer.h):
 // encoded in memory and loaded from memory, they give the same state, and a
 // cut or altered copy is refused.
 TEST(SnapshotFile, InMemoryBytesAreTheFileAndLoadTheSameState) {

@@ -321,11 +321,30 @@ TEST(Cli, CatalogReload) {
 }
 
 TEST(Cli, UsageNamesEveryFlag) {
-  const std::string usage = kUsage;
+  const std::string usage = oddsrelay::usage();
   for (const char* flag : {"--listen", "--feed", "--capture", "--data-dir", "--keys", "--catalog", "--progress",
                            "--exit-after-replay", "--stream-sports", "--help"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   for (const IntFlag& f : kIntFlags) EXPECT_NE(usage.find(f.name), std::string::npos) << f.name;
+}
+
+// --help and the parser read one table: every flag --help lists is one the
+// parser knows, and a switch takes no value while every other flag needs one.
+TEST(Cli, EveryFlagInHelpIsParsed) {
+  const std::string text = usage();
+  int flags = 0;
+  for (size_t at = text.find("\n  --"); at != std::string::npos; at = text.find("\n  --", at + 1)) {
+    std::string flag = text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);
+    Options o;
+    std::string err;
+    bool ok = parse({flag.c_str()}, o, err);
+    EXPECT_EQ(err.find("unknown option"), std::string::npos) << flag << ": " << err;
+    if (!ok) {
+      EXPECT_EQ(err, flag + " needs a value");
+    }
+    ++flags;
+  }
+  EXPECT_GT(flags, 40);
 }
 
 TEST(Cli, SlowTimeoutAndHandshakeRate) {
@@ -409,7 +428,7 @@ TEST(Cli, MetricsListen) {
   expect_refused({"--metrics-listen"}, "--metrics-listen needs a value");
   expect_refused({"--listen", "127.0.0.1:9000", "--metrics-listen", "127.0.0.1:9000"},
                  "--metrics-listen must differ from --listen");
-  EXPECT_NE(std::string(kUsage).find("--metrics-listen HOST:PORT"), std::string::npos);
+  EXPECT_NE(usage().find("--metrics-listen HOST:PORT"), std::string::npos);
 }
 
 TEST(Cli, HttpThreadsDefaultIsHalfTheCoresFromOneToFour) {
@@ -450,7 +469,7 @@ TEST(Cli, TrustProxyAndPublicUrl) {
             "bad --public-url: 'odds.example.com' is not an http:// or https:// URL (scheme://host[:port][/path])");
   EXPECT_FALSE(parse({"--trust-proxy"}, p, err));
   EXPECT_EQ(err, "--trust-proxy needs a value");
-  const std::string usage = kUsage;
+  const std::string usage = oddsrelay::usage();
   EXPECT_NE(usage.find("--trust-proxy CIDR[,CIDR]"), std::string::npos);
   EXPECT_NE(usage.find("--public-url URL"), std::string::npos);
 }

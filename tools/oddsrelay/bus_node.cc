@@ -28,17 +28,26 @@ bool join_bus(bus::NatsLink& link, Engine& engine, const sigset_t& sigs, bus::Jo
   }
 }
 
-void write_publisher_status(json::Writer& w, const bus::NatsLink& link, const bus::BusPublisher& p) {
-  const bus::PublisherStats& s = p.stats();
-  w.StartObject();
+namespace {
+
+// What both roles say first: which they are, and their link to the bus.
+void write_link_fields(json::Writer& w, const char* role, const bus::NatsLink& link) {
   w.Key("role");
-  w.String("ingest");
+  w.String(role);
   w.Key("url");
   json::str(w, link.url().str());
   w.Key("connected");
   w.Bool(link.connected());
   w.Key("server");
   json::str(w, link.server());
+}
+
+}  // namespace
+
+void write_publisher_status(json::Writer& w, const bus::NatsLink& link, const bus::BusPublisher& p) {
+  const bus::PublisherStats& s = p.stats();
+  w.StartObject();
+  write_link_fields(w, "ingest", link);
   w.Key("stream_warning");
   json::str(w, link.stream_warning());
   w.Key("state");
@@ -84,14 +93,7 @@ void write_follower_status(json::Writer& w, const bus::NatsLink& link, const Bus
   const BusSourceStats& s = src.stats();
   const bus::JoinResult j = src.joined();
   w.StartObject();
-  w.Key("role");
-  w.String("edge");
-  w.Key("url");
-  json::str(w, link.url().str());
-  w.Key("connected");
-  w.Bool(link.connected());
-  w.Key("server");
-  json::str(w, link.server());
+  write_link_fields(w, "edge", link);
   w.Key("following");
   w.Bool(!s.stopped.load());
   w.Key("error");

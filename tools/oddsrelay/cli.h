@@ -1,5 +1,6 @@
 // The oddsrelay command line: parsed into Options, or a one-line reason why
-// not. Kept apart from main() so that tests can check every flag.
+// not. Kept apart from main() so that tests can check every flag; each flag is
+// described once (cli.cc's table), for the parser and --help alike.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "engine/sources/simulator.h"
 #include "protocol/api/origins.h"
 #include "rest/client_address.h"
+#include "tools/oddsrelay/cli_values.h"
 
 namespace oddsrelay {
 
@@ -80,13 +82,8 @@ bool parse_cli(int argc, const char* const* argv, Options& out, std::string& err
 // --http-threads when not given: half the cores (the engine, the relay and
 // the OS need the rest), at least 1, at most 4.
 int64_t default_http_threads(unsigned cores);
-bool parse_feed_spec(const std::string& spec, FeedSpec& out, std::string& err);
-// --resume-window: "128M,60s", "64M" or "90s" into resume_window_bytes / _s.
-bool parse_resume_window(const std::string& spec, Options& out, std::string& err);
-// A duration: a whole number followed by d, h, m or s ("96h", "90m", "30s"),
-// 1 s to 3650 d, into milliseconds. False for anything else.
-bool parse_duration(std::string_view spec, int64_t& ms);
 
-extern const char* const kUsage;
+// The --help text, written from the table of flags the parser reads.
+std::string usage();
 
 }  // namespace oddsrelay

@@ -212,32 +212,32 @@ void write_bus_status(json::Writer& w, const Node& n) {
 // /v1/status, a writer per part (read only once `ready` is set).
 rest::RestInputs rest_inputs(Node& n) {
   const Options& opt = n.opt;
-  rest::RestInputs ctx;
-  ctx.snapshots = &n.engine.store();
-  ctx.keys = n.key_store.get();
-  ctx.catalog = n.catalog;
-  ctx.catalog_updates = &n.catalog_source->published();
-  ctx.stream.sports = opt.stream_sports;
-  ctx.stream.ttl_s = opt.stream_ttl_s;
-  ctx.rate_window_s = static_cast<int>(opt.rate_window_s);
-  ctx.http_threads = static_cast<uint32_t>(opt.http_threads);
-  ctx.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
-  ctx.ready = &n.ready;
-  ctx.trusted_proxies = opt.trust_proxy;
-  ctx.public_url = opt.public_url;
-  ctx.open_stream = [&n](rest::StreamTicket t, int fd, std::string pending) {
+  rest::RestInputs in;
+  in.snapshots = &n.engine.store();
+  in.keys = n.key_store.get();
+  in.catalog = n.catalog;
+  in.catalog_updates = &n.catalog_source->published();
+  in.stream.sports = opt.stream_sports;
+  in.stream.ttl_s = opt.stream_ttl_s;
+  in.rate_window_s = static_cast<int>(opt.rate_window_s);
+  in.http_threads = static_cast<uint32_t>(opt.http_threads);
+  in.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
+  in.ready = &n.ready;
+  in.trusted_proxies = opt.trust_proxy;
+  in.public_url = opt.public_url;
+  in.open_stream = [&n](rest::StreamTicket t, int fd, std::string pending) {
     n.relay->adopt(std::move(t), fd, std::move(pending));
   };
-  ctx.relay_status = [&n](json::Writer& w) { n.relay->write_status(w); };
-  ctx.webhook_status = [&n](json::Writer& w) { n.webhooks->write_status(w); };
-  ctx.log_status = [&n](json::Writer& w) { write_log_status(w, n.journal.get(), n.opt.data_dir); };
-  ctx.downstream_clients = [&n] { return n.relay->clients(); };
-  ctx.upstream_ready = [&n] { return upstream_ready(*n.source); };
-  ctx.bus_status = [&n](json::Writer& w) { write_bus_status(w, n); };
-  ctx.feed_status = [&n](json::Writer& w) { write_feed_status(w, n); };
-  ctx.started_ms = n.started_ms;
-  if (opt.metrics_port == 0) ctx.metrics = &n.metrics_registry;  // else on its own listener
-  return ctx;
+  in.relay_status = [&n](json::Writer& w) { n.relay->write_status(w); };
+  in.webhook_status = [&n](json::Writer& w) { n.webhooks->write_status(w); };
+  in.log_status = [&n](json::Writer& w) { write_log_status(w, n.journal.get(), n.opt.data_dir); };
+  in.downstream_clients = [&n] { return n.relay->clients(); };
+  in.upstream_ready = [&n] { return upstream_ready(*n.source); };
+  in.bus_status = [&n](json::Writer& w) { write_bus_status(w, n); };
+  in.feed_status = [&n](json::Writer& w) { write_feed_status(w, n); };
+  in.started_ms = n.started_ms;
+  if (opt.metrics_port == 0) in.metrics = &n.metrics_registry;  // else on its own listener
+  return in;
 }
 
 // The REST listener (503 until ready) and, with --metrics-listen, the
@@ -520,7 +520,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (opt.help) {
-    std::fputs(kUsage, stdout);
+    std::fputs(usage().c_str(), stdout);
     return 0;
   }
   if (opt.version) {
