@@ -28,43 +28,51 @@ bool priced_in(const feed::MarketRec& rec, std::string_view key, size_t hint) {
 // holds, takes priced_in() itself.
 class PricedIn {
  public:
-  explicit PricedIn(const feed::MarketRec& rec) : rec_(rec) {
-    n_ = rec.lines.size();
-    if (n_ > kMax) return;
-    for (size_t i = 0; i < n_; ++i) {
-      const std::string& k = rec.lines[i].key;
-      if (k.size() > kMaxLineKey) {
-        n_ = kMax + 1;
-        return;
-      }
-      keys_[i] = LineKey(k);
-      priced_[i] = rec.lines[i].count > 0;
-      const uint32_t b = bit(keys_[i]);
-      filter_[b >> 6] |= uint64_t{1} << (b & 63);
-    }
-  }
+  explicit PricedIn(const feed::MarketRec& rec) : rec_(rec) {}
   bool operator()(const LineKey& key, size_t hint) const {
+    const auto& lines = rec_.lines;
+    if (hint < lines.size() && lines[hint].key == key.view()) return lines[hint].count > 0;
+    if (!built_) build();
     if (n_ > kMax) return priced_in(rec_, key.view(), hint);
-    if (hint < n_ && keys_[hint] == key) return priced_[hint];
-    const uint32_t b = bit(key);
+    uint64_t w[2];
+    std::memcpy(w, &key, sizeof w);
+    const uint32_t b = bit(w);
     if (!(filter_[b >> 6] >> (b & 63) & 1)) return false;
     for (size_t i = 0; i < n_; ++i)
-      if (keys_[i] == key) return priced_[i];
+      if (((keys_[i][0] ^ w[0]) | (keys_[i][1] ^ w[1])) == 0) return priced_[i];
     return false;
   }
 
  private:
   static constexpr size_t kMax = 64;
-  static uint32_t bit(const LineKey& k) {
-    uint64_t w[2];
-    std::memcpy(w, &k, sizeof w);
+  // A LineKey's two words (LineKey::operator==), hashed to one of 256 bits.
+  static uint32_t bit(const uint64_t w[2]) {
     return static_cast<uint32_t>(((w[0] ^ (w[1] * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL) >> 56);
   }
+  // Built at the first lookup that misses its hint: most records need none.
+  void build() const {
+    built_ = true;
+    n_ = rec_.lines.size();
+    if (n_ > kMax) return;
+    for (size_t i = 0; i < n_; ++i) {
+      const std::string& k = rec_.lines[i].key;
+      if (k.size() > kMaxLineKey) {
+        n_ = kMax + 1;
+        return;
+      }
+      const LineKey key(k);
+      std::memcpy(keys_[i], &key, sizeof keys_[i]);
+      priced_[i] = rec_.lines[i].count > 0;
+      const uint32_t b = bit(keys_[i]);
+      filter_[b >> 6] |= uint64_t{1} << (b & 63);
+    }
+  }
   const feed::MarketRec& rec_;
-  size_t n_ = 0;
-  uint64_t filter_[4] = {};
-  LineKey keys_[kMax];
-  bool priced_[kMax];
+  mutable bool built_ = false;
+  mutable size_t n_ = 0;
+  mutable uint64_t filter_[4] = {};
+  mutable uint64_t keys_[kMax][2];  // left unset until build(): most records never need them
+  mutable bool priced_[kMax];
 };
 
 // The history to change: this batch's own, or a fresh copy. Every
