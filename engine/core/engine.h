@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/change_set.h"
+#include "engine/core/reclaimer.h"
 #include "engine/core/retention.h"
 #include "engine/core/snapshot.h"
 #include "protocol/feed_record.h"
@@ -28,7 +29,10 @@ enum class ApplyResult : uint8_t {
 
 class Engine {
  public:
-  Engine() { work_.retain_ended_ms = kDefaultRetainEndedMs; }
+  Engine() {
+    work_.retain_ended_ms = kDefaultRetainEndedMs;
+    store_.set_disposer([this](SnapshotPtr&& old) { reclaimer_.retire(std::move(old)); });
+  }
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -119,6 +123,9 @@ class Engine {
   bool touched_was_ = false;       // ...whether it was in retiring_ before
   int64_t touched_at_ = 0;         // ...and under which `at`
   std::vector<feed::Record> records_;
+  // Frees replaced versions off this thread; declared before store_, so it
+  // outlives the store (whose own destructor frees what it still holds).
+  Reclaimer reclaimer_;
   SnapshotStore store_;
   std::atomic<uint64_t> applied_{0}, skipped_{0};
 };

@@ -1,6 +1,7 @@
 #include "engine/core/line_history.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +19,61 @@ bool priced_in(const feed::MarketRec& rec, std::string_view key, size_t hint) {
     if (l.key == key) return l.count > 0;
   return false;
 }
+
+// priced_in() for many keys of one record: the record's keys as LineKeys
+// (two-word compares, no memcmp) and a 256-bit filter of them, so that a
+// history line the record does not have (nearly all of them) costs a hash
+// and a bit test instead of a scan of the record. Same answers as
+// priced_in(); a record with more lines, or a key longer than a LineKey
+// holds, takes priced_in() itself.
+class PricedIn {
+ public:
+  explicit PricedIn(const feed::MarketRec& rec) : rec_(rec) {}
+  bool operator()(const LineKey& key, size_t hint) const {
+    const auto& lines = rec_.lines;
+    if (hint < lines.size() && lines[hint].key == key.view()) return lines[hint].count > 0;
+    if (!built_) build();
+    if (n_ > kMax) return priced_in(rec_, key.view(), hint);
+    uint64_t w[2];
+    std::memcpy(w, &key, sizeof w);
+    const uint32_t b = bit(w);
+    if (!(filter_[b >> 6] >> (b & 63) & 1)) return false;
+    for (size_t i = 0; i < n_; ++i)
+      if (((keys_[i][0] ^ w[0]) | (keys_[i][1] ^ w[1])) == 0) return priced_[i];
+    return false;
+  }
+
+ private:
+  static constexpr size_t kMax = 64;
+  // A LineKey's two words (LineKey::operator==), hashed to one of 256 bits.
+  static uint32_t bit(const uint64_t w[2]) {
+    return static_cast<uint32_t>(((w[0] ^ (w[1] * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL) >> 56);
+  }
+  // Built at the first lookup that misses its hint: most records need none.
+  void build() const {
+    built_ = true;
+    n_ = rec_.lines.size();
+    if (n_ > kMax) return;
+    for (size_t i = 0; i < n_; ++i) {
+      const std::string& k = rec_.lines[i].key;
+      if (k.size() > kMaxLineKey) {
+        n_ = kMax + 1;
+        return;
+      }
+      const LineKey key(k);
+      std::memcpy(keys_[i], &key, sizeof keys_[i]);
+      priced_[i] = rec_.lines[i].count > 0;
+      const uint32_t b = bit(keys_[i]);
+      filter_[b >> 6] |= uint64_t{1} << (b & 63);
+    }
+  }
+  const feed::MarketRec& rec_;
+  mutable bool built_ = false;
+  mutable size_t n_ = 0;
+  mutable uint64_t filter_[4] = {};
+  mutable uint64_t keys_[kMax][2];  // left unset until build(): most records never need them
+  mutable bool priced_[kMax];
+};
 
 // The history to change: this batch's own, or a fresh copy. Every
 // LineHistory is created non-const right here, and readers only see it
@@ -83,26 +139,25 @@ bool has_key(const Market& m, const std::vector<uint32_t>& idx, LineKey key) {
 int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const feed::MarketRec& rec) {
   // Fast path, nearly every record: the same lines priced again, and no
   // withdrawn line of this market to bring back.
+  const PricedIn priced(rec);
   bool withdraws = false;
   if (prev)
     for (size_t i = 0; i < prev->lines.size() && !withdraws; ++i)
-      withdraws = prev->lines[i].count > 0 && !priced_in(rec, prev->lines[i].key.view(), i);
+      withdraws = prev->lines[i].count > 0 && !priced(prev->lines[i].key, i);
   const Market* old = h ? find_market(h->markets, rec.market) : nullptr;
   bool returns = false;
   if (old)
-    for (size_t i = 0; i < old->lines.size() && !returns; ++i)
-      returns = priced_in(rec, old->lines[i].key.view(), SIZE_MAX);
+    for (size_t i = 0; i < old->lines.size() && !returns; ++i) returns = priced(old->lines[i].key, SIZE_MAX);
   if (!withdraws && !returns) return 0;
   const int64_t before = static_cast<int64_t>(history_bytes(h.get()));
 
   std::vector<uint32_t> add, keep;
   if (prev)
     for (uint32_t i = 0; i < prev->lines.size(); ++i)
-      if (prev->lines[i].count > 0 && !priced_in(rec, prev->lines[i].key.view(), i)) add.push_back(i);
+      if (prev->lines[i].count > 0 && !priced(prev->lines[i].key, i)) add.push_back(i);
   if (old)
     for (uint32_t i = 0; i < old->lines.size(); ++i)
-      if (!priced_in(rec, old->lines[i].key.view(), SIZE_MAX) && !(prev && has_key(*prev, add, old->lines[i].key)))
-        keep.push_back(i);
+      if (!priced(old->lines[i].key, SIZE_MAX) && !(prev && has_key(*prev, add, old->lines[i].key))) keep.push_back(i);
   replace_market(h, edit, rec.market, old, keep, prev, std::move(add));
   return static_cast<int64_t>(history_bytes(h.get())) - before;
 }

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -55,6 +56,12 @@ class Published {
 
   size_t retired() const { return retired_now_.size() + retired_flipped_.size(); }  // writer only
 
+  // Where the writer's last reference to a retired value goes once no
+  // reader can reach its box (the engine hands old snapshots to a
+  // Reclaimer); unset, it is dropped on the writer's thread. Set before the
+  // first publish.
+  void set_disposer(std::function<void(Ptr&&)> fn) { dispose_ = std::move(fn); }
+
  private:
   struct Box {
     Ptr value;
@@ -67,7 +74,10 @@ class Published {
   void reclaim() {
     if (!retired_flipped_.empty()) {
       if (readers_[phase_.load() ^ 1].load() != 0) return;  // readers still inside: next publish
-      for (Box* b : retired_flipped_) delete b;
+      for (Box* b : retired_flipped_) {
+        if (dispose_) dispose_(std::move(b->value));
+        delete b;
+      }
       retired_flipped_.clear();
     }
     if (retired_now_.empty()) return;
@@ -79,6 +89,7 @@ class Published {
   mutable std::atomic<uint32_t> readers_[2] = {0, 0};
   std::atomic<uint32_t> phase_{0};
   std::vector<Box*> retired_now_, retired_flipped_;  // writer only
+  std::function<void(Ptr&&)> dispose_;
 };
 
 }  // namespace oddsrelay

@@ -109,6 +109,29 @@ TEST(LineHistory, LinePricedAgainLeavesTheHistory) {
   EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s1.5 s=0 2101:140:0 ls=30"}));
 }
 
+// A ladder wider than the per-record key filter (64 lines) takes the plain
+// scan; a narrow record against a long history takes the filter: both must
+// find the lines priced again among many withdrawn ones.
+TEST(LineHistory, WideLaddersAndLongHistoriesFindLinesPricedAgain) {
+  auto ladder = [](int from, int to, int price) {
+    std::vector<L> v;
+    for (int k = from; k < to; ++k) v.push_back({"s" + std::to_string(k) + ".5", 0, {{2101, price + k, 0}}});
+    return v;
+  };
+  Engine e;
+  test::apply_all(e, {market(10, kId, 1007, ladder(0, 80, 100))});
+  test::apply_all(e, {market(20, kId, 1007, ladder(70, 80, 100))});  // 70 rungs withdrawn
+  EXPECT_EQ(entry(e).history->lines, 70u);
+  test::apply_all(e, {market(30, kId, 1007, ladder(60, 80, 200))});  // 10 of them priced again
+  EXPECT_EQ(entry(e).history->lines, 60u);
+  test::apply_all(e, {market(40, kId, 1007, ladder(0, 80, 300))});  // all of them: 80 lines, wider than the filter
+  EXPECT_TRUE(withdrawn(entry(e), 1007).empty());
+  EXPECT_EQ(entry(e).history->lines, 0u);
+  test::apply_all(e, {market(50, kId, 1007, ladder(79, 80, 400))});
+  EXPECT_EQ(entry(e).history->lines, 79u);
+  EXPECT_EQ(withdrawn(entry(e), 1007).front(), "s0.5 s=0 2101:300:0 ls=40");
+}
+
 TEST(LineHistory, FrozenAtTheFirstEnded) {
   Engine e;
   test::apply_all(e, {test::event(1, kId, 1, true),
