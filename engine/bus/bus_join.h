@@ -2,7 +2,7 @@
 // newest snapshot on STREAM_SNAP whose continuation the log stream still
 // holds, loaded into a fresh engine; or, with no snapshot, the log from its
 // first position when the stream still holds it. The caller then follows
-// the stream from `next_stream_seq` (bus/log_reader.h). See
+// the stream from `next_stream_seq` (engine/bus/log_reader.h). See
 // docs/architecture.md "Scale-out".
 #pragma once
 

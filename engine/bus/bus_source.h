@@ -1,5 +1,5 @@
 // The edge's source: follows the log stream on NATS JetStream from where the
-// join left it (bus/bus_join.h) and pushes every record into the pipeline,
+// join left it (engine/bus/bus_join.h) and pushes every record into the pipeline,
 // so the edge's engine applies exactly the ingest's records in the ingest's
 // order: the same positions, epoch and state digest. When the log moved on
 // without this edge (a gap: retention dropped messages it had not read, or
