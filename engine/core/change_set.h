@@ -45,7 +45,8 @@ struct Batch {
   // Engine::replace_state): no records, no changes, and nothing before it
   // leads to `snapshot`; outputs start over from it.
   bool reset = false;
-  int64_t apply_start_ns = 0;  // steady clock when the engine began the batch (protocol/metrics/data_path.h); 0: unknown
+  int64_t apply_start_ns =
+      0;  // steady clock when the engine began the batch (protocol/metrics/data_path.h); 0: unknown
 
   std::span<const uint32_t> markets_of(const EventChange& c) const {
     return std::span<const uint32_t>(markets).subspan(c.markets_first, c.markets_count);
