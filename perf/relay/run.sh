@@ -171,6 +171,8 @@ stop_nchan() {
 }
 nginx_worker() { pgrep -P "$(cat "$dir/nginx.pid")" | head -1; }
 start_uws() {  # uws_server.js options (--compress, --replay CAPTURE)
+  # The last run's log says "listening" too: gone before this one starts.
+  rm -f "$dir/uws.log"
   NODE_PATH=$uws_dir/node_modules $pin_server node perf/relay/uws_server.js "$uport" "$@" 2> "$dir/uws.log" &
   uws_pid=$!
   for _ in $(seq 100); do
@@ -230,6 +232,7 @@ def unsound(name, d):
     bad = [f"{k}={d[k]}" for k in ("failed", "closed_early", "gaps", "out_of_order") if d[k] != 0]
     if d["connected"] != subs: bad.append(f"connected={d['connected']}/{subs}")
     if d["frames"] == 0 or d["frames_per_s"] <= 0: bad.append("no frames delivered")
+    if d["latency_samples"] == 0: bad.append("no INFO timed (no latency)")
     if not name.startswith("oddsrelay") and d["forwarded"] == 0: bad.append("nothing forwarded")
     if "--compress" in name and d["compressed"] != d["connected"]:
         bad.append(f"compression negotiated on {d['compressed']}/{d['connected']}")
@@ -331,6 +334,7 @@ for f in sys.argv[1:]:
     why = [f"{k}={d[k]}" for k in ("failed", "closed_early", "gaps", "out_of_order") if d[k] != 0]
     if d["connected"] != n: why.append(f"connected={d['connected']}/{n}")
     if d["frames"] == 0: why.append("no frames delivered")
+    if d["latency_samples"] == 0: why.append("no INFO timed (no latency)")
     if mode.endswith("compress") and d["compressed"] != d["connected"]:
         why.append(f"compression negotiated on {d['compressed']}/{d['connected']}")
     if d.get("replay_ended"): why.append(f"the capture ran out before the run did ({d['replay_ended']})")
