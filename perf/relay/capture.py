@@ -4,7 +4,9 @@
 subscriber (Python websockets, no compression) on oddsrelay records, from
 the first INFO after its connect snapshot, every frame with its arrival
 time for SECONDS, one "<microseconds since the first frame>\t<frame>" line
-each, so the replay has the same frames at their recorded pace. Checks the
+each, so the replay has the same frames at their recorded pace: a frame's
+time is its batch's publish by the server (`encoded_us` of the INFO closing
+it), so this client's own lag does not shape the pace. Checks the
 INFO chain (no gap) and prints one JSON line; exit 1 on a gap, a frame with
 a newline, or nothing captured.
   capture.py PORT KEY SECONDS OUT"""
@@ -25,7 +27,7 @@ def fail(why, **extra):
 
 async def capture():
     url = f"ws://127.0.0.1:{port}/pt-ws?api_key={key}&protocol=v2"
-    lines, seq, t0, infos = [], None, None, 0
+    lines, seq, t0, infos, batch, e0 = [], None, None, 0, [], None
     async with websockets.connect(url, max_size=None, max_queue=None, compression=None) as ws:
         deadline = time.monotonic() + seconds + 30
         while t0 is None or time.monotonic() - t0 < seconds:
@@ -45,11 +47,16 @@ async def capture():
                     t0 = now
                     continue
                 infos += 1
+                e0 = body["encoded_us"] if e0 is None else e0
+                at = body["encoded_us"] - e0
+                lines += [f"{at}\t{f}\n" for f in batch + [frame]]
+                batch = []
+                continue
             if t0 is None:
                 continue
             if "\n" in frame:
                 fail("a frame with a newline")
-            lines.append(f"{int((now - t0) * 1e6)}\t{frame}\n")
+            batch.append(frame)
     return lines, infos
 
 
