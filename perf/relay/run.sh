@@ -10,7 +10,10 @@
 #       offering permessage-deflate (oddsload --compress), and with 2
 #       threads); compressed against uncompressed in the same run: wire
 #       bytes and server CPU per delivered frame, as ratios (goals: at most
-#       0.5x the bytes, at most 1.0x the CPU)
+#       0.5x the bytes, at most 1.0x the CPU); and compressed against
+#       uWebSockets with its shared compressor on (uWS.SHARED_COMPRESSOR,
+#       every publish compressed), same frames: deliveries per server
+#       CPU-second (goal at least 1.0x) and wire bytes per delivered frame
 #   W2: 10,000 subscribers, simulator at 50 records/s: RSS per connection
 #   Shapes (issue 24), each against W1's uncompressed /pt-ws row of the same
 #       run: 1,000 subscribers spread over 50 distinct events=/markets=
@@ -24,8 +27,13 @@
 #       200, 400, 700, 1,000), simulator at 1,000 records/s, server on one
 #       core, with and without compression: the most subscribers served
 #       with p99 record->subscriber at or under 5 ms (a direction stops at
-#       its first point over 5 ms). Under 10 s per run (perf/run.sh
-#       --quick): only 20% and 100%.
+#       its first point over 5 ms). Beside it, the same sweep against
+#       uWebSockets (plain and shared compressor) fed without a forwarder:
+#       perf/relay/capture.py records the frames of /pt-ws once, with their
+#       arrival times, and perf/relay/uws_server.js --replay publishes them
+#       itself at their recorded pace, stamping each INFO's `at` when it
+#       publishes it, so both latencies count from their own publish. Under
+#       10 s per run (perf/run.sh --quick): only 20% and 100%.
 #
 # With two cores or more, the server under test is pinned to core 0 and
 # the load client to core 1 (taskset), for every server, and each server's
@@ -47,8 +55,9 @@
 # a frame out of order; oddsrelay must still be running after its run. An
 # unsound run's row is still shown, marked, and the script exits 1.
 #   perf/relay/run.sh [build-dir] [seconds per run, default 20] [W1 subs, default 1000] [W2 subs, default 10000]
-# RELAY_SHAPES_ONLY=1: only W1's oddsrelay row, the shapes and the sweep
-# (no baselines, no W2), to measure issue 24's rows alone.
+# RELAY_SHAPES_ONLY=1: only issue 24's rows: W1's oddsrelay rows plain and
+# compressed beside uWebSockets compressed, the shapes and the sweep
+# (uWebSockets' included); no other baseline row, no W2.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/../.."
@@ -161,8 +170,10 @@ stop_nchan() {
   rm -f "$dir/nginx.pid"
 }
 nginx_worker() { pgrep -P "$(cat "$dir/nginx.pid")" | head -1; }
-start_uws() {
-  NODE_PATH=$uws_dir/node_modules $pin_server node perf/relay/uws_server.js "$uport" 2> "$dir/uws.log" &
+start_uws() {  # uws_server.js options (--compress, --replay CAPTURE)
+  # The last run's log says "listening" too: gone before this one starts.
+  rm -f "$dir/uws.log"
+  NODE_PATH=$uws_dir/node_modules $pin_server node perf/relay/uws_server.js "$uport" "$@" 2> "$dir/uws.log" &
   uws_pid=$!
   for _ in $(seq 100); do
     grep -q listening "$dir/uws.log" 2>/dev/null && return
@@ -221,7 +232,10 @@ def unsound(name, d):
     bad = [f"{k}={d[k]}" for k in ("failed", "closed_early", "gaps", "out_of_order") if d[k] != 0]
     if d["connected"] != subs: bad.append(f"connected={d['connected']}/{subs}")
     if d["frames"] == 0 or d["frames_per_s"] <= 0: bad.append("no frames delivered")
+    if d["latency_samples"] == 0: bad.append("no INFO timed (no latency)")
     if not name.startswith("oddsrelay") and d["forwarded"] == 0: bad.append("nothing forwarded")
+    if "--compress" in name and d["compressed"] != d["connected"]:
+        bad.append(f"compression negotiated on {d['compressed']}/{d['connected']}")
     return ", ".join(bad)
 failed = {name: unsound(name, d) for name, d in runs if unsound(name, d)}
 def per_cpu(d, relay_only=False):
@@ -254,6 +268,16 @@ for name, d in runs:
         print(f"{name} latency stages, us: " + "; ".join(parts))
 ours = dict(runs)
 tag = label.split(":")[0]
+# Compressed against compressed: uWebSockets' shared compressor.
+zu = ours.get("uWebSockets --compress")
+if zu and "uWebSockets --compress" not in failed and ours.get("oddsrelay --compress") and "oddsrelay --compress" not in failed:
+    z = ours["oddsrelay --compress"]
+    wire = lambda d: d["wire_bytes_per_s"] / d["frames_per_s"]
+    print(f"{tag} oddsrelay --compress/uWebSockets --compress (shared compressor): deliveries per CPU-s "
+          f"{per_cpu(z) / per_cpu(zu):.2f}x (relay loops alone {per_cpu(z, True) / per_cpu(zu):.2f}x; goal >= 1.0x), "
+          f"wire bytes per delivered frame {wire(z):.0f} vs {wire(zu):.0f} ({wire(z) / wire(zu):.2f}x; wire/frame bytes "
+          f"{z['wire_bytes_per_s'] / z['bytes_per_s']:.2f} vs {zu['wire_bytes_per_s'] / zu['bytes_per_s']:.2f}), "
+          f"p99 {z['p99_ms']:.2f} ms vs {zu['p99_ms']:.2f} ms")
 for base in ("uWebSockets", "nginx+nchan"):
     if base not in ours: continue
     b = ours[base]
@@ -310,10 +334,15 @@ for f in sys.argv[1:]:
     why = [f"{k}={d[k]}" for k in ("failed", "closed_early", "gaps", "out_of_order") if d[k] != 0]
     if d["connected"] != n: why.append(f"connected={d['connected']}/{n}")
     if d["frames"] == 0: why.append("no frames delivered")
+    if d["latency_samples"] == 0: why.append("no INFO timed (no latency)")
+    if mode.endswith("compress") and d["compressed"] != d["connected"]:
+        why.append(f"compression negotiated on {d['compressed']}/{d['connected']}")
+    if d.get("replay_ended"): why.append(f"the capture ran out before the run did ({d['replay_ended']})")
     if why: bad.append(f"{name}: {', '.join(why)}")
     rows.append((mode, n, d, why))
     if not why and d["p99_ms"] <= 5.0: best[mode] = max(best.get(mode, 0), n)
-print("\n### Latency sweep: simulator at 1000 records/s, server on one core (--relay-threads 1)\n")
+print("\n### Latency sweep: simulator at 1000 records/s, server on one core (--relay-threads 1); "
+      "uws-*: uWebSockets publishing a capture of the same frames itself\n")
 # The stages say where a p99 goes: the engine, the relay's encoding, or the
 # sockets and the client (relay->subscriber).
 print("| stream | subscribers | deliveries/s | server CPU % | p50 ms | p99 ms | p99.9 ms | p99 ms record->engine / engine->relay / relay->subscriber | sound |")
@@ -324,8 +353,10 @@ for mode, n, d, why in rows:
     print(f"| {mode} | {d['connected']}/{n} | {d['frames_per_s']:,.0f} | {100 * d['cpu_s'] / d['wall_s']:.0f} | "
           f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {stages} | {'yes' if not why else ', '.join(why)} |")
 print()
-for mode in dict.fromkeys(m for m, *_ in rows):
-    print(f"Sweep {mode}: the most subscribers served with p99 <= 5 ms: {best.get(mode, 0)} (goal 1000 per core)")
+modes = list(dict.fromkeys(m for m, *_ in rows))
+for mode in (m for m in modes if not m.startswith("uws-")):
+    beside = f"; uWebSockets (uws-{mode}): {best.get('uws-' + mode, 0)}" if "uws-" + mode in modes else ""
+    print(f"Sweep {mode}: the most subscribers served with p99 <= 5 ms: {best.get(mode, 0)} (goal 1000 per core){beside}")
 for b in bad:
     print(f"perf/relay: FAILED: sweep {b}", file=sys.stderr)
 sys.exit(1 if bad else 0)
@@ -380,19 +411,42 @@ run_ours() {  # $1 name, $2 rate, $3 threads, $4 out file, then oddsload options
   ${finish:-true}
   stop_relay
 }
-run_baseline() {  # $1 name, $2 rate, $3 out file
+run_baseline() {  # $1 name, $2 rate, $3 out file, then oddsload options (--compress: uWebSockets' too)
   # The feeding oddsrelay runs beside the load client, off the server's core.
   start_relay "$2" 1 "$pin_client"
-  local pid sub
-  if [ "$1" = uWebSockets ]; then start_uws; pid=$uws_pid; sub=127.0.0.1:$uport/sub
+  local pid sub uws=
+  case $1 in uWebSockets*) uws=1 ;; esac
+  if [ -n "$uws" ]; then start_uws "${@:4}"; pid=$uws_pid; sub=127.0.0.1:$uport/sub
   else start_nchan; pid=$(nginx_worker); sub=127.0.0.1:$nport/sub; fi
   local rss0; rss0=$(rss_kib "$pid")
   echo "  $1: $conns subscribers, $secs s" >&2
   local pub=${sub%/sub}/pub
   add_rss0 "$(measure "$pid" --connect 127.0.0.1:$port --key perf-key --connections "$conns" \
-              --forward "$pub" --subscribe "$sub")" "$rss0" > "$3"
-  if [ "$1" = uWebSockets ]; then stop_uws; else stop_nchan; fi
+              --forward "$pub" --subscribe "$sub" "${@:4}")" "$rss0" > "$3"
+  if [ -n "$uws" ]; then stop_uws; else stop_nchan; fi
   stop_relay
+}
+# The sweep's uWebSockets feed: frames of /pt-ws at 1,000 records/s with
+# their arrival times, long enough to outlast a run started after it.
+capture_frames() {
+  start_relay 1000 1 "$pin_server"
+  echo "  capturing $((secs + 3)) s of /pt-ws frames for uWebSockets' replay" >&2
+  $pin_client "$pyws" perf/relay/capture.py "$port" perf-key $((secs + 3)) "$dir/capture.txt" > "$dir/capture.json" ||
+    die "capturing the frames failed: $(cat "$dir/capture.json")"
+  echo "  capture: $(cat "$dir/capture.json")" >&2
+  stop_relay
+}
+# uWebSockets publishing the capture itself ($2 = uws_server.js and oddsload
+# options: --compress or none); "replay_ended" in the JSON if the capture ran
+# out before the load client was done (the run is then unsound).
+run_uws_replay() {  # $1 out file
+  start_uws --replay "$dir/capture.txt" "${@:2}"
+  echo "  uWebSockets replaying: $conns subscribers, $secs s" >&2
+  measure "$uws_pid" --connect "127.0.0.1:$uport" --connections "$conns" --subscribe "127.0.0.1:$uport/sub" "${@:2}" \
+    > "$dir/replay.json"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["replay_ended"]=sys.argv[2]; print(json.dumps(d))' \
+    "$dir/replay.json" "$(grep -o 'replayed.*' "$dir/uws.log" || true)" > "$1"
+  stop_uws
 }
 
 echo "## Relay fan-out, $(date -u +%F), $(nproc) cores ($pinning); $secs s per run"
@@ -400,14 +454,17 @@ conns=$w1
 echo "W1: $w1 subscribers, sim 1000 records/s" >&2
 run_ours "oddsrelay" 1000 1 "$dir/w1_ours.json"
 status=0
+run_ours "oddsrelay --compress" 1000 1 "$dir/w1_ours_z.json" --compress
+w1_rows=("oddsrelay=$dir/w1_ours.json" "oddsrelay --compress=$dir/w1_ours_z.json")
 if [ -z "$shapes_only" ]; then
-  run_ours "oddsrelay --compress" 1000 1 "$dir/w1_ours_z.json" --compress
   run_ours "oddsrelay --relay-threads 2" 1000 2 "$dir/w1_ours2.json"
   run_baseline uWebSockets 1000 "$dir/w1_uws.json"
   run_baseline nginx+nchan 1000 "$dir/w1_nchan.json"
-  report "W1: $w1 subscribers, sim 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.json" \
-    "oddsrelay --compress=$dir/w1_ours_z.json" "oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json" || status=1
+  w1_rows+=("oddsrelay --relay-threads 2=$dir/w1_ours2.json" "uWebSockets=$dir/w1_uws.json" "nginx+nchan=$dir/w1_nchan.json")
 fi
+run_baseline "uWebSockets --compress" 1000 "$dir/w1_uws_z.json" --compress
+w1_rows+=("uWebSockets --compress=$dir/w1_uws_z.json")
+report "W1: $w1 subscribers, sim 1000 records/s" "$w1" "${w1_rows[@]}" || status=1
 echo "Shapes: $w1 subscribers, 1000 records/s" >&2
 prepare=make_filters run_ours "oddsrelay 50 filters" 1000 1 "$dir/s_filters.json" --filter-file "$dir/filters.txt"
 run_ours "oddsrelay --sse" 1000 1 "$dir/s_sse.json" --sse
@@ -423,12 +480,14 @@ report "Shapes: $w1 subscribers, 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.j
 echo "Sweep: subscribers at 1000 records/s, server on one core" >&2
 if [ "$secs" -lt 10 ]; then points="$((w1 / 5)) $w1"; else points="$((w1 / 10)) $((w1 / 5)) $((w1 * 2 / 5)) $((w1 * 7 / 10)) $w1"; fi
 sweep=()
-for mode in plain compress; do
+capture_frames
+for mode in plain compress uws-plain uws-compress; do
   for n in $points; do
     conns=$n
     opts=()
-    [ "$mode" = compress ] && opts=(--compress)
-    run_ours "sweep $mode" 1000 1 "$dir/sweep_${mode}_$n.json" "${opts[@]}"
+    [ "${mode#uws-}" = compress ] && opts=(--compress)
+    if [ "${mode#uws-}" = "$mode" ]; then run_ours "sweep $mode" 1000 1 "$dir/sweep_${mode}_$n.json" "${opts[@]}"
+    else run_uws_replay "$dir/sweep_${mode}_$n.json" "${opts[@]}"; fi
     sweep+=("$mode $n=$dir/sweep_${mode}_$n.json")
     p99=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p99_ms"])' "$dir/sweep_${mode}_$n.json")
     python3 -c "import sys; sys.exit(0 if $p99 <= 5.0 else 1)" || break
