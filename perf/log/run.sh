@@ -19,7 +19,8 @@ trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$dir"' EXIT
 key=perf-log-key
 printf '{"keys":[{"key":"%s","name":"perf","permissions":["live","prematch","odds","scores"],"rate_limit":100000000}]}\n' \
   "$key" > "$dir/keys.json"
-port() { echo $((20000 + RANDOM % 20000)); }
+# A port free right now (a random one could be a client's ephemeral port).
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 die() { echo "perf/log: $*" >&2; exit 1; }
 for n in "${sizes[@]}"; do
   feed="$dir/feed-$n.jsonl" data="$dir/data-$n"

@@ -53,7 +53,7 @@ fi
 
 key=soak-key
 printf '{"keys":[{"key":"%s","name":"soak","permissions":["live","prematch","odds","scores"]}]}\n' "$key" > "$work/keys.json"
-port=$((20000 + RANDOM % 20000))
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 data="$work/data"
 
 echo "perf/soak: $days days of feed ($sim), horizon $horizon, compaction ${compaction[*]:-default}, build $build"
