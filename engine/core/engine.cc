@@ -250,18 +250,13 @@ void Engine::apply_market(feed::Record& rec) {
   }
   // Until full time, lines that go are kept with their last read (the
   // history is frozen at the first `ended`, with the odds then current).
-  if (!ended(e)) {
-    int64_t history_grew = 0;
-    if (!mr.lines.empty())
-      history_grew = history_on_market(e.history, edit_, exists ? it->ptr.get() : nullptr, mr);
-    else if (exists)
-      history_grew = history_on_removal(e.history, edit_, **it);
-    work_.bytes += static_cast<uint64_t>(history_grew);
-  }
+  const Market* prev = exists ? it->ptr.get() : nullptr;
   if (mr.lines.empty()) {
+    if (prev && !ended(e)) work_.bytes += static_cast<uint64_t>(history_on_removal(e.history, edit_, *prev));
     if (exists) ms.erase(it);
   } else {
-    MarketPtr m = build_market(mr, exists ? it->ptr.get() : nullptr, rec.at);
+    MarketPtr m = build_market(mr, prev, rec.at);
+    if (!ended(e)) work_.bytes += static_cast<uint64_t>(history_on_market(e.history, edit_, prev, *m));
     work_.outcomes += m->outcomes.size();
     work_.bytes += market_bytes(*m);
     ++work_.markets;

@@ -11,68 +11,47 @@ namespace oddsrelay {
 
 namespace {
 
-// Whether `rec` prices the line `key` (has it with at least one outcome).
-// Lines usually keep their positions, so `hint` is tried before a scan.
-bool priced_in(const feed::MarketRec& rec, std::string_view key, size_t hint) {
-  if (hint < rec.lines.size() && rec.lines[hint].key == key) return rec.lines[hint].count > 0;
-  for (const feed::LineIn& l : rec.lines)
-    if (l.key == key) return l.count > 0;
-  return false;
-}
-
-// priced_in() for many keys of one record: the record's keys as LineKeys
-// (two-word compares, no memcmp) and a 256-bit filter of them, so that a
-// history line the record does not have (nearly all of them) costs a hash
-// and a bit test instead of a scan of the record. Same answers as
-// priced_in(); a record with more lines, or a key longer than a LineKey
-// holds, takes priced_in() itself.
+// Whether the new version of a market prices the line `key` (has it with at
+// least one outcome). Lines usually keep their positions, so `hint` is tried
+// before the first line with that key; a history line the market does not
+// have (nearly all of them) costs a hash and a bit test against a 256-bit
+// filter of the market's keys instead of a scan. Keys compare as two words
+// (LineKey::operator==): the parser already limits them to what a LineKey
+// holds, so these are the record's own keys.
 class PricedIn {
  public:
-  explicit PricedIn(const feed::MarketRec& rec) : rec_(rec) {}
+  explicit PricedIn(const Market& next) : next_(next) {}
   bool operator()(const LineKey& key, size_t hint) const {
-    const auto& lines = rec_.lines;
-    if (hint < lines.size() && lines[hint].key == key.view()) return lines[hint].count > 0;
+    const auto& lines = next_.lines;
+    if (hint < lines.size() && lines[hint].key == key) return lines[hint].count > 0;
+    if (lines.size() <= kScan) return scan(key);
     if (!built_) build();
-    if (n_ > kMax) return priced_in(rec_, key.view(), hint);
-    uint64_t w[2];
-    std::memcpy(w, &key, sizeof w);
-    const uint32_t b = bit(w);
-    if (!(filter_[b >> 6] >> (b & 63) & 1)) return false;
-    for (size_t i = 0; i < n_; ++i)
-      if (((keys_[i][0] ^ w[0]) | (keys_[i][1] ^ w[1])) == 0) return priced_[i];
-    return false;
+    return (filter_[bit(key) >> 6] >> (bit(key) & 63) & 1) && scan(key);
   }
 
  private:
-  static constexpr size_t kMax = 64;
-  // A LineKey's two words (LineKey::operator==), hashed to one of 256 bits.
-  static uint32_t bit(const uint64_t w[2]) {
+  static constexpr size_t kScan = 8;  // up to this many lines a scan is as cheap as the filter
+  static uint32_t bit(const LineKey& key) {
+    uint64_t w[2];
+    std::memcpy(w, &key, sizeof w);
     return static_cast<uint32_t>(((w[0] ^ (w[1] * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL) >> 56);
   }
-  // Built at the first lookup that misses its hint: most records need none.
+  // The first line with the key decides, as it does for the record.
+  bool scan(const LineKey& key) const {
+    for (const Line& l : next_.lines)
+      if (l.key == key) return l.count > 0;
+    return false;
+  }
   void build() const {
     built_ = true;
-    n_ = rec_.lines.size();
-    if (n_ > kMax) return;
-    for (size_t i = 0; i < n_; ++i) {
-      const std::string& k = rec_.lines[i].key;
-      if (k.size() > kMaxLineKey) {
-        n_ = kMax + 1;
-        return;
-      }
-      const LineKey key(k);
-      std::memcpy(keys_[i], &key, sizeof keys_[i]);
-      priced_[i] = rec_.lines[i].count > 0;
-      const uint32_t b = bit(keys_[i]);
+    for (const Line& l : next_.lines) {
+      const uint32_t b = bit(l.key);
       filter_[b >> 6] |= uint64_t{1} << (b & 63);
     }
   }
-  const feed::MarketRec& rec_;
+  const Market& next_;
   mutable bool built_ = false;
-  mutable size_t n_ = 0;
   mutable uint64_t filter_[4] = {};
-  mutable uint64_t keys_[kMax][2];  // left unset until build(): most records never need them
-  mutable bool priced_[kMax];
 };
 
 // The history to change: this batch's own, or a fresh copy. Every
@@ -89,8 +68,12 @@ LineHistory& writable(LineHistoryPtr& h, uint64_t edit) {
 
 // Makes history market `id` the lines `keep` of `old` followed by the lines
 // `add` of `from` (newly withdrawn, as last read); no lines: it goes.
-void replace_market(LineHistoryPtr& h, uint64_t edit, uint32_t id, const Market* old, const std::vector<uint32_t>& keep,
+// Returns how much history_bytes(h) grew: the one market it swapped (and
+// the history itself when there was none), so no record walks the history.
+int64_t replace_market(LineHistoryPtr& h, uint64_t edit, uint32_t id, const Market* old, const std::vector<uint32_t>& keep,
                     const Market* from, std::vector<uint32_t> add) {
+  int64_t grew = h ? 0 : static_cast<int64_t>(history_header_bytes());
+  if (old) grew -= static_cast<int64_t>(market_bytes(*old));
   LineHistory& w = writable(h, edit);
   const uint32_t before = old ? static_cast<uint32_t>(old->lines.size()) : 0;
   const uint32_t others = w.lines - before;
@@ -106,7 +89,7 @@ void replace_market(LineHistoryPtr& h, uint64_t edit, uint32_t id, const Market*
   w.lines = others + static_cast<uint32_t>(nlines);
   if (nlines == 0) {
     if (exists) w.markets.erase(it);
-    return;
+    return grew;
   }
   size_t nouts = 0;
   for (uint32_t k : keep) nouts += old->lines[k].count;
@@ -122,10 +105,12 @@ void replace_market(LineHistoryPtr& h, uint64_t edit, uint32_t id, const Market*
   };
   for (uint32_t k : keep) copy(*old, old->lines[k]);
   for (uint32_t a : add) copy(*from, from->lines[a]);
+  grew += static_cast<int64_t>(market_bytes(*m));
   if (exists)
     it->ptr = std::move(m);
   else
     w.markets.insert(it, MarketRef{id, std::move(m)});
+  return grew;
 }
 
 bool has_key(const Market& m, const std::vector<uint32_t>& idx, LineKey key) {
@@ -136,20 +121,19 @@ bool has_key(const Market& m, const std::vector<uint32_t>& idx, LineKey key) {
 
 }  // namespace
 
-int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const feed::MarketRec& rec) {
+int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const Market& next) {
   // Fast path, nearly every record: the same lines priced again, and no
   // withdrawn line of this market to bring back.
-  const PricedIn priced(rec);
+  const PricedIn priced(next);
   bool withdraws = false;
   if (prev)
     for (size_t i = 0; i < prev->lines.size() && !withdraws; ++i)
       withdraws = prev->lines[i].count > 0 && !priced(prev->lines[i].key, i);
-  const Market* old = h ? find_market(h->markets, rec.market) : nullptr;
+  const Market* old = h ? find_market(h->markets, next.id) : nullptr;
   bool returns = false;
   if (old)
     for (size_t i = 0; i < old->lines.size() && !returns; ++i) returns = priced(old->lines[i].key, SIZE_MAX);
   if (!withdraws && !returns) return 0;
-  const int64_t before = static_cast<int64_t>(history_bytes(h.get()));
 
   std::vector<uint32_t> add, keep;
   if (prev)
@@ -158,8 +142,7 @@ int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, 
   if (old)
     for (uint32_t i = 0; i < old->lines.size(); ++i)
       if (!priced(old->lines[i].key, SIZE_MAX) && !(prev && has_key(*prev, add, old->lines[i].key))) keep.push_back(i);
-  replace_market(h, edit, rec.market, old, keep, prev, std::move(add));
-  return static_cast<int64_t>(history_bytes(h.get())) - before;
+  return replace_market(h, edit, next.id, old, keep, prev, std::move(add));
 }
 
 int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev) {
@@ -171,9 +154,7 @@ int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev)
     for (uint32_t i = 0; i < old->lines.size(); ++i)
       if (!has_key(prev, add, old->lines[i].key)) keep.push_back(i);
   if (add.empty()) return 0;
-  const int64_t before = static_cast<int64_t>(history_bytes(h.get()));
-  replace_market(h, edit, prev.id, old, keep, &prev, std::move(add));
-  return static_cast<int64_t>(history_bytes(h.get())) - before;
+  return replace_market(h, edit, prev.id, old, keep, &prev, std::move(add));
 }
 
 }  // namespace oddsrelay

@@ -35,14 +35,14 @@ using LineHistoryPtr = std::shared_ptr<const LineHistory>;
 // of an event that has not ended. `edit` is the batch being built: a history
 // of that batch is changed in place, an older one copied first.
 //
-// A market record replaces `prev` (null: a new market): lines `prev` priced
-// (at least one outcome) that the record does not price are withdrawn with
-// the state `prev` holds for them; lines the record prices leave the
-// history (they are current again).
+// A market record replaces `prev` (null: a new market) with `next`, the
+// market it built: lines `prev` priced (at least one outcome) that `next`
+// does not price are withdrawn with the state `prev` holds for them; lines
+// `next` prices leave the history (they are current again).
 // Both return how much history_bytes(h) (engine/core/retention.h) grew, so
 // the state's byte count follows without walking the history per record:
 // nearly every record changes nothing and costs no walk at all.
-int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const feed::MarketRec& rec);
+int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const Market& next);
 // The whole market goes (a removal record, or the event's `remove`).
 int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev);
 

@@ -1,5 +1,6 @@
 #include "engine/core/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "protocol/metrics/data_path.h"
@@ -87,6 +88,18 @@ void Pipeline::run() {
     }
     const int64_t t0 = metrics::steady_ns();
     for (size_t i = 0; i < n; ++i) engine_.apply(std::move(buf[i]));
+    // Behind by more than a few batches (a replay at max speed, an edge
+    // catching up): the batch takes what waits, up to kCatchUpBatch
+    // records. Each batch costs a snapshot (the path copies of every event
+    // it touches, their release) and a set of output frames, so fewer,
+    // larger batches are what catching up needs; a live burst of a few
+    // hundred records is still published every batch_max records.
+    while (n < kCatchUpBatch && queue_.size_approx() >= kCatchUpBacklog) {
+      size_t more = queue_.try_dequeue_bulk(buf.begin(), std::min(batch_max_, kCatchUpBatch - n));
+      if (more == 0) break;
+      for (size_t i = 0; i < more; ++i) engine_.apply(std::move(buf[i]));
+      n += more;
+    }
     BatchPtr b = engine_.seal(t0);
     metrics::batch_apply().observe_ns(static_cast<uint64_t>(metrics::steady_ns() - t0));
     if (b) sealed_seq_.store(b->snapshot->seq, std::memory_order_relaxed);

@@ -45,6 +45,10 @@ class Pipeline {
   // Queue depth past which push() waits, so a source that outruns the
   // engine (replay at max speed) cannot grow memory without bound.
   static constexpr size_t kHighWater = 1 << 16;
+  // A queue this deep after a batch's first batch_max records means the
+  // engine is behind: the batch grows to at most kCatchUpBatch records.
+  static constexpr size_t kCatchUpBacklog = 1024;
+  static constexpr size_t kCatchUpBatch = 16384;
 
   explicit Pipeline(Engine& engine, size_t batch_max = 256) : engine_(engine), batch_max_(batch_max) {}
   ~Pipeline() { stop(); }

@@ -30,9 +30,11 @@ size_t score_bytes(const ScoreState* s) {
 
 size_t stats_bytes(const StatsState* s) { return s ? rounded(sizeof(StatsState) + kControlBlock) : 0; }
 
+size_t history_header_bytes() { return rounded(sizeof(LineHistory) + kControlBlock); }
+
 size_t history_bytes(const LineHistory* h) {
   if (!h) return 0;
-  size_t n = rounded(sizeof(LineHistory) + kControlBlock);
+  size_t n = history_header_bytes();
   for (const MarketRef& m : h->markets) n += market_bytes(*m);
   return n;
 }

@@ -34,6 +34,7 @@ size_t market_bytes(const Market& m);  // with its MarketRef
 size_t score_bytes(const ScoreState* s);
 size_t stats_bytes(const StatsState* s);
 size_t history_bytes(const LineHistory* h);  // withdrawn lines (engine/core/line_history.h)
+size_t history_header_bytes();               // a history with no lines
 size_t entry_bytes(const EventEntry& e);
 
 // The events that may leave, ordered by the `at` of their last record

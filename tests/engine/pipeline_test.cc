@@ -1,0 +1,87 @@
+// The pipeline's batching (engine/core/pipeline.h): a live trickle is
+// published every batch_max records or sooner, a backlog (a replay at max
+// speed, an edge catching up) in batches of up to kCatchUpBatch, and either
+// way every record is applied once and the state is the same.
+#include "engine/core/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/core/state_digest.h"
+#include "engine/sources/simulator.h"
+
+namespace oddsrelay {
+namespace {
+
+// Records the size of every batch the pipeline delivers.
+struct BatchSizes : BatchSink {
+  std::mutex mu;
+  std::vector<size_t> sizes;
+  void on_batch(const BatchPtr& b) override {
+    std::lock_guard lock(mu);
+    sizes.push_back(b->records.size());
+  }
+};
+
+std::vector<feed::Record> sim_records(size_t n) {
+  sim::Simulator sim(sim::SimOptions{5, 300, 1000, 2000});
+  std::vector<feed::Record> out;
+  sim.open(1'700'000'000'000, 1'700'000'000'000, out);
+  while (out.size() < n) sim.step(sim.now(), out);
+  out.resize(n);
+  return out;
+}
+
+uint64_t digest_one_by_one(const std::vector<feed::Record>& recs) {
+  Engine e;
+  for (const auto& r : recs) {
+    e.apply(feed::Record(r));
+    e.commit();
+  }
+  return state_digest(*e.current());
+}
+
+TEST(Pipeline, ABacklogIsAppliedInCatchUpBatches) {
+  const std::vector<feed::Record> recs = sim_records(60'000);
+  Engine engine;
+  Pipeline pipeline(engine, 256);
+  BatchSizes sink;
+  pipeline.add_sink(&sink);
+  // Everything is queued before the engine thread starts: a backlog.
+  std::vector<feed::Record> copy = recs;
+  for (auto& r : copy) pipeline.push(std::move(r));
+  pipeline.start();
+  pipeline.stop();
+  EXPECT_EQ(engine.applied() + engine.skipped(), recs.size());
+  const size_t largest = *std::max_element(sink.sizes.begin(), sink.sizes.end());
+  EXPECT_GT(largest, 256u) << "a backlog should not be applied 256 records a batch";
+  EXPECT_LE(largest, Pipeline::kCatchUpBatch);
+  EXPECT_LT(sink.sizes.size(), recs.size() / 256);
+  EXPECT_EQ(state_digest(*engine.current()), digest_one_by_one(recs));
+}
+
+TEST(Pipeline, ATrickleIsPublishedEveryBatchMax) {
+  const std::vector<feed::Record> recs = sim_records(3'000);
+  Engine engine;
+  Pipeline pipeline(engine, 64);
+  BatchSizes sink;
+  pipeline.add_sink(&sink);
+  pipeline.start();
+  std::vector<feed::Record> copy = recs;
+  for (size_t i = 0; i < copy.size(); ++i) {
+    pipeline.push(std::move(copy[i]));
+    if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  pipeline.stop();
+  EXPECT_EQ(engine.applied() + engine.skipped(), recs.size());
+  for (size_t n : sink.sizes) EXPECT_LE(n, 64u) << "no backlog: no batch past batch_max";
+  EXPECT_EQ(state_digest(*engine.current()), digest_one_by_one(recs));
+}
+
+}  // namespace
+}  // namespace oddsrelay
