@@ -123,12 +123,9 @@ EventEntry& Engine::entry_for(uint64_t number, const std::string& id, int64_t at
     slot->number = number;
     slot->key = id;
     work_.bytes += kEntryBytes;
-    touched_was_ = false;
     if (!gone_.empty())
       if (auto it = gone_.find(number); it != gone_.end()) slot->change = it->second;
   } else {
-    touched_was_ = retirable(*slot);
-    touched_at_ = slot->updated_at;
     if (slot->edit != edit_) {
       slot = std::make_shared<EventEntry>(*slot);
       slot->change = 0;
@@ -266,7 +263,11 @@ void Engine::apply_market(feed::Record& rec) {
       ms.insert(it, MarketRef{mr.market, std::move(m)});
   }
   note_market(e, mr.market);
-  note_listing(change_for(e), e, e.sport(), e.live());
+  // A market record does not change the listing: once this batch's change
+  // holds the event's sport (every record that changes a listing notes it
+  // again), reading the event object (a cache miss a record) is skipped.
+  EventChange& ch = change_for(e);
+  if (e.listed() && ch.sport == 0) note_listing(ch, e, e.sport(), e.live());
 }
 
 void Engine::apply_score(feed::Record& rec) {
@@ -348,14 +349,15 @@ ApplyResult Engine::apply(feed::Record&& rec) {
       break;
   }
   if (r != ApplyResult::Applied) {
-    skipped_.fetch_add(1, std::memory_order_relaxed);
+    skipped_.store(skipped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return r;
   }
   work_.clock = rec.at;
   work_.feed_clock = std::max(work_.feed_clock, rec.at);
   ++work_.seq;
   records_.push_back(std::move(rec));
-  applied_.fetch_add(1, std::memory_order_relaxed);
+  // One writer: a plain store, not a locked add (readers only need a recent value).
+  applied_.store(applied_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   track_touched();
   evict_due();
   return r;
@@ -364,19 +366,24 @@ ApplyResult Engine::apply(feed::Record&& rec) {
 void Engine::track_touched() {
   EventEntry* e = std::exchange(touched_, nullptr);
   if (!e) return;
-  const bool now = retirable(*e);
-  if (touched_was_ && now && !e->empty()) {
-    if (touched_at_ != e->updated_at) retiring_.move(touched_at_, e->updated_at, e->number);
-    return;
-  }
-  if (touched_was_) retiring_.remove(touched_at_, e->number);
   if (e->empty()) return drop_entry(e->number, false);
-  if (now) retiring_.add(e->updated_at, e->number);
+  if (!retirable(*e))
+    unindex(*e);
+  else if (e->retire_at == EventEntry::kNotRetiring || e->updated_at < e->retire_at)
+    index(*e);  // new to the index, or its feed went back in time: an earlier position
 }
 
 void Engine::evict_due() {
+  int64_t at;
   uint64_t n;
-  while (retiring_.take_due(work_.feed_clock, work_.retain_ended_ms, n)) drop_entry(n, true);
+  while (retiring_.take_due(work_.feed_clock, work_.retain_ended_ms, at, n)) {
+    const EventEntry* e = work_.events.find(n);
+    if (!e || e->retire_at != at) continue;  // stale: the event left, or was indexed again since
+    if (e->updated_at != at)
+      index(*e);  // a newer record since: its place is at that record
+    else
+      drop_entry(n, true);
+  }
 }
 
 // Takes an entry out of the state like a `remove` would take its listing,
@@ -434,8 +441,9 @@ void Engine::restore_entry(EventEntry&& entry) {
   entry.edit = edit_;
   entry.change = 0;
   slot = std::make_shared<EventEntry>(std::move(entry));
+  slot->retire_at = EventEntry::kNotRetiring;
   count_entry(*slot, +1);
-  if (retirable(*slot)) retiring_.add(slot->updated_at, slot->number);
+  if (retirable(*slot)) index(*slot);
 }
 
 void Engine::restore_position(const Position& p) {

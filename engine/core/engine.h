@@ -106,8 +106,12 @@ class Engine {
   void track_touched();
   void evict_due();
   void drop_entry(uint64_t number, bool evicted);
-  void unindex(const EventEntry& e) {
-    if (retirable(e)) retiring_.remove(e.updated_at, e.number);
+  // An entry that leaves the map leaves the retention index too: its item,
+  // if any, is stale from here on.
+  static void unindex(const EventEntry& e) { e.retire_at = EventEntry::kNotRetiring; }
+  void index(const EventEntry& e) {
+    e.retire_at = e.updated_at;
+    retiring_.add(e.updated_at, e.number);
   }
   void count_entry(const EventEntry& e, int delta);
 
@@ -120,8 +124,6 @@ class Engine {
   std::unordered_map<uint64_t, uint32_t> gone_;  // number -> EventEntry::change
   RetentionIndex retiring_;
   EventEntry* touched_ = nullptr;  // the entry the record being applied changed
-  bool touched_was_ = false;       // ...whether it was in retiring_ before
-  int64_t touched_at_ = 0;         // ...and under which `at`
   std::vector<feed::Record> records_;
   // Frees replaced versions off this thread; declared before store_, so it
   // outlives the store (whose own destructor frees what it still holds).

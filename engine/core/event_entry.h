@@ -59,6 +59,12 @@ struct EventEntry {
   std::shared_ptr<const StatsState> stats;
   LineHistoryPtr history;  // lines priced and withdrawn before full time (settlement, rule 7)
   int64_t updated_at = 0;  // at of the last record applied to it
+  // Writer only, never read by readers: the `at` under which the entry
+  // sits in the engine's retention index (kNotRetiring: not in it). It may
+  // trail updated_at (engine/core/retention.h); mutable so that the writer
+  // can re-key an entry it shares with published snapshots.
+  static constexpr int64_t kNotRetiring = INT64_MIN;
+  mutable int64_t retire_at = kNotRetiring;
 
   bool listed() const { return info != nullptr; }
   int32_t sport() const { return info ? info->sport : 0; }

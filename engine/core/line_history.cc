@@ -71,7 +71,7 @@ LineHistory& writable(LineHistoryPtr& h, uint64_t edit) {
 // Returns how much history_bytes(h) grew: the one market it swapped (and
 // the history itself when there was none), so no record walks the history.
 int64_t replace_market(LineHistoryPtr& h, uint64_t edit, uint32_t id, const Market* old, const std::vector<uint32_t>& keep,
-                    const Market* from, std::vector<uint32_t> add) {
+                    const Market* from, std::vector<uint32_t>& add) {
   int64_t grew = h ? 0 : static_cast<int64_t>(history_header_bytes());
   if (old) grew -= static_cast<int64_t>(market_bytes(*old));
   LineHistory& w = writable(h, edit);
@@ -113,6 +113,25 @@ int64_t replace_market(LineHistoryPtr& h, uint64_t edit, uint32_t id, const Mark
   return grew;
 }
 
+// True when `next` prices no line that `prev` did not price, so that no
+// withdrawn line can come back (the history never holds a line the current
+// market prices: every call leaves it so). Then the history market, often
+// the largest of the three, need not be read. Only claimed when `prev` has
+// no key twice, where "the line prev prices" is one line; lines compare at
+// their own position (lines keep their places), anything else is not
+// claimed and the caller checks the history itself.
+bool prices_nothing_new(const Market* prev, const Market& next) {
+  if (!prev || prev->lines.size() > 16) return false;
+  const auto& p = prev->lines;
+  for (size_t i = 1; i < p.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (p[i].key == p[j].key) return false;
+  const auto& n = next.lines;
+  for (size_t i = 0; i < n.size(); ++i)
+    if (n[i].count > 0 && !(i < p.size() && p[i].key == n[i].key && p[i].count > 0)) return false;
+  return true;
+}
+
 bool has_key(const Market& m, const std::vector<uint32_t>& idx, LineKey key) {
   for (uint32_t i : idx)
     if (m.lines[i].key == key) return true;
@@ -131,22 +150,30 @@ int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, 
       withdraws = prev->lines[i].count > 0 && !priced(prev->lines[i].key, i);
   const Market* old = h ? find_market(h->markets, next.id) : nullptr;
   bool returns = false;
-  if (old)
+  if (old && !prices_nothing_new(prev, next))
     for (size_t i = 0; i < old->lines.size() && !returns; ++i) returns = priced(old->lines[i].key, SIZE_MAX);
   if (!withdraws && !returns) return 0;
 
-  std::vector<uint32_t> add, keep;
+  // Scratch lists, reused: the engine thread calls this for a fifth of
+  // all market records, and each call allocating two vectors showed.
+  thread_local std::vector<uint32_t> add, keep;
+  add.clear();
+  keep.clear();
   if (prev)
     for (uint32_t i = 0; i < prev->lines.size(); ++i)
       if (prev->lines[i].count > 0 && !priced(prev->lines[i].key, i)) add.push_back(i);
   if (old)
     for (uint32_t i = 0; i < old->lines.size(); ++i)
       if (!priced(old->lines[i].key, SIZE_MAX) && !(prev && has_key(*prev, add, old->lines[i].key))) keep.push_back(i);
-  return replace_market(h, edit, next.id, old, keep, prev, std::move(add));
+  return replace_market(h, edit, next.id, old, keep, prev, add);
 }
 
 int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev) {
-  std::vector<uint32_t> add, keep;
+  // Scratch lists, reused: the engine thread calls this for a fifth of
+  // all market records, and each call allocating two vectors showed.
+  thread_local std::vector<uint32_t> add, keep;
+  add.clear();
+  keep.clear();
   for (uint32_t i = 0; i < prev.lines.size(); ++i)
     if (prev.lines[i].count > 0) add.push_back(i);
   const Market* old = h ? find_market(h->markets, prev.id) : nullptr;
@@ -154,7 +181,7 @@ int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev)
     for (uint32_t i = 0; i < old->lines.size(); ++i)
       if (!has_key(prev, add, old->lines[i].key)) keep.push_back(i);
   if (add.empty()) return 0;
-  return replace_market(h, edit, prev.id, old, keep, &prev, std::move(add));
+  return replace_market(h, edit, prev.id, old, keep, &prev, add);
 }
 
 }  // namespace oddsrelay

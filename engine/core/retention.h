@@ -37,25 +37,24 @@ size_t history_bytes(const LineHistory* h);  // withdrawn lines (engine/core/lin
 size_t history_header_bytes();               // a history with no lines
 size_t entry_bytes(const EventEntry& e);
 
-// The events that may leave, ordered by the `at` of their last record
-// (then by number, so ties leave in one order everywhere). Writer only.
+// The events that may leave, ordered by the `at` under which each was
+// indexed (then by number, so ties leave in one order everywhere). Writer
+// only. Lazy, so that a record costs nothing here: an indexed event that
+// gets a newer record keeps its old position (EventEntry::retire_at), and
+// one that stops being retirable leaves a stale item behind. The engine
+// skips a stale item when it comes due and puts an event whose last record
+// is newer back under that `at`. Every indexed position is at or before
+// the event's last record, so the first live item due is the event with
+// the oldest last record: events leave in exactly the order (and at the
+// record) an eager index would let them.
 class RetentionIndex {
  public:
-  void add(int64_t last_at, uint64_t number) { set_.emplace(last_at, number); }
-  void remove(int64_t last_at, uint64_t number) { set_.erase({last_at, number}); }
-  // An indexed event's last record moved from `old_at` to `last_at`: its
-  // node is reused (no free and malloc per record), and put back with the
-  // end as the hint, where a record of the newest `at` belongs (then O(1)).
-  void move(int64_t old_at, int64_t last_at, uint64_t number) {
-    auto node = set_.extract({old_at, number});
-    if (node.empty()) return add(last_at, number);
-    node.value() = {last_at, number};
-    set_.insert(set_.end(), std::move(node));
-  }
-  // The next event due at feed clock `clock` with horizon `horizon` (its
-  // last record at or before clock - horizon), taken out of the index.
-  bool take_due(int64_t clock, int64_t horizon, uint64_t& number) {
+  void add(int64_t at, uint64_t number) { set_.emplace(at, number); }
+  // The next item due at feed clock `clock` with horizon `horizon` (indexed
+  // at or before clock - horizon), taken out of the index; maybe stale.
+  bool take_due(int64_t clock, int64_t horizon, int64_t& at, uint64_t& number) {
     if (set_.empty() || set_.begin()->first > clock - horizon) return false;
+    at = set_.begin()->first;
     number = set_.begin()->second;
     set_.erase(set_.begin());
     return true;
