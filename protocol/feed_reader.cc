@@ -75,6 +75,11 @@ LineStatus FeedParser::parse(std::string_view line, Record& out) {
       break;
   }
 
+  // Kept before the in-situ parse rewrites the copy.
+  if (keep_text_)
+    out.text.assign(scratch_);
+  else
+    out.text.clear();
   value_pool_.Clear();
   stack_pool_.Clear();
   rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>> doc(

@@ -33,6 +33,9 @@ class FeedParser {
   // Parses one line (a trailing '\r' or '\n' is ignored).
   [[nodiscard]] LineStatus parse(std::string_view line, Record& out);
 
+  // Whether parse() keeps each record's line in Record::text (off: empty).
+  void keep_text(bool on) { keep_text_ = on; }
+
   const std::string& error() const { return error_; }        // after Malformed etc.
   const std::string& provider() const { return provider_; }  // from the header
   uint64_t unknown_fields() const { return unknown_fields_; }
@@ -55,6 +58,7 @@ class FeedParser {
   std::string error_;
   std::string provider_;
   uint64_t unknown_fields_ = 0;
+  bool keep_text_ = false;
 };
 
 }  // namespace oddsrelay::feed

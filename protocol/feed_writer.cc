@@ -105,6 +105,10 @@ void write_record_head(json::Writer& w, int64_t at, const char* op, std::string_
 }
 
 void write_record(const Record& rec, std::string& out) {
+  if (!rec.text.empty()) {  // the line it was parsed from says the same
+    out += rec.text;
+    return;
+  }
   json::append_object(out, [&](json::Writer& w) {
     write_record_head(w, rec.at, op_name(rec.op()), rec.id);
     switch (rec.op()) {

@@ -214,9 +214,9 @@ void Webhooks::on_batch(const BatchPtr& batch) {
   if (stopping_.load(std::memory_order_relaxed)) return;
   // Bounded backlog (pipeline.h): the dispatcher does no I/O, so waiting
   // here means it is starved of CPU, not stuck on a receiver.
-  while (batches_.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed) &&
-         !stopping_.load(std::memory_order_relaxed))
+  while (backlog_.full() && running_.load(std::memory_order_relaxed) && !stopping_.load(std::memory_order_relaxed))
     std::this_thread::sleep_for(std::chrono::microseconds(50));
+  backlog_.added(*batch);
   batches_.enqueue(batch);
 }
 
@@ -256,6 +256,7 @@ void Webhooks::dispatch() {
   std::shared_ptr<const rest::KeyStore> last_keys;
   for (;;) {
     batches_.wait_dequeue(b);
+    if (b) backlog_.taken(*b);
     if (stopping_ || !b) return;
     SnapshotPtr before = std::exchange(prev, b->snapshot);
     auto keys = keys_.load();

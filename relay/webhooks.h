@@ -86,6 +86,7 @@ class Webhooks : public BatchSink {
   const Published<rest::KeyStore>& keys_;
   WebhookStats stats_;
   moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;
+  Backlog backlog_;  // what batches_ holds
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};  // the dispatcher takes batches
   std::thread dispatcher_;

@@ -219,6 +219,7 @@ BusSource::Step BusSource::read_on(feed::FeedParser& parser, Clock::time_point u
 
 void BusSource::run() {
   auto parser = std::make_unique<feed::FeedParser>();
+  parser->keep_text(pipeline_.record_text());
   bus::LogReader reader;
   bus::LogMessage m;
   bool open = false;

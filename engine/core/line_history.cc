@@ -70,8 +70,8 @@ LineHistory& writable(LineHistoryPtr& h, uint64_t edit) {
 // `add` of `from` (newly withdrawn, as last read); no lines: it goes.
 // Returns how much history_bytes(h) grew: the one market it swapped (and
 // the history itself when there was none), so no record walks the history.
-int64_t replace_market(LineHistoryPtr& h, uint64_t edit, uint32_t id, const Market* old, const std::vector<uint32_t>& keep,
-                    const Market* from, std::vector<uint32_t>& add) {
+int64_t replace_market(LineHistoryPtr& h, uint64_t edit, uint32_t id, const Market* old,
+                       const std::vector<uint32_t>& keep, const Market* from, std::vector<uint32_t>& add) {
   int64_t grew = h ? 0 : static_cast<int64_t>(history_header_bytes());
   if (old) grew -= static_cast<int64_t>(market_bytes(*old));
   LineHistory& w = writable(h, edit);

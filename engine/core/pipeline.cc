@@ -40,6 +40,7 @@ void Pipeline::run_log() {
     for (size_t i = 0; i < n; ++i) {
       if (log_) log_->append(*buf[i].batch);
       deliver(buf[i].batch, buf[i].records);
+      log_backlog_.taken(*buf[i].batch);
       buf[i].batch.reset();
     }
     if (n == 0) {
@@ -106,7 +107,8 @@ void Pipeline::run() {
     if (!b) {
       done_.fetch_add(n, std::memory_order_acq_rel);  // all skipped
     } else {
-      while (log_queue_.size_approx() >= kLogQueueMax) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      while (log_backlog_.full()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      log_backlog_.added(*b);
       log_queue_.enqueue(Sealed{std::move(b), n});
     }
   }

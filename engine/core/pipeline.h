@@ -29,6 +29,33 @@ class BatchSink {
   virtual void on_batch(const BatchPtr& batch) = 0;
 };
 
+// What a sink (or the journal stage) has queued, in batches and in records.
+// A catch-up batch holds up to Pipeline::kCatchUpBatch records, so a bound
+// in batches alone would let a lagging sink pin most of a replay; this one
+// holds at most kMaxRecords (what kMaxSinkBacklog live batches hold) plus
+// the batch that found room.
+class Backlog {
+ public:
+  static constexpr size_t kMaxRecords = BatchSink::kMaxSinkBacklog * 256;
+  explicit Backlog(size_t max_batches = BatchSink::kMaxSinkBacklog) : max_batches_(max_batches) {}
+  bool full() const {
+    return batches_.load(std::memory_order_relaxed) >= max_batches_ ||
+           records_.load(std::memory_order_relaxed) >= kMaxRecords;
+  }
+  void added(const Batch& b) {
+    batches_.fetch_add(1, std::memory_order_relaxed);
+    records_.fetch_add(b.records.size(), std::memory_order_relaxed);
+  }
+  void taken(const Batch& b) {
+    batches_.fetch_sub(1, std::memory_order_relaxed);
+    records_.fetch_sub(b.records.size(), std::memory_order_relaxed);
+  }
+
+ private:
+  const size_t max_batches_;
+  std::atomic<size_t> batches_{0}, records_{0};
+};
+
 // The durable stage between sealing a batch and publishing it (the
 // journal, engine/storage/log_writer.h). Runs on the pipeline's log thread:
 // a batch is published, and reaches the sinks, only after append() returns,
@@ -55,6 +82,11 @@ class Pipeline {
 
   void add_sink(BatchSink* sink) { sinks_.push_back(sink); }  // before start()
   void set_log(LogStage* log) { log_ = log; }                 // before start()
+  // Something downstream writes the records out again (the journal, a
+  // capture, the bus): sources that parse lines keep each record's line
+  // (feed::Record::text) so that it is copied rather than encoded again.
+  void set_record_text(bool on) { record_text_ = on; }  // before the sources start
+  bool record_text() const { return record_text_; }
   void start();
   // Stops after everything pushed so far is applied and handed to the sinks.
   void stop();
@@ -91,11 +123,13 @@ class Pipeline {
     size_t records = 0;
   };
   static constexpr size_t kLogQueueMax = 64;  // batches; the engine waits past it
+  Backlog log_backlog_{kLogQueueMax};
 
   Engine& engine_;
   size_t batch_max_;
   std::vector<BatchSink*> sinks_;
   LogStage* log_ = nullptr;
+  bool record_text_ = false;
   moodycamel::BlockingConcurrentQueue<Sealed> log_queue_;
   std::atomic<bool> engine_done_{true};  // no engine thread running (before start, after stop)
   std::thread log_thread_;

@@ -65,6 +65,7 @@ std::string ReplaySource::describe() const {
 
 void ReplaySource::run() {
   FeedFileReader reader;
+  reader.keep_text(pipeline_.record_text());
   std::string err;
   if (!reader.open(path_, err)) {
     status_.error = err;

@@ -132,9 +132,9 @@ bool FeedFileWriter::open(const std::string& path, std::string& err) {
 
 void FeedFileWriter::on_batch(const BatchPtr& batch) {
   // Bounded backlog (pipeline.h): a capture on a slow disk slows the feed.
-  while (queue_.size_approx() >= kMaxSinkBacklog && running_.load(std::memory_order_relaxed) &&
-         !stopping_.load(std::memory_order_relaxed))
+  while (backlog_.full() && running_.load(std::memory_order_relaxed) && !stopping_.load(std::memory_order_relaxed))
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  backlog_.added(*batch);
   queue_.enqueue(batch);
 }
 
@@ -173,6 +173,7 @@ void FeedFileWriter::run() {
         out += '\n';
         ++count;
       }
+      backlog_.taken(*batches[i]);
       batches[i].reset();
     }
     if (!out.empty()) {

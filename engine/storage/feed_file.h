@@ -40,6 +40,8 @@ class FeedFileReader {
   // False with `err` set when the file cannot be opened.
   bool open(const std::string& path, std::string& err);
   void on_problem(ProblemFn fn) { problem_ = std::move(fn); }
+  // Records keep their lines (feed::FeedParser::keep_text).
+  void keep_text(bool on) { parser_.keep_text(on); }
 
   // Next record; false at the end of the file or after a fatal error
   // (fatal() then says why, e.g. an unsupported format version).
@@ -95,6 +97,7 @@ class FeedFileWriter : public BatchSink {
   int fd_ = -1;
   void* gz_ = nullptr;
   moodycamel::BlockingConcurrentQueue<BatchPtr> queue_;
+  Backlog backlog_;  // what queue_ holds
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};  // the writer thread takes batches
   std::atomic<uint64_t> written_{0};

@@ -1,5 +1,7 @@
 // Engine apply throughput: parsed `market` records applied on one core with
-// a snapshot published every 256 records (the pipeline's batch), against a
+// a snapshot published every 256 records (the pipeline's batch_max, what a
+// live feed's bursts get), and every 16384 (Pipeline::kCatchUpBatch, what a
+// replay at max speed or an edge catching up gets), against a
 // baseline that applies the same records to a plain mutable hash map with
 // no snapshots: the ratio is what immutability costs. Each run checks its
 // work: the engine applied every record and skipped none, the map holds
@@ -13,6 +15,7 @@
 #include <unordered_map>
 
 #include "engine/core/engine.h"
+#include "engine/core/pipeline.h"
 #include "perf/perf_util.h"
 
 namespace {
@@ -43,6 +46,7 @@ size_t distinct_markets() {
 
 void BM_EngineApplyMarkets(benchmark::State& state) {
   const auto& f = feed();
+  const size_t batch = static_cast<size_t>(state.range(0));
   for (auto _ : state) {
     state.PauseTiming();
     oddsrelay::Engine e;
@@ -53,7 +57,7 @@ void BM_EngineApplyMarkets(benchmark::State& state) {
     size_t n = 0;
     for (auto& r : recs) {
       e.apply(std::move(r));
-      if (++n % 256 == 0) e.commit();
+      if (++n % batch == 0) e.commit();
     }
     e.commit();
     benchmark::DoNotOptimize(e.current()->markets);
@@ -65,7 +69,13 @@ void BM_EngineApplyMarkets(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f.markets.size()));
 }
-BENCHMARK(BM_EngineApplyMarkets)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_EngineApplyMarkets)
+    ->ArgName("batch")
+    ->Arg(256)
+    ->Arg(oddsrelay::Pipeline::kCatchUpBatch)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 
 // Baseline: the same work minus persistence (in-place replacement of a
 // market in a mutable two-level hash map, no ts carry-over, no publish).

@@ -83,5 +83,27 @@ TEST(Pipeline, ATrickleIsPublishedEveryBatchMax) {
   EXPECT_EQ(state_digest(*engine.current()), digest_one_by_one(recs));
 }
 
+// A sink's backlog is full at kMaxSinkBacklog batches or at kMaxRecords
+// records, whichever comes first: a few catch-up batches fill it.
+TEST(Pipeline, ABacklogCountsRecordsNotOnlyBatches) {
+  Backlog b;
+  Batch big;
+  big.records.resize(Pipeline::kCatchUpBatch);
+  size_t added = 0;
+  while (!b.full()) {
+    b.added(big);
+    ++added;
+  }
+  EXPECT_EQ(added, (Backlog::kMaxRecords + Pipeline::kCatchUpBatch - 1) / Pipeline::kCatchUpBatch);
+  b.taken(big);
+  EXPECT_FALSE(b.full());
+
+  Backlog few;
+  Batch one;
+  one.records.resize(1);
+  for (size_t i = 0; i < BatchSink::kMaxSinkBacklog; ++i) few.added(one);
+  EXPECT_TRUE(few.full());
+}
+
 }  // namespace
 }  // namespace oddsrelay

@@ -32,6 +32,36 @@ TEST(FeedWriter, RoundTripsEveryOp) {
   }
 }
 
+// A parser asked to keep lines (the journal's, a capture's or the bus's
+// source) hands each record its own line, trimmed and without a journal
+// checksum, and writing the record copies it: spacing and field order as
+// read, not as the writer would encode them. Off (the default) records
+// carry none and are encoded.
+TEST(FeedWriter, AKeptLineIsWrittenAsRead) {
+  const std::string spaced =
+      R"({ "op":"market", "at":2, "id":"99", "market":1001, "lines":{"s":{"o":{"2001":[185,0]}}} })";
+  FeedParser keep;
+  keep.keep_text(true);
+  Record r;
+  ASSERT_EQ(keep.parse("  " + spaced + "\r\n", r), LineStatus::Record) << keep.error();
+  EXPECT_EQ(r.text, spaced);
+  std::string out;
+  write_record(r, out);
+  EXPECT_EQ(out, spaced);
+
+  std::string journal = spaced;  // a journal line: its checksum is not part of the record's line
+  append_checksum(journal, 0);
+  ASSERT_EQ(keep.parse(journal, r), LineStatus::Record) << keep.error();
+  EXPECT_EQ(r.text, spaced);
+
+  FeedParser plain;
+  ASSERT_EQ(plain.parse(spaced, r), LineStatus::Record);
+  EXPECT_TRUE(r.text.empty());
+  out.clear();
+  write_record(r, out);
+  EXPECT_EQ(out, R"({"at":2,"op":"market","id":"99","market":1001,"lines":{"s":{"s":0,"o":{"2001":[185,0]}}}})");
+}
+
 TEST(FeedWriter, ChecksumCoversTheWholeLine) {
   std::string line = R"({"at":1,"op":"remove","id":"5"})";
   append_checksum(line, 0);

@@ -401,6 +401,7 @@ void build_outputs(Node& n) {
 // The feed last: everything it reaches exists. Then the node serves.
 void start_source(Node& n) {
   const Options& opt = n.opt;
+  n.pipeline->set_record_text(n.journal || n.capture || n.publisher);
   n.pipeline->start();
   if (opt.feed.kind == FeedSpec::Kind::Sim)
     n.source = std::make_unique<SimSource>(opt.feed.sim, *n.pipeline);
