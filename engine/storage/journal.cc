@@ -41,7 +41,9 @@ SegmentReplay replay_segment(const std::string& path, uint64_t first, uint64_t a
     if (pos > after) {
       engine.apply(std::move(rec));
       ++r.applied;
-      if (++in_batch == 256) {
+      // Nothing is served before recovery ends: batches as large as a
+      // catch-up's (pipeline.h), so the replay pays few snapshots.
+      if (++in_batch == Pipeline::kCatchUpBatch) {
         engine.commit();
         in_batch = 0;
       }
