@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "engine/sources/simulator.h"
 
@@ -21,6 +22,15 @@ SimFeed sim_market_records(size_t n, uint32_t events, uint64_t seed) {
     out.clear();
   }
   return f;
+}
+
+// Weak: null unless the binary links jemalloc.
+extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen) __attribute__((weak));
+
+uint64_t rss_in_use_bytes() {
+  constexpr int kAllArenas = 4096;  // MALLCTL_ARENAS_ALL
+  if (mallctl) mallctl(("arena." + std::to_string(kAllArenas) + ".purge").c_str(), nullptr, nullptr, nullptr, 0);
+  return rss_bytes();
 }
 
 uint64_t rss_bytes() {

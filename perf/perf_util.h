@@ -18,6 +18,11 @@ SimFeed sim_market_records(size_t n, uint32_t events = 2000, uint64_t seed = 1);
 
 // Resident set size of this process, bytes.
 uint64_t rss_bytes();
+// The same after the allocator returned the pages it keeps from freed
+// memory (jemalloc keeps them 10 s by default): the memory in use, so
+// that a figure measures what a structure holds, not how much garbage a
+// run happened to churn just before (no-op without jemalloc).
+uint64_t rss_in_use_bytes();
 
 // How many records a kernel benchmark runs on: `full`, or the number in the
 // environment variable ODDSRELAY_BENCH_RECORDS when set (perf/run.sh

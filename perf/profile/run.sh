@@ -24,12 +24,12 @@ echo "commit $(git rev-parse --short HEAD), $(nproc) cores, load $(cut -d' ' -f1
 echo
 # 1. bench_apply: 3 timed iterations of its 1,000,000 market records; the
 # simulator that makes them and the copies made while paused are left out.
-perf record -q -g -o "$dir/apply.data" "$fp/perf/bench_apply" --benchmark_filter=EngineApply > "$dir/apply.txt" 2>&1
+perf record -q -g -o "$dir/apply.data" "$fp/perf/bench_apply" --benchmark_filter='EngineApply.*batch:256/' > "$dir/apply.txt" 2>&1
 grep EngineApply "$dir/apply.txt" || true
 perf script --inline -i "$dir/apply.data" 2>/dev/null |
   python3 $here/stages.py 3000000 --only-under 'BM_EngineApply' \
     --not-under 'sim::|sim_market_records|vector<oddsrelay::feed::Record.*(operator=|vector\()|Record::Record' \
-    --title "### bench_apply (\`$fp/perf/bench_apply --benchmark_filter=EngineApply\`), 3 x 1,000,000 market records"
+    --title "### bench_apply (\`$fp/perf/bench_apply --benchmark_filter='EngineApply.*batch:256/'\`), 3 x 1,000,000 market records, a batch every 256"
 echo
 # 2. A replay at speed=max (reader + parser thread, engine thread, outputs).
 "$fp/oddsfeed" gen -o "$dir/feed.jsonl" --records "$records" --sim seed=1,events=2000,rate=1000 >/dev/null 2>&1
