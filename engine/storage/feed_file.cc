@@ -165,6 +165,8 @@ void FeedFileWriter::run() {
     if (n == 0 && stopping_.load(std::memory_order_acquire) && queue_.size_approx() == 0) break;
     out.clear();
     uint64_t count = 0;
+    // Counted out when taken: the batches are held until written below.
+    for (size_t i = 0; i < n; ++i) backlog_.taken(*batches[i]);
     for (size_t i = 0; i < n; ++i) {
       for (const feed::Record& r : batches[i]->records) {
         size_t start = out.size();
@@ -173,7 +175,6 @@ void FeedFileWriter::run() {
         out += '\n';
         ++count;
       }
-      backlog_.taken(*batches[i]);
       batches[i].reset();
     }
     if (!out.empty()) {
