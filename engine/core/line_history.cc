@@ -26,7 +26,8 @@ class PricedIn {
     if (hint < lines.size() && lines[hint].key == key) return lines[hint].count > 0;
     if (lines.size() <= kScan) return scan(key);
     if (!built_) build();
-    return (filter_[bit(key) >> 6] >> (bit(key) & 63) & 1) && scan(key);
+    const uint32_t b = bit(key);
+    return (filter_[b >> 6] >> (b & 63) & 1) && scan(key);
   }
 
  private:
@@ -132,6 +133,19 @@ bool prices_nothing_new(const Market* prev, const Market& next) {
   return true;
 }
 
+// The lines to add and to keep, emptied and reused: the engine thread
+// rebuilds a history market for a fifth of all market records, and
+// allocating two vectors each time showed in its profile.
+struct ScratchLists {
+  std::vector<uint32_t> add, keep;
+};
+ScratchLists& scratch_lists() {
+  thread_local ScratchLists s;
+  s.add.clear();
+  s.keep.clear();
+  return s;
+}
+
 bool has_key(const Market& m, const std::vector<uint32_t>& idx, LineKey key) {
   for (uint32_t i : idx)
     if (m.lines[i].key == key) return true;
@@ -154,11 +168,7 @@ int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, 
     for (size_t i = 0; i < old->lines.size() && !returns; ++i) returns = priced(old->lines[i].key, SIZE_MAX);
   if (!withdraws && !returns) return 0;
 
-  // Scratch lists, reused: the engine thread calls this for a fifth of
-  // all market records, and each call allocating two vectors showed.
-  thread_local std::vector<uint32_t> add, keep;
-  add.clear();
-  keep.clear();
+  auto& [add, keep] = scratch_lists();
   if (prev)
     for (uint32_t i = 0; i < prev->lines.size(); ++i)
       if (prev->lines[i].count > 0 && !priced(prev->lines[i].key, i)) add.push_back(i);
@@ -169,11 +179,7 @@ int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, 
 }
 
 int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev) {
-  // Scratch lists, reused: the engine thread calls this for a fifth of
-  // all market records, and each call allocating two vectors showed.
-  thread_local std::vector<uint32_t> add, keep;
-  add.clear();
-  keep.clear();
+  auto& [add, keep] = scratch_lists();
   for (uint32_t i = 0; i < prev.lines.size(); ++i)
     if (prev.lines[i].count > 0) add.push_back(i);
   const Market* old = h ? find_market(h->markets, prev.id) : nullptr;

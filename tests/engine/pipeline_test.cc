@@ -46,43 +46,41 @@ uint64_t digest_one_by_one(const std::vector<feed::Record>& recs) {
   return state_digest(*e.current());
 }
 
-TEST(Pipeline, ABacklogIsAppliedInCatchUpBatches) {
-  const std::vector<feed::Record> recs = sim_records(60'000);
+// Pushes `recs` through a pipeline of `batch_max` (all of them before the
+// engine thread starts when `backlog`, else 10 a millisecond: far below
+// what the engine applies even under ThreadSanitizer, so it never falls
+// kCatchUpBacklog behind), checks every record was applied and the state
+// is the one-record-a-batch state, and returns the batch sizes.
+std::vector<size_t> batch_sizes(const std::vector<feed::Record>& recs, size_t batch_max, bool backlog) {
   Engine engine;
-  Pipeline pipeline(engine, 256);
+  Pipeline pipeline(engine, batch_max);
   BatchSizes sink;
   pipeline.add_sink(&sink);
-  // Everything is queued before the engine thread starts: a backlog.
-  std::vector<feed::Record> copy = recs;
-  for (auto& r : copy) pipeline.push(std::move(r));
-  pipeline.start();
-  pipeline.stop();
-  EXPECT_EQ(engine.applied() + engine.skipped(), recs.size());
-  const size_t largest = *std::max_element(sink.sizes.begin(), sink.sizes.end());
-  EXPECT_GT(largest, 256u) << "a backlog should not be applied 256 records a batch";
-  EXPECT_LE(largest, Pipeline::kCatchUpBatch);
-  EXPECT_LT(sink.sizes.size(), recs.size() / 256);
-  EXPECT_EQ(state_digest(*engine.current()), digest_one_by_one(recs));
-}
-
-TEST(Pipeline, ATrickleIsPublishedEveryBatchMax) {
-  const std::vector<feed::Record> recs = sim_records(2'000);
-  Engine engine;
-  Pipeline pipeline(engine, 64);
-  BatchSizes sink;
-  pipeline.add_sink(&sink);
-  pipeline.start();
+  if (!backlog) pipeline.start();
   std::vector<feed::Record> copy = recs;
   for (size_t i = 0; i < copy.size(); ++i) {
     pipeline.push(std::move(copy[i]));
-    // 10 records a millisecond: far below what the engine applies even
-    // under ThreadSanitizer, so it never falls kCatchUpBacklog behind.
-    if (i % 10 == 9) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!backlog && i % 10 == 9) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  if (backlog) pipeline.start();
   pipeline.stop();
   EXPECT_EQ(engine.applied() + engine.skipped(), recs.size());
-  for (size_t n : sink.sizes) EXPECT_LE(n, 64u) << "no backlog: no batch past batch_max";
   EXPECT_EQ(state_digest(*engine.current()), digest_one_by_one(recs));
+  return sink.sizes;
+}
+
+TEST(Pipeline, ABacklogIsAppliedInCatchUpBatches) {
+  const std::vector<feed::Record> recs = sim_records(60'000);
+  const std::vector<size_t> sizes = batch_sizes(recs, 256, true);
+  const size_t largest = *std::max_element(sizes.begin(), sizes.end());
+  EXPECT_GT(largest, 256u) << "a backlog should not be applied 256 records a batch";
+  EXPECT_LE(largest, Pipeline::kCatchUpBatch);
+  EXPECT_LT(sizes.size(), recs.size() / 256);
+}
+
+TEST(Pipeline, ATrickleIsPublishedEveryBatchMax) {
+  for (size_t n : batch_sizes(sim_records(2'000), 64, false))
+    EXPECT_LE(n, 64u) << "no backlog: no batch past batch_max";
 }
 
 // A sink's backlog is full at kMaxSinkBacklog batches or at kMaxRecords
