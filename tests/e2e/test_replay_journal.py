@@ -171,6 +171,26 @@ class ReplayJournal(unittest.TestCase):
         self.assert_substantial(restarted)
         self.assert_same_answers(restarted, replayed)
 
+    def test_journal_keeps_each_line_as_read(self):
+        """With a data dir, the journal holds each record's line as the feed
+        wrote it (spacing and field order kept), with its checksum: the
+        record is not encoded again (engine/core/pipeline.h, record text)."""
+        spaced = os.path.join(self.dir, "spaced.jsonl")
+        with open(self.feed) as src:
+            lines = [l for l in src.read().splitlines()[:400] if '"op":"header"' not in l]
+        # Python's default separators: ", " and ": ", which the feed writer never uses.
+        lines = [json.dumps(dict(reversed(list(json.loads(l).items())))) for l in lines]
+        with open(spaced, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        data = os.path.join(self.dir, "data-spaced")
+        rc, _, err = relay("--feed", f"replay:{spaced},speed=max", "--data-dir", data, "--snapshot-journal", "0")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(h.stopped_digest(err), h.file_digest(spaced))
+        with open(os.path.join(data, "journal-%020d.jsonl" % 1)) as f:
+            journaled = [re.sub(r',"xxh":"[0-9a-f]{16}"}$', "}", l) for l in f.read().splitlines()[1:]]
+        self.assertEqual(len(journaled), len(lines))
+        self.assertEqual(journaled, lines)
+
     def test_gzip_replay_matches_plain(self):
         gz = os.path.join(self.dir, "feed.jsonl.gz")
         with open(self.feed, "rb") as src, gzip.open(gz, "wb") as dst:
