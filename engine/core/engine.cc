@@ -298,6 +298,7 @@ void Engine::apply_score(feed::Record& rec) {
       if (first) {
         s->ended = true;
         s->odds_at_end = e.markets;
+        work_.bytes += static_cast<uint64_t>(history_on_end(e.history, edit_));
         ++work_.ended;
         if (e.listed()) ++(e.live() ? work_.ended_live : work_.ended_prematch);
       }

@@ -190,4 +190,19 @@ int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev)
   return replace_market(h, edit, prev.id, old, keep, &prev, add);
 }
 
+int64_t history_on_end(LineHistoryPtr& h, uint64_t edit) {
+  if (!h || h->markets.empty()) return 0;
+  const int64_t before = static_cast<int64_t>(history_bytes(h.get()));
+  LineHistory& w = writable(h, edit);
+  w.packed = pack_lines(w.markets);
+  MarketList().swap(w.markets);
+  return static_cast<int64_t>(history_bytes(h.get())) - before;
+}
+
+const MarketList& history_markets(const LineHistory& h, MarketList& scratch) {
+  if (h.packed.empty()) return h.markets;
+  scratch = unpack_lines(h.packed);
+  return scratch;
+}
+
 }  // namespace oddsrelay

@@ -8,12 +8,15 @@
 // Part of the persistent state: derived from the records alone, so a journal
 // replay rebuilds it identically (it is in the state digest). Immutable once
 // published; the engine copies it on write like the other parts of an entry.
+// At the first `ended` it stops changing and is packed (packed_lines.h) for
+// the rest of the event's retention; readers go through history_markets().
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "engine/core/market.h"
+#include "engine/core/packed_lines.h"
 #include "protocol/feed_record.h"
 
 namespace oddsrelay {
@@ -26,6 +29,7 @@ struct LineHistory {
 
   uint64_t edit = 0;     // batch that created it: the writer may still mutate it
   MarketList markets;    // per market (sorted by id), only its withdrawn lines, as last read
+  PackedLines packed;    // once the event has ended: `markets` packed, and `markets` empty
   uint32_t lines = 0;    // lines held over all markets
   uint32_t dropped = 0;  // lines withdrawn past kMaxLines and not kept
 };
@@ -45,5 +49,12 @@ using LineHistoryPtr = std::shared_ptr<const LineHistory>;
 int64_t history_on_market(LineHistoryPtr& h, uint64_t edit, const Market* prev, const Market& next);
 // The whole market goes (a removal record, or the event's `remove`).
 int64_t history_on_removal(LineHistoryPtr& h, uint64_t edit, const Market& prev);
+// The event has ended: the history is final and is packed. Nothing may
+// change it after this (the engine calls the two above only before).
+int64_t history_on_end(LineHistoryPtr& h, uint64_t edit);
+
+// The withdrawn lines per market, whichever form holds them: `h.markets`,
+// or `scratch` filled from the packed form.
+const MarketList& history_markets(const LineHistory& h, MarketList& scratch);
 
 }  // namespace oddsrelay

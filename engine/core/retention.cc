@@ -34,7 +34,7 @@ size_t history_header_bytes() { return rounded(sizeof(LineHistory) + kControlBlo
 
 size_t history_bytes(const LineHistory* h) {
   if (!h) return 0;
-  size_t n = history_header_bytes();
+  size_t n = history_header_bytes() + (h->packed.empty() ? 0 : rounded(h->packed.capacity()));
   for (const MarketRef& m : h->markets) n += market_bytes(*m);
   return n;
 }

@@ -142,7 +142,8 @@ std::string dump_state(const Snapshot& s) {
     dump_markets(out, "", e->number, e->markets);
     if (const LineHistory* h = e->history.get()) {  // withdrawn lines, as last read
       appendf(out, "W %" PRIu64 " lines=%u dropped=%u\n", e->number, h->lines, h->dropped);
-      dump_markets(out, "W", e->number, h->markets);
+      MarketList unpacked;
+      dump_markets(out, "W", e->number, history_markets(*h, unpacked));
     } else {
       appendf(out, "W %" PRIu64 " none\n", e->number);
     }

@@ -283,8 +283,8 @@ Settlement settle(const EventEntry& e, const Catalog& catalog, bool include_inpl
   // Every line the event priced: the odds at the first `ended` (else now),
   // and the lines withdrawn before, each settled on its own last read.
   const MarketList& base = ended && !sc->odds_at_end.empty() ? sc->odds_at_end : e.markets;
-  static const MarketList kNone;
-  const MarketList& gone = e.history ? e.history->markets : kNone;
+  MarketList unpacked;
+  const MarketList& gone = e.history ? history_markets(*e.history, unpacked) : unpacked;
   for (size_t i = 0, j = 0; i < base.size() || j < gone.size();) {
     MarketLines market;
     uint32_t id;

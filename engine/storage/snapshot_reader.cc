@@ -159,6 +159,8 @@ bool read_entry(const Value& d, feed::FeedParser& parser, EventEntry& e, std::st
     st->ts = r.at;
     e.stats = std::move(st);
   }
+  // As the engine keeps it: the history of an ended event is packed.
+  if (e.score && e.score->ended) history_on_end(e.history, e.edit);
   return true;
 }
 

@@ -123,7 +123,8 @@ void write_entry(const EventEntry& e, std::string& out, std::string& scratch) {
       w.Key("dropped");
       w.Uint(h->dropped);
       w.Key("markets");
-      write_markets(w, h->markets);
+      MarketList unpacked;
+      write_markets(w, history_markets(*h, unpacked));
       w.EndObject();
     }
     if (const ScoreState* s = e.score.get()) write_score(w, e.key, *s, scratch);

@@ -42,7 +42,8 @@ size_t market_payload(const Market& m) {
 }
 
 size_t history_payload(const LineHistory& h) {
-  size_t b = kControlBlock + sizeof(LineHistory) + h.markets.capacity() * sizeof(MarketRef);
+  // Packed once its event has ended (engine/core/packed_lines.h).
+  size_t b = kControlBlock + sizeof(LineHistory) + h.markets.capacity() * sizeof(MarketRef) + h.packed.capacity();
   for (const MarketRef& m : h.markets) b += market_payload(*m);
   return b;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/core/engine.h"
+#include "engine/core/retention.h"
 #include "engine/core/state_digest.h"
 #include "tests/test_util.h"
 
@@ -27,7 +28,8 @@ const EventEntry& entry(const Engine& e) { return *e.current()->events.find(42);
 std::vector<std::string> withdrawn(const EventEntry& e, uint32_t market_id) {
   std::vector<std::string> out;
   if (!e.history) return out;
-  const Market* m = find_market(e.history->markets, market_id);
+  MarketList unpacked;
+  const Market* m = find_market(history_markets(*e.history, unpacked), market_id);
   if (!m) return out;
   for (const Line& l : m->lines) {
     std::string s = std::string(l.key.view()) + " s=" + std::to_string(l.suspended);
@@ -146,6 +148,43 @@ TEST(LineHistory, FrozenAtTheFirstEnded) {
                       test::rec(R"({"at":60,"op":"remove","id":")" + kId + R"("})")});
   EXPECT_EQ(entry(e).history.get(), at_end);
   EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s1.5 s=0 2101:130:0 ls=10"}));
+}
+
+TEST(LineHistory, PackedAtTheFirstEndedWithEveryLineAsRead) {
+  Engine e;
+  std::vector<feed::Record> recs{test::event(1, kId, 1, true)};
+  // A ladder of 12 rungs read at 10, then only its last rung priced: 11 withdrawn.
+  std::vector<L> ladder;
+  for (int i = 0; i < 12; ++i)
+    ladder.push_back({"s" + std::to_string(i) + ".5", i % 2, {{2101, 150 + i, 0}, {2102, 300 - i, i % 3 == 0}}});
+  recs.push_back(market(10, kId, 1007, ladder));
+  recs.push_back(market(20, kId, 1007, {{"s11.5", 0, {{2101, 161, 0}, {2102, 289, 0}}}}));
+  recs.push_back(market(25, kId, 1001, {{"s", 0, {{2001, 200, 0}}}}));
+  recs.push_back(test::rec(R"({"at":26,"op":"market","id":")" + kId + R"(","market":1001,"lines":{}})"));
+  test::apply_all(e, std::move(recs));
+  const std::vector<std::string> before = withdrawn(entry(e), 1007), removed = withdrawn(entry(e), 1001);
+  const std::string dump = dump_state(*e.current());
+  ASSERT_EQ(before.size(), 11u);
+  ASSERT_EQ(removed.size(), 1u);
+  const size_t unpacked_bytes = history_bytes(entry(e).history.get());
+
+  test::apply_all(e, {score(30, "ended", 2, 1)});
+  const LineHistory& h = *entry(e).history;
+  EXPECT_TRUE(h.markets.empty());
+  EXPECT_FALSE(h.packed.empty());
+  EXPECT_EQ(h.lines, 12u);
+  EXPECT_EQ(withdrawn(entry(e), 1007), before);
+  EXPECT_EQ(withdrawn(entry(e), 1001), removed);
+  // The digest reads the same lines: only the score's lines differ.
+  const std::string after = dump_state(*e.current());
+  EXPECT_EQ(after.substr(after.find("\nW 42 "), after.find("\nS 42 ") - after.find("\nW 42 ")),
+            dump.substr(dump.find("\nW 42 "), dump.find("\nS 42 ") - dump.find("\nW 42 ")));
+  // Smaller, and the state's byte count follows it.
+  EXPECT_LT(history_bytes(&h) * 2, unpacked_bytes);
+  EXPECT_GE(history_bytes(&h), sizeof(LineHistory) + h.packed.capacity());
+  size_t total = 0;
+  e.current()->events.for_each([&](const EventEntry& x) { total += entry_bytes(x); });
+  EXPECT_EQ(e.current()->bytes, total);
 }
 
 TEST(LineHistory, PublishedSnapshotsNeverChange) {

@@ -72,6 +72,16 @@ TEST(SnapshotFile, LoadGivesTheSameState) {
   }
   EXPECT_EQ(dump_state(*t), dump_state(*s));
   EXPECT_EQ(state_digest(*t), state_digest(*s));
+  // Kept as the engine keeps it: an ended event's withdrawn lines packed,
+  // so the state's bytes are the same too.
+  EXPECT_EQ(t->bytes, s->bytes);
+  size_t packed = 0;
+  t->events.for_each([&](const EventEntry& e) {
+    if (!e.history || !e.score || !e.score->ended) return;
+    EXPECT_TRUE(e.history->markets.empty()) << e.key;
+    packed += !e.history->packed.empty();
+  });
+  EXPECT_GT(packed, 0u) << "the state should hold ended events with withdrawn lines";
 
   // The loaded engine goes on like the original: the same next records give
   // the same state and positions.
