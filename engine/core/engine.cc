@@ -41,12 +41,17 @@ std::shared_ptr<Market> Market::make(uint32_t id, size_t nlines, size_t noutcome
   static_assert(std::is_trivially_destructible_v<Line> && std::is_trivially_destructible_v<Outcome>,
                 "the tail is released without running destructors");
   static_assert(sizeof(Line) % alignof(Outcome) == 0, "outcomes follow lines in one block");
+  static_assert(std::is_aggregate_v<Line> && std::is_aggregate_v<Outcome> && std::is_trivially_copyable_v<Line> &&
+                    std::is_trivially_copyable_v<Outcome>,
+                "implicit-lifetime types: the allocation creates them, no constructor runs");
   std::byte* tail = nullptr;
   auto m =
       std::allocate_shared<Market>(TailAllocator<Market>(nlines * sizeof(Line) + noutcomes * sizeof(Outcome), &tail));
   m->id = id;
-  *lines = new (tail) Line[nlines];
-  *outcomes = new (tail + nlines * sizeof(Line)) Outcome[noutcomes];
+  // Not zeroed first: every builder writes every field of every line and
+  // outcome, and zeroing them cost a tenth of building a market.
+  *lines = std::launder(reinterpret_cast<Line*>(tail));
+  *outcomes = std::launder(reinterpret_cast<Outcome*>(tail + nlines * sizeof(Line)));
   m->lines = std::span<const Line>(*lines, nlines);
   m->outcomes = std::span<const Outcome>(*outcomes, noutcomes);
   return m;

@@ -21,16 +21,23 @@ namespace {
 class PricedIn {
  public:
   explicit PricedIn(const Market& next) : next_(next) {}
+  // The hint test stays inline: it answers nearly every call.
   bool operator()(const LineKey& key, size_t hint) const {
     const auto& lines = next_.lines;
-    if (hint < lines.size() && lines[hint].key == key) return lines[hint].count > 0;
+    if (hint < lines.size() && lines[hint].key == key) [[likely]]
+      return lines[hint].count > 0;
+    return look_up(key);
+  }
+
+ private:
+  [[gnu::noinline]] bool look_up(const LineKey& key) const {
+    const auto& lines = next_.lines;
     if (lines.size() <= kScan) return scan(key);
     if (!built_) build();
     const uint32_t b = bit(key);
     return (filter_[b >> 6] >> (b & 63) & 1) && scan(key);
   }
 
- private:
   static constexpr size_t kScan = 8;  // up to this many lines a scan is as cheap as the filter
   static uint32_t bit(const LineKey& key) {
     uint64_t w[2];

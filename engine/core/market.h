@@ -68,7 +68,8 @@ struct Market {
   std::span<const Outcome> outcomes;  // all lines' outcomes, flat
 
   // A market with room for `nlines` lines and `noutcomes` outcomes, which
-  // the builder fills through the returned pointers before publishing.
+  // the builder fills through the returned pointers before publishing:
+  // every field of each, as they start out uninitialised.
   static std::shared_ptr<Market> make(uint32_t id, size_t nlines, size_t noutcomes, Line** lines, Outcome** outcomes);
 };
 
