@@ -40,6 +40,13 @@ struct LogOptions {
   uint64_t snapshot_min_bytes = 1 << 20;
   int snapshot_seconds = 300;
   size_t keep_snapshots = 2;  // the newest, and one to fall back on
+  // While the pipeline is behind its source (Batch::catch_up: a replay at
+  // max speed, a restart's backlog), the record and journal-share triggers
+  // are this many times higher (at the default share, 120% of the
+  // snapshot) and the log thread does not wait for the compactor; the time
+  // trigger stays. The first live batch after (or the first idle tick)
+  // applies the normal bound again. See docs/architecture.md "The log".
+  uint32_t catch_up_factor = 8;
 };
 
 struct LogStats {
@@ -49,7 +56,8 @@ struct LogStats {
   std::atomic<uint64_t> last_snapshot_copied{0};  // its state lines copied from the one before
   std::atomic<uint64_t> files_deleted{0};
   // Times the log thread waited for a snapshot being written because the
-  // journal had reached its share (LogOptions::snapshot_journal_pct).
+  // journal had reached its share (LogOptions::snapshot_journal_pct); never
+  // during a catch-up.
   std::atomic<uint64_t> compaction_waits{0}, compaction_wait_ms{0};
   std::atomic<uint64_t> write_errors{0};
   // Log positions: the last record written to the segment, the last one
@@ -85,6 +93,10 @@ class LogWriter : public LogStage {
   void compactor();
   void prune();
   uint64_t journal_limit() const;
+  // Whether a snapshot is due with the record and journal triggers
+  // `factor` times higher (1: the normal bound; the time trigger as is).
+  bool due(std::chrono::steady_clock::time_point now, uint32_t factor) const;
+  bool compact(const SnapshotPtr& snapshot, std::chrono::steady_clock::time_point now, bool may_wait);
 
   std::string dir_;
   LogOptions opts_;
@@ -96,6 +108,9 @@ class LogWriter : public LogStage {
   std::chrono::steady_clock::time_point last_sync_, last_snapshot_;
   uint64_t since_snapshot_ = 0, since_snapshot_bytes_ = 0;
   std::atomic<uint64_t> snapshot_bytes_{0};  // of the newest snapshot: the journal-share trigger's base
+  // The last batch's snapshot when it was a catch-up's and the normal bound
+  // is passed: what tick() compacts if no batch follows.
+  SnapshotPtr deferred_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_, idle_;  // the compactor's work; its being done with it
