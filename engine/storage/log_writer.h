@@ -8,8 +8,12 @@
 // segment is rolled and the batch's immutable snapshot goes to a compactor
 // thread, which writes it (snapshot_file.h, copying the lines of events
 // unchanged since its previous snapshot) while the engine goes on, then
-// deletes what the older of the two newest snapshots covers. See
-// docs/architecture.md "The log".
+// deletes what the older of the two newest snapshots covers. While the
+// pipeline is behind its source (Batch::catch_up: a replay at max speed, a
+// backlog), the record and share triggers count catch_up_factor times over
+// and the log thread does not wait for the compactor; the first live batch
+// or idle tick applies the normal bound again. See docs/architecture.md
+// "The log".
 #pragma once
 
 #include <atomic>
@@ -34,18 +38,20 @@ struct LogOptions {
   // older) swings by less than a tenth around its mean: see
   // docs/architecture.md "The log". A snapshot is due when it is reached,
   // and if the one before is still being written, the log thread waits for
-  // it. Never below snapshot_min_bytes, so a tiny state is not written
-  // again at every batch.
+  // it (not during a catch-up: catch_up_factor). Never below
+  // snapshot_min_bytes, so a tiny state is not written again at every
+  // batch.
   uint32_t snapshot_journal_pct = 15;
   uint64_t snapshot_min_bytes = 1 << 20;
   int snapshot_seconds = 300;
   size_t keep_snapshots = 2;  // the newest, and one to fall back on
-  // While the pipeline is behind its source (Batch::catch_up: a replay at
-  // max speed, a restart's backlog), the record and journal-share triggers
-  // are this many times higher (at the default share, 120% of the
-  // snapshot) and the log thread does not wait for the compactor; the time
-  // trigger stays. The first live batch after (or the first idle tick)
-  // applies the normal bound again. See docs/architecture.md "The log".
+  // While the pipeline is behind its source (Batch::catch_up), the record
+  // and journal-share triggers are this many times higher (400,000
+  // records, 120% of the snapshot at the defaults) and the log thread does
+  // not wait for the compactor; the time trigger stays. Meanwhile the dir
+  // can grow to about 2 + 3 x factor x share snapshots, and a restart
+  // replays up to two such cycles of journal. The first live batch after
+  // (or the first idle tick) applies the normal bound again.
   uint32_t catch_up_factor = 8;
 };
 
