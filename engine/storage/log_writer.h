@@ -46,13 +46,15 @@ struct LogOptions {
   int snapshot_seconds = 300;
   size_t keep_snapshots = 2;  // the newest, and one to fall back on
   // While the pipeline is behind its source (Batch::catch_up), the record
-  // and journal-share triggers are this many times higher (400,000
-  // records, 120% of the snapshot at the defaults) and the log thread does
-  // not wait for the compactor; the time trigger stays. Meanwhile the dir
-  // can grow to about 2 + 3 x factor x share snapshots, and a restart
-  // replays up to two such cycles of journal. The first live batch after
-  // (or the first idle tick) applies the normal bound again.
-  uint32_t catch_up_factor = 8;
+  // and journal-share triggers are this many times higher (1.6M records,
+  // 480% of the snapshot at the defaults) and the log thread does not wait
+  // for the compactor; the time trigger stays. 32 brings a replay at max
+  // speed to its pace with no compaction (perf/log/run.sh; 8 and 16 fall
+  // short). Meanwhile the dir can grow to about 2 + 3 x factor x share
+  // snapshots, and a restart replays up to two such cycles of journal. The
+  // first live batch after (or the first idle tick) applies the normal
+  // bound again.
+  uint32_t catch_up_factor = 32;
 };
 
 struct LogStats {

@@ -191,17 +191,17 @@ struct Snapshots {
 // live again the normal one applies at the first of them.
 TEST(Compaction, ACatchUpSnapshotsAtTheFactorAndTheFirstLiveBatchAtTheNormalBound) {
   LogOptions lo;
-  lo.snapshot_records = 1000;
+  ASSERT_EQ(lo.catch_up_factor, 32u);
+  lo.snapshot_records = 250;  // 8,000 in a catch-up
   lo.snapshot_journal_pct = 0;
   lo.snapshot_seconds = 1 << 30;
-  ASSERT_EQ(lo.catch_up_factor, 8u);
   Feeder f(lo);
   Snapshots s;
   for (int i = 0; i < 40; ++i) {  // 20,000 records behind the source
     f.append(500, true);
     s.note(f);
   }
-  EXPECT_EQ(s.at, (std::vector<uint64_t>{8000, 16000})) << "a catch-up snapshots every 8 x 1,000 records";
+  EXPECT_EQ(s.at, (std::vector<uint64_t>{8000, 16000})) << "a catch-up snapshots every 32 x 250 records";
   f.append(50, false);  // caught up: 4,050 records since the last snapshot
   s.note(f);
   ASSERT_FALSE(s.at.empty());
@@ -210,25 +210,26 @@ TEST(Compaction, ACatchUpSnapshotsAtTheFactorAndTheFirstLiveBatchAtTheNormalBoun
     f.append(500, false);
     s.note(f);
   }
-  EXPECT_EQ(s.at, (std::vector<uint64_t>{8000, 16000, 20050, 21050, 22050})) << "live: every 1,000 again";
+  EXPECT_EQ(s.at, (std::vector<uint64_t>{8000, 16000, 20050, 20550, 21050, 21550, 22050})) << "live: every batch again";
 }
 
 // The journal-share trigger likewise: in a catch-up a cycle's journal
-// reaches 8 times the share of the newest snapshot (the batch that crosses
-// it ends the cycle); live, the share itself, exactly as before.
+// reaches 32 times the share of the newest snapshot (the batch that
+// crosses it ends the cycle); live, the share itself, exactly as before.
 TEST(Compaction, ACatchUpLetsTheJournalReachTheFactorTimesItsShare) {
-  const uint32_t pct = 25;
+  const uint32_t pct = 5;
+  const uint64_t min = 2 << 10;
   LogOptions lo;
   lo.snapshot_records = UINT64_MAX;
   lo.snapshot_seconds = 1 << 30;
   lo.snapshot_journal_pct = pct;
-  lo.snapshot_min_bytes = kMin;
+  lo.snapshot_min_bytes = min;
   Feeder f(lo);
   uint64_t cycle = 0, snapshots = 0, above_floor = 0;
-  auto step = [&](bool catch_up) {
+  auto step = [&](size_t n, bool catch_up) {
     const uint64_t s = f.w().stats().last_snapshot_bytes.load();
-    const uint64_t limit = std::max(kMin, s / 100 * pct) * (catch_up ? lo.catch_up_factor : 1);
-    const uint64_t batch = f.append(50, catch_up);
+    const uint64_t limit = std::max(min, s / 100 * pct) * (catch_up ? lo.catch_up_factor : 1);
+    const uint64_t batch = f.append(n, catch_up);
     cycle += batch;
     f.settle();
     if (f.w().stats().snapshots.load() == snapshots) {
@@ -238,13 +239,14 @@ TEST(Compaction, ACatchUpLetsTheJournalReachTheFactorTimesItsShare) {
     ++snapshots;
     EXPECT_GE(cycle, limit) << "snapshot " << snapshots << " before the journal reached its bound";
     EXPECT_LT(cycle - batch, limit) << "snapshot " << snapshots << " later than the batch that crossed the bound";
-    if (s / 100 * pct > kMin) ++above_floor;
+    if (s / 100 * pct > min) ++above_floor;
     cycle = 0;
   };
-  while (above_floor < 3) step(true);
+  while (above_floor < 3) step(50, true);
   const uint64_t caught_up = snapshots;
-  for (int i = 0; i < 200; ++i) step(false);
-  EXPECT_GT(snapshots, caught_up + 3) << "live cycles at the normal share";
+  for (int i = 0; i < 200; ++i) step(10, false);  // a few batches a cycle
+  EXPECT_GT(snapshots, caught_up + 10) << "live cycles at the normal share";
+  EXPECT_LT(snapshots, caught_up + 100) << "live cycles of one batch each: the bound is not checked";
 }
 
 // A catch-up never waits for the compactor: a snapshot due while the one
