@@ -45,6 +45,11 @@ struct Batch {
   // Engine::replace_state): no records, no changes, and nothing before it
   // leads to `snapshot`; outputs start over from it.
   bool reset = false;
+  // The pipeline took it from a backlog (Pipeline::kCatchUpBacklog: a
+  // replay at max speed, an edge catching up), or is within kCatchUpTail
+  // batches of one that it did: the engine is behind its source. The
+  // journal relaxes compaction meanwhile (log_writer.h).
+  bool catch_up = false;
   int64_t apply_start_ns =
       0;  // steady clock when the engine began the batch (protocol/metrics/data_path.h); 0: unknown
 

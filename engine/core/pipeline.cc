@@ -95,13 +95,20 @@ void Pipeline::run() {
     // it touches, their release) and a set of output frames, so fewer,
     // larger batches are what catching up needs; a live burst of a few
     // hundred records is still published every batch_max records.
+    bool grew = false;
     while (n < kCatchUpBatch && queue_.size_approx() >= kCatchUpBacklog) {
       size_t more = queue_.try_dequeue_bulk(buf.begin(), std::min(batch_max_, kCatchUpBatch - n));
       if (more == 0) break;
       for (size_t i = 0; i < more; ++i) engine_.apply(std::move(buf[i]));
       n += more;
+      grew = true;
     }
     BatchPtr b = engine_.seal(t0);
+    // Behind its source: this batch grew, or one of the kCatchUpTail before
+    // it did. Said on the batch for the stages after it (the journal relaxes
+    // compaction); seal() made it just now and no one else holds it yet.
+    since_grown_ = grew ? 0 : std::min(since_grown_ + 1, kCatchUpTail + 1);
+    if (b && since_grown_ <= kCatchUpTail) const_cast<Batch&>(*b).catch_up = true;
     metrics::batch_apply().observe_ns(static_cast<uint64_t>(metrics::steady_ns() - t0));
     if (b) sealed_seq_.store(b->snapshot->seq, std::memory_order_relaxed);
     if (!b) {

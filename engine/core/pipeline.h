@@ -76,6 +76,11 @@ class Pipeline {
   // engine is behind: the batch grows to at most kCatchUpBatch records.
   static constexpr size_t kCatchUpBacklog = 1024;
   static constexpr size_t kCatchUpBatch = 16384;
+  // Batch::catch_up marks a batch that grew so, and the kCatchUpTail after
+  // the last one: a replay whose source the scheduler pauses for a moment
+  // (the engine drains the queue, takes a batch or two of live size, and
+  // is behind again) is still one catch-up.
+  static constexpr size_t kCatchUpTail = 64;
 
   explicit Pipeline(Engine& engine, size_t batch_max = 256) : engine_(engine), batch_max_(batch_max) {}
   ~Pipeline() { stop(); }
@@ -136,6 +141,7 @@ class Pipeline {
   moodycamel::BlockingConcurrentQueue<feed::Record> queue_;
   std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0}, sealed_seq_{0};
   std::atomic<bool> stopping_{false};
+  size_t since_grown_ = kCatchUpTail + 1;       // engine thread: batches since the last catch-up-sized one
   std::atomic<Engine*> replace_from_{nullptr};  // a replace_state() waiting for the engine thread
   std::thread thread_;
 };

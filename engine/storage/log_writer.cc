@@ -77,18 +77,44 @@ void LogWriter::append(const Batch& b) {
   since_snapshot_bytes_ += buf_.size();
   const auto now = Clock::now();
   if (now - last_sync_ >= std::chrono::milliseconds(opts_.sync_ms)) sync();
-  const bool due = since_snapshot_ >= opts_.snapshot_records || since_snapshot_bytes_ >= journal_limit() ||
-                   (since_snapshot_ > 0 && now - last_snapshot_ >= std::chrono::seconds(opts_.snapshot_seconds));
-  if (!due) return;
+  if (!b.catch_up) {
+    deferred_.reset();
+    if (due(now, 1)) compact(b.snapshot, now, true);
+    return;
+  }
+  // A catch-up: the engine is behind its source, and a snapshot every
+  // normal cadence of a state growing this fast is most of what the journal
+  // costs it. The triggers are catch_up_factor times higher and the log
+  // thread never waits for the compactor (it tries again at the next
+  // batch). Should the catch-up end with no batch after it, the normal
+  // bound is reached with the last one's snapshot (tick()).
+  deferred_ = due(now, 1) ? b.snapshot : nullptr;
+  if (due(now, opts_.catch_up_factor) && compact(b.snapshot, now, false)) deferred_.reset();
+}
+
+static uint64_t scaled(uint64_t v, uint64_t factor) {
+  if (factor <= 1) return v;
+  return v > UINT64_MAX / factor ? UINT64_MAX : v * factor;
+}
+
+bool LogWriter::due(Clock::time_point now, uint32_t factor) const {
+  return since_snapshot_ >= scaled(opts_.snapshot_records, factor) ||
+         since_snapshot_bytes_ >= scaled(journal_limit(), factor) ||
+         (since_snapshot_ > 0 && now - last_snapshot_ >= std::chrono::seconds(opts_.snapshot_seconds));
+}
+
+// Hands `snapshot` (that of the last batch written) to the compactor, after
+// ending the segment there. False when it did not (the compactor is busy,
+// and `may_wait` is false or the journal is still within its share).
+bool LogWriter::compact(const SnapshotPtr& snapshot, Clock::time_point now, bool may_wait) {
   std::unique_lock lock(mu_);
   if (busy_ || pending_) {
     // The last one is still being written: try again at the next batch,
     // unless the journal has already reached its share of the snapshot.
     // Then this thread waits for the compactor, so that the dir stays
-    // within its bound at any feed rate: a replay at full speed slows to
-    // the pace of the disk; a live feed would need to bring a share of the
-    // state in less time than a snapshot takes to write.
-    if (since_snapshot_bytes_ < journal_limit()) return;
+    // within its bound at any feed rate: a live feed would need to bring a
+    // share of the state in less time than a snapshot takes to write.
+    if (!may_wait || since_snapshot_bytes_ < journal_limit()) return false;
     const auto t0 = Clock::now();
     idle_.wait(lock, [&] { return !busy_ && !pending_; });
     stats_.compaction_waits.fetch_add(1, std::memory_order_relaxed);
@@ -97,14 +123,16 @@ void LogWriter::append(const Batch& b) {
         std::memory_order_relaxed);
   }
   // The segment ends here: the snapshot covers it and everything before.
+  std::string err;
   if (!open_segment(seq_ + 1, err)) {
     std::fprintf(stderr, "oddsrelay: %s; compaction postponed\n", err.c_str());
-    return;
+    return false;
   }
-  pending_ = b.snapshot;
+  pending_ = snapshot;
   since_snapshot_ = since_snapshot_bytes_ = 0;
   last_snapshot_ = now;
   cv_.notify_one();
+  return true;
 }
 
 // The journal bytes after which a snapshot is due: the configured share of
@@ -116,7 +144,10 @@ uint64_t LogWriter::journal_limit() const {
 }
 
 void LogWriter::tick() {
-  if (dirty_ && Clock::now() - last_sync_ >= std::chrono::milliseconds(opts_.sync_ms)) sync();
+  const auto now = Clock::now();
+  if (dirty_ && now - last_sync_ >= std::chrono::milliseconds(opts_.sync_ms)) sync();
+  // Idle after a catch-up that passed the normal bound: it applies now.
+  if (deferred_ && compact(deferred_, now, false)) deferred_.reset();
 }
 
 void LogWriter::sync() {

@@ -8,8 +8,12 @@
 // segment is rolled and the batch's immutable snapshot goes to a compactor
 // thread, which writes it (snapshot_file.h, copying the lines of events
 // unchanged since its previous snapshot) while the engine goes on, then
-// deletes what the older of the two newest snapshots covers. See
-// docs/architecture.md "The log".
+// deletes what the older of the two newest snapshots covers. While the
+// pipeline is behind its source (Batch::catch_up: a replay at max speed, a
+// backlog), the record and share triggers count catch_up_factor times over
+// and the log thread does not wait for the compactor; the first live batch
+// or idle tick applies the normal bound again. See docs/architecture.md
+// "The log".
 #pragma once
 
 #include <atomic>
@@ -34,12 +38,23 @@ struct LogOptions {
   // older) swings by less than a tenth around its mean: see
   // docs/architecture.md "The log". A snapshot is due when it is reached,
   // and if the one before is still being written, the log thread waits for
-  // it. Never below snapshot_min_bytes, so a tiny state is not written
-  // again at every batch.
+  // it (not during a catch-up: catch_up_factor). Never below
+  // snapshot_min_bytes, so a tiny state is not written again at every
+  // batch.
   uint32_t snapshot_journal_pct = 15;
   uint64_t snapshot_min_bytes = 1 << 20;
   int snapshot_seconds = 300;
   size_t keep_snapshots = 2;  // the newest, and one to fall back on
+  // While the pipeline is behind its source (Batch::catch_up), the record
+  // and journal-share triggers are this many times higher (1.6M records,
+  // 480% of the snapshot at the defaults) and the log thread does not wait
+  // for the compactor; the time trigger stays. 32 brings a replay at max
+  // speed to its pace with no compaction (perf/log/run.sh; 8 and 16 fall
+  // short). Meanwhile the dir can grow to about 2 + 3 x factor x share
+  // snapshots, and a restart replays up to two such cycles of journal. The
+  // first live batch after (or the first idle tick) applies the normal
+  // bound again.
+  uint32_t catch_up_factor = 32;
 };
 
 struct LogStats {
@@ -49,7 +64,8 @@ struct LogStats {
   std::atomic<uint64_t> last_snapshot_copied{0};  // its state lines copied from the one before
   std::atomic<uint64_t> files_deleted{0};
   // Times the log thread waited for a snapshot being written because the
-  // journal had reached its share (LogOptions::snapshot_journal_pct).
+  // journal had reached its share (LogOptions::snapshot_journal_pct); never
+  // during a catch-up.
   std::atomic<uint64_t> compaction_waits{0}, compaction_wait_ms{0};
   std::atomic<uint64_t> write_errors{0};
   // Log positions: the last record written to the segment, the last one
@@ -85,6 +101,10 @@ class LogWriter : public LogStage {
   void compactor();
   void prune();
   uint64_t journal_limit() const;
+  // Whether a snapshot is due with the record and journal triggers
+  // `factor` times higher (1: the normal bound; the time trigger as is).
+  bool due(std::chrono::steady_clock::time_point now, uint32_t factor) const;
+  bool compact(const SnapshotPtr& snapshot, std::chrono::steady_clock::time_point now, bool may_wait);
 
   std::string dir_;
   LogOptions opts_;
@@ -96,6 +116,9 @@ class LogWriter : public LogStage {
   std::chrono::steady_clock::time_point last_sync_, last_snapshot_;
   uint64_t since_snapshot_ = 0, since_snapshot_bytes_ = 0;
   std::atomic<uint64_t> snapshot_bytes_{0};  // of the newest snapshot: the journal-share trigger's base
+  // The last batch's snapshot when it was a catch-up's and the normal bound
+  // is passed: what tick() compacts if no batch follows.
+  SnapshotPtr deferred_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_, idle_;  // the compactor's work; its being done with it

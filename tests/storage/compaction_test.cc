@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "engine/core/state_digest.h"
@@ -134,6 +135,156 @@ TEST(Compaction, WithoutTheShareTheJournalFollowsTheRecordsOnly) {
   EXPECT_TRUE(f.snapshots.empty());
   ASSERT_EQ(f.segments.size(), 1u);
   EXPECT_EQ(f.segments.front(), 1u);
+}
+
+// A LogWriter on a fresh dir, fed the simulator's records in batches the
+// test marks a catch-up's (Batch::catch_up, set by the pipeline when it is
+// behind its source) or live.
+class Feeder {
+ public:
+  explicit Feeder(LogOptions lo) : recs_(sim_records(40000)) {
+    DataDirRecovery rec = recover_data_dir(dir_.path(), e_);
+    w_ = std::make_unique<LogWriter>(dir_.path(), lo);
+    std::string err;
+    EXPECT_TRUE(w_->open(rec, err)) << err;
+  }
+  // Appends the next `n` records as one batch; returns its journal bytes.
+  uint64_t append(size_t n, bool catch_up) {
+    const uint64_t before = w_->stats().bytes.load();
+    for (size_t i = 0; i < n; ++i) e_.apply(std::move(recs_.at(next_++)));
+    BatchPtr b = e_.seal();
+    Batch marked = *b;
+    marked.catch_up = catch_up;
+    w_->append(marked);
+    e_.publish(b);
+    EXPECT_EQ(e_.skipped(), 0u) << "the positions below assume every record applies";
+    return w_->stats().bytes.load() - before;
+  }
+  // Waits until the compactor has written what it was handed.
+  void settle() const {
+    while (w_->compacting()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  LogWriter& w() { return *w_; }
+
+ private:
+  test::TempDir dir_;
+  Engine e_;
+  std::vector<feed::Record> recs_;
+  size_t next_ = 0;
+  std::unique_ptr<LogWriter> w_;
+};
+
+// The positions of the snapshots written so far, with the compactor
+// settled after every batch (so they do not depend on its pace).
+struct Snapshots {
+  std::vector<uint64_t> at;
+  void note(Feeder& f) {
+    f.settle();
+    const uint64_t s = f.w().stats().last_snapshot_seq.load();
+    if (s != 0 && (at.empty() || at.back() != s)) at.push_back(s);
+  }
+};
+
+// While the pipeline is behind its source, a snapshot every
+// --snapshot-every records is most of what the journal costs a replay: the
+// record trigger is catch_up_factor times higher, and once batches are
+// live again the normal one applies at the first of them.
+TEST(Compaction, ACatchUpSnapshotsAtTheFactorAndTheFirstLiveBatchAtTheNormalBound) {
+  LogOptions lo;
+  ASSERT_EQ(lo.catch_up_factor, 32u);
+  lo.snapshot_records = 250;  // 8,000 in a catch-up
+  lo.snapshot_journal_pct = 0;
+  lo.snapshot_seconds = 1 << 30;
+  Feeder f(lo);
+  Snapshots s;
+  for (int i = 0; i < 40; ++i) {  // 20,000 records behind the source
+    f.append(500, true);
+    s.note(f);
+  }
+  EXPECT_EQ(s.at, (std::vector<uint64_t>{8000, 16000})) << "a catch-up snapshots every 32 x 250 records";
+  f.append(50, false);  // caught up: 4,050 records since the last snapshot
+  s.note(f);
+  ASSERT_FALSE(s.at.empty());
+  EXPECT_EQ(s.at.back(), 20050u) << "the first live batch applies the normal bound";
+  for (int i = 0; i < 4; ++i) {
+    f.append(500, false);
+    s.note(f);
+  }
+  EXPECT_EQ(s.at, (std::vector<uint64_t>{8000, 16000, 20050, 20550, 21050, 21550, 22050})) << "live: every batch again";
+}
+
+// The journal-share trigger likewise: in a catch-up a cycle's journal
+// reaches 32 times the share of the newest snapshot (the batch that
+// crosses it ends the cycle); live, the share itself, exactly as before.
+TEST(Compaction, ACatchUpLetsTheJournalReachTheFactorTimesItsShare) {
+  const uint32_t pct = 5;
+  const uint64_t min = 2 << 10;
+  LogOptions lo;
+  lo.snapshot_records = UINT64_MAX;
+  lo.snapshot_seconds = 1 << 30;
+  lo.snapshot_journal_pct = pct;
+  lo.snapshot_min_bytes = min;
+  Feeder f(lo);
+  uint64_t cycle = 0, snapshots = 0, above_floor = 0;
+  auto step = [&](size_t n, bool catch_up) {
+    const uint64_t s = f.w().stats().last_snapshot_bytes.load();
+    const uint64_t limit = std::max(min, s / 100 * pct) * (catch_up ? lo.catch_up_factor : 1);
+    const uint64_t batch = f.append(n, catch_up);
+    cycle += batch;
+    f.settle();
+    if (f.w().stats().snapshots.load() == snapshots) {
+      ASSERT_LT(cycle, limit) << "the journal passed its bound with no snapshot";
+      return;
+    }
+    ++snapshots;
+    EXPECT_GE(cycle, limit) << "snapshot " << snapshots << " before the journal reached its bound";
+    EXPECT_LT(cycle - batch, limit) << "snapshot " << snapshots << " later than the batch that crossed the bound";
+    if (s / 100 * pct > min) ++above_floor;
+    cycle = 0;
+  };
+  while (above_floor < 3) step(50, true);
+  const uint64_t caught_up = snapshots;
+  for (int i = 0; i < 200; ++i) step(10, false);  // a few batches a cycle
+  EXPECT_GT(snapshots, caught_up + 10) << "live cycles at the normal share";
+  EXPECT_LT(snapshots, caught_up + 100) << "live cycles of one batch each: the bound is not checked";
+}
+
+// A catch-up never waits for the compactor: a snapshot due while the one
+// before is being written is handed over at the first batch after.
+TEST(Compaction, ACatchUpNeverWaitsForTheCompactor) {
+  LogOptions lo;
+  lo.snapshot_records = UINT64_MAX;
+  lo.snapshot_seconds = 1 << 30;
+  lo.snapshot_journal_pct = 1;
+  lo.snapshot_min_bytes = 4 << 10;  // a batch of 50 records passes it: due at about every third batch
+  Feeder f(lo);
+  for (int i = 0; i < 400; ++i) f.append(50, true);
+  f.w().close();
+  EXPECT_EQ(f.w().stats().compaction_waits.load(), 0u);
+  EXPECT_GT(f.w().stats().snapshots.load(), 1u);
+}
+
+// A catch-up that passed the normal bound and ends with no batch after it
+// (a replay's last records, then a quiet feed): the log thread's idle tick
+// applies the normal bound with the last batch's snapshot.
+TEST(Compaction, AnIdleTickAfterACatchUpAppliesTheNormalBound) {
+  LogOptions lo;
+  lo.snapshot_records = 1000;
+  lo.snapshot_journal_pct = 0;
+  lo.snapshot_seconds = 1 << 30;
+  Feeder f(lo);
+  Snapshots s;
+  for (int i = 0; i < 6; ++i) {
+    f.append(500, true);
+    s.note(f);
+  }
+  EXPECT_TRUE(s.at.empty()) << "3,000 records are within a catch-up's bound";
+  f.w().tick();
+  s.note(f);
+  EXPECT_EQ(s.at, std::vector<uint64_t>{3000});
+  f.w().tick();  // nothing more to do
+  s.note(f);
+  EXPECT_EQ(s.at, std::vector<uint64_t>{3000});
 }
 
 // The state a power loss can leave between the new snapshot's rename and
