@@ -488,11 +488,12 @@ BatchPtr Engine::replace_state(Engine& other) {
   return batch;
 }
 
-BatchPtr Engine::seal(int64_t apply_start_ns) {
+BatchPtr Engine::seal(int64_t apply_start_ns, bool catch_up) {
   if (records_.empty()) return nullptr;
   gone_.clear();
   auto batch = std::make_shared<Batch>();
   batch->apply_start_ns = apply_start_ns;
+  batch->catch_up = catch_up;
   batch->first_seq = work_.seq - records_.size() + 1;
   // Group the changed market ids by change, sorted and unique within each.
   std::sort(changed_markets_.begin(), changed_markets_.end());

@@ -47,8 +47,9 @@ class Engine {
   // is immutable from here on) without making it current; publish() makes
   // it current. Between the two the journal appends the batch, so nothing
   // a reader can see is missing from the log (pipeline.h).
-  // `apply_start_ns` is kept in the batch for the delivery metrics.
-  BatchPtr seal(int64_t apply_start_ns = 0);
+  // `apply_start_ns` is kept in the batch for the delivery metrics;
+  // `catch_up` marks it taken from a backlog (Batch::catch_up).
+  BatchPtr seal(int64_t apply_start_ns = 0, bool catch_up = false);
   void publish(const BatchPtr& batch) { store_.publish(batch->snapshot); }
 
   // The log this state belongs to; set before anything is applied.

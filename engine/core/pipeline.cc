@@ -103,12 +103,11 @@ void Pipeline::run() {
       n += more;
       grew = true;
     }
-    BatchPtr b = engine_.seal(t0);
     // Behind its source: this batch grew, or one of the kCatchUpTail before
     // it did. Said on the batch for the stages after it (the journal relaxes
-    // compaction); seal() made it just now and no one else holds it yet.
+    // compaction).
     since_grown_ = grew ? 0 : std::min(since_grown_ + 1, kCatchUpTail + 1);
-    if (b && since_grown_ <= kCatchUpTail) const_cast<Batch&>(*b).catch_up = true;
+    BatchPtr b = engine_.seal(t0, since_grown_ <= kCatchUpTail);
     metrics::batch_apply().observe_ns(static_cast<uint64_t>(metrics::steady_ns() - t0));
     if (b) sealed_seq_.store(b->snapshot->seq, std::memory_order_relaxed);
     if (!b) {

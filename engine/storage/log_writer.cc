@@ -92,10 +92,12 @@ void LogWriter::append(const Batch& b) {
   if (due(now, opts_.catch_up_factor) && compact(b.snapshot, now, false)) deferred_.reset();
 }
 
-static uint64_t scaled(uint64_t v, uint64_t factor) {
+namespace {
+uint64_t scaled(uint64_t v, uint64_t factor) {
   if (factor <= 1) return v;
   return v > UINT64_MAX / factor ? UINT64_MAX : v * factor;
 }
+}  // namespace
 
 bool LogWriter::due(Clock::time_point now, uint32_t factor) const {
   return since_snapshot_ >= scaled(opts_.snapshot_records, factor) ||
