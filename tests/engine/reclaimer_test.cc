@@ -52,6 +52,34 @@ TEST(Reclaimer, ReleasesOnlyTheLastReference) {
   EXPECT_EQ(on_caller.load(), 1);
 }
 
+// Garbage that keeps coming is picked up by the thread's polls: handing it
+// over does not wake the thread (a futex call and an interrupt each).
+TEST(Reclaimer, PollsWhileGarbageKeepsComingAndWakesOnlyFromSleep) {
+  std::atomic<int> freed{0}, on_caller{0};
+  Reclaimer r;
+  auto wait_freed = [&](int n) {
+    for (int i = 0; i < 4000 && freed.load() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return freed.load();
+  };
+  constexpr int kSteady = 40;
+  for (int i = 0; i < kSteady; ++i) {
+    r.retire(std::make_shared<const Tracked>(&freed, &on_caller));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_EQ(wait_freed(kSteady), kSteady);
+  // A few wakes at most (the thread may start asleep, or a loaded machine
+  // may leave this thread off the CPU for longer than the thread's idle
+  // polls); one a retire() would be kSteady.
+  EXPECT_LE(r.wakes(), 5u);
+  // Asleep after its idle polls, it is woken by the next garbage.
+  const uint64_t before = r.wakes();
+  std::this_thread::sleep_for(Reclaimer::kPoll * (Reclaimer::kIdlePolls * 40));
+  r.retire(std::make_shared<const Tracked>(&freed, &on_caller));
+  EXPECT_EQ(wait_freed(kSteady + 1), kSteady + 1);
+  EXPECT_EQ(r.wakes(), before + 1);
+  EXPECT_EQ(on_caller.load(), 0);
+}
+
 TEST(Reclaimer, EngineHandsReplacedSnapshotsOver) {
   // A snapshot dropped by the store goes to the reclaimer: after many
   // commits every old version is freed, none on this thread's watch.
