@@ -19,6 +19,9 @@ void Pipeline::stop() {
   stopping_.store(true, std::memory_order_release);
   thread_.join();
   engine_done_.store(true, std::memory_order_release);
+  // An empty entry wakes the delivery thread now rather than at its next
+  // timed wait: a replay's exit (--exit-after-replay) is not 20 ms later.
+  log_queue_.enqueue(Sealed{});
   if (log_thread_.joinable()) log_thread_.join();
 }
 
@@ -38,12 +41,13 @@ void Pipeline::run_log() {
   for (;;) {
     size_t n = log_queue_.wait_dequeue_bulk_timed(buf, 16, 20'000);
     for (size_t i = 0; i < n; ++i) {
+      if (!buf[i].batch) continue;  // stop()'s wake-up
       if (log_) log_->append(*buf[i].batch);
       deliver(buf[i].batch, buf[i].records);
       log_backlog_.taken(*buf[i].batch);
       buf[i].batch.reset();
     }
-    if (n == 0) {
+    if (n == 0 || !buf[n - 1].batch) {
       if (log_) log_->tick();
       if (engine_done_.load(std::memory_order_acquire) && log_queue_.size_approx() == 0) break;
     }

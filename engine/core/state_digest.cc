@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
@@ -65,20 +66,60 @@ void opt_pair(std::string& out, const char* name, const std::optional<std::pair<
     appendf(out, " %s=null", name);
 }
 
+// Integers as %d / %u / PRId64 print them, without printf: a large state's
+// dump (the digest every replay ends with) is mostly outcomes.
+template <class T>
+void num(std::string& out, T v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+// "<tag><kind> <number> <market>": the head of a market's lines.
+void market_head(std::string& out, const char* tag, char kind, uint64_t number, uint32_t market) {
+  out += tag;
+  out += kind;
+  out += ' ';
+  num(out, number);
+  out += ' ';
+  num(out, market);
+}
+
 // One header line per market, one line per line with its outcomes.
 // `tag` tells the current odds ("M"/"L") from the odds at the end ("AM"/"AL").
 void dump_markets(std::string& out, const char* tag, uint64_t number, const MarketList& markets) {
   for (const MarketRef& ref : markets) {
     const Market& m = *ref;
-    appendf(out, "%sM %" PRIu64 " %u id=%u lines=%zu outcomes=%zu\n", tag, number, ref.id, m.id, m.lines.size(),
-            m.outcomes.size());
+    market_head(out, tag, 'M', number, ref.id);
+    out += " id=";
+    num(out, m.id);
+    out += " lines=";
+    num(out, m.lines.size());
+    out += " outcomes=";
+    num(out, m.outcomes.size());
+    out += '\n';
     for (const Line& l : m.lines) {
-      appendf(out, "%sL %" PRIu64 " %u ", tag, number, ref.id);
+      market_head(out, tag, 'L', number, ref.id);
+      out += ' ';
       quoted(out, l.key.view());
-      appendf(out, " s=%u ls=%" PRId64 " n=%u", l.suspended, l.ls, l.count);
+      out += " s=";
+      num(out, unsigned{l.suspended});
+      out += " ls=";
+      num(out, l.ls);
+      out += " n=";
+      num(out, l.count);
       for (uint32_t i = l.first; i < l.first + l.count && i < m.outcomes.size(); ++i) {
         const Outcome& o = m.outcomes[i];
-        appendf(out, " %u:%d:%u:%d:%" PRId64, o.id, o.price, o.flags, o.prev_price, o.ts);
+        out += ' ';
+        num(out, o.id);
+        out += ':';
+        num(out, o.price);
+        out += ':';
+        num(out, o.flags);
+        out += ':';
+        num(out, o.prev_price);
+        out += ':';
+        num(out, o.ts);
       }
       out += '\n';
     }
@@ -114,14 +155,17 @@ void dump_stats(std::string& out, uint64_t number, const StatsState& st) {
   out += '\n';
 }
 
-}  // namespace
-
-std::string dump_state(const Snapshot& s) {
+// The dump, handed to `flush` a piece at a time (each piece whole lines;
+// `flush` may consume and clear `out`): the digest hashes a large state's
+// dump as it is written instead of holding all of it.
+template <class Flush>
+void dump(const Snapshot& s, std::string& out, Flush&& flush) {
+  constexpr size_t kPiece = 256 * 1024;
   std::vector<const EventEntry*> entries;
   entries.reserve(s.events.size());
   s.events.for_each([&](const EventEntry& e) { entries.push_back(&e); });
   std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->number < b->number; });
-  std::string out = kFormat;
+  out += kFormat;
   // Two calls: appendf's buffer would cut one line of nine 20-digit numbers.
   appendf(out, "snapshot clock=%" PRId64 " feed_clock=%" PRId64 " last_live_at=%" PRId64 " evicted=%" PRIu64, s.clock,
           s.feed_clock, s.last_live_at, s.evicted);
@@ -155,13 +199,31 @@ std::string dump_state(const Snapshot& s) {
       dump_stats(out, e->number, *e->stats);
     else
       appendf(out, "T %" PRIu64 " none\n", e->number);
+    if (out.size() >= kPiece) flush(out);
   }
+  flush(out);
+}
+
+}  // namespace
+
+std::string dump_state(const Snapshot& s) {
+  std::string out;
+  dump(s, out, [](std::string&) {});
   return out;
 }
 
+// XXH3's streaming form gives the one-shot hash of the whole dump.
 uint64_t state_digest(const Snapshot& s) {
-  std::string d = dump_state(s);
-  return XXH3_64bits(d.data(), d.size());
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  std::string out;
+  dump(s, out, [st](std::string& piece) {
+    XXH3_64bits_update(st, piece.data(), piece.size());
+    piece.clear();
+  });
+  const uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
 }
 
 }  // namespace oddsrelay
