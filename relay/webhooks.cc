@@ -151,7 +151,9 @@ class Webhooks::Endpoint {
         const std::string body = body_of(n);
         std::string headers =
             "X-Webhook-Event: " + n.kind + "\r\nX-Signature: " + hmac_sha256_hex(cfg_.secret, body) + "\r\n";
-        PostResult r = http_post(cfg_.host, cfg_.port, cfg_.path, body, headers, o_.timeout_ms, tls_);
+        PostResult r = cfg_.tls && !tls_
+                           ? PostResult{0, "no TLS context"}
+                           : http_post(cfg_.host, cfg_.port, cfg_.path, body, headers, o_.timeout_ms, tls_);
         lk.lock();
         if (r.status >= 200 && r.status < 300) {
           stats_.delivered.fetch_add(1, std::memory_order_relaxed);
@@ -188,10 +190,20 @@ class Webhooks::Endpoint {
   std::thread thread_;  // last: started once everything above exists
 };
 
-Webhooks::Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys) : opts_(opts), keys_(keys) {
-  std::string error;
-  tls_ = TlsClientContext::create(opts_.ca_file, error);
-  if (!tls_) throw std::runtime_error(error);
+Webhooks::Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys) : opts_(opts), keys_(keys) {}
+
+// Made at the first https:// endpoint, not at start-up: loading the system's
+// CA certificates takes about 15 ms, which every start paid (a replay, each
+// test's server) for endpoints it mostly never has. --webhook-ca is checked
+// at start-up (tools/oddsrelay/main.cc), so what can fail here is OpenSSL
+// itself; then https endpoints fail every attempt, never sent in the clear.
+SSL_CTX* Webhooks::tls_context() {
+  if (!tls_ && tls_error_.empty()) {
+    tls_ = TlsClientContext::create(opts_.ca_file, tls_error_);
+    if (!tls_)
+      std::fprintf(stderr, "oddsrelay: webhooks: %s: https endpoints are not delivered to\n", tls_error_.c_str());
+  }
+  return tls_ ? tls_->get() : nullptr;
 }
 
 Webhooks::~Webhooks() { stop(); }
@@ -230,7 +242,7 @@ Webhooks::Endpoint& Webhooks::endpoint_for(const rest::ApiKey& key, std::set<std
   std::string id = endpoint_id(key);
   auto& slot = endpoints_[id];
   if (!slot) {
-    slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_, tls_->get());
+    slot = std::make_unique<Endpoint>(c, key.sandbox, opts_, stats_, c.tls ? tls_context() : nullptr);
     stats_.endpoints.store(endpoints_.size(), std::memory_order_relaxed);
   }
   if (live) live->insert(std::move(id));

@@ -82,7 +82,11 @@ class Webhooks : public BatchSink {
   void retire_unused(const std::set<std::string>& live);
 
   WebhookOptions opts_;
-  std::unique_ptr<TlsClientContext> tls_;  // for https:// endpoints; shared by their threads
+  // For https:// endpoints, shared by their threads; made by the dispatcher
+  // at the first one (tls_context()), which alone touches these two.
+  SSL_CTX* tls_context();
+  std::unique_ptr<TlsClientContext> tls_;
+  std::string tls_error_;  // why tls_ could not be made
   const Published<rest::KeyStore>& keys_;
   WebhookStats stats_;
   moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;
