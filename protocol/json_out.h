@@ -1,6 +1,8 @@
 // The JSON writer every encoder here shares: RapidJSON's SAX Writer over a
 // caller-owned std::string, so encoders append into a buffer the caller keeps
-// and reuses (no per-message allocation once it has grown).
+// and reuses (no per-message allocation once it has grown). Also the few
+// pieces (append_str, put_id_key) hot encoders use to write their bytes
+// straight into that buffer, the same bytes the writer would write.
 #pragma once
 
 #include <rapidjson/writer.h>
@@ -27,7 +29,48 @@ class StringSink {
   std::string& out_;
 };
 
-using Writer = rapidjson::Writer<StringSink>;
+// RapidJSON's writer, which can also take a value the caller appends to the
+// buffer itself: whole (an event's stored JSON; RapidJSON's RawValue would
+// copy it a byte at a time) or written by a hand-made encoder of a hot
+// shape (rest::write_market). The writer still puts the separator before
+// it and counts it, so what follows is punctuated as usual.
+class Writer : public rapidjson::Writer<StringSink> {
+ public:
+  using rapidjson::Writer<StringSink>::Writer;
+  // `append(std::string&)` appends one JSON value of type `t`.
+  template <class F>
+  void raw(rapidjson::Type t, F&& append) {
+    Prefix(t);
+    append(os_->str());
+    EndValue(true);
+  }
+  void raw(std::string_view json, rapidjson::Type t) {
+    raw(t, [&](std::string& out) { out.append(json); });
+  }
+};
+
+// Whether RapidJSON's writer (no flags, UTF-8 in and out) would escape
+// anything in `s`: control characters, '"' and '\\'; other bytes, UTF-8
+// included, go out as they are.
+inline bool needs_escape(std::string_view s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c == '"' || c == '\\') return true;
+  return false;
+}
+// Appends `s` as a JSON string, byte for byte as Writer::String would: as
+// it is between quotes when nothing needs escaping (ids and line keys),
+// else escaped by RapidJSON.
+inline void append_str(std::string& out, std::string_view s) {
+  if (!needs_escape(s)) {
+    out += '"';
+    out.append(s);
+    out += '"';
+    return;
+  }
+  StringSink sink(out);
+  Writer w(sink);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
 
 inline void key(Writer& w, std::string_view k) { w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
 // A numeric id as an object key ("1001"), without a temporary string.
@@ -35,6 +78,16 @@ inline void id_key(Writer& w, uint32_t id) {
   char buf[16];
   char* end = std::to_chars(buf, buf + sizeof buf, id).ptr;  // not snprintf: this is per outcome in the journal
   w.Key(buf, static_cast<rapidjson::SizeType>(end - buf));
+}
+// Writes "<id>": at `p` (at most kMaxIdKey bytes) and returns its end: the
+// same key for encoders that write their own bytes.
+inline constexpr size_t kMaxIdKey = 13;
+inline char* put_id_key(char* p, uint32_t id) {
+  *p++ = '"';
+  p = std::to_chars(p, p + 10, id).ptr;
+  *p++ = '"';
+  *p++ = ':';
+  return p;
 }
 inline void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 // [first, second]: a score, or a statistic's home and away values.

@@ -35,18 +35,26 @@ class PartLog {
   size_t brace_ = 0, last_ = 0;
 };
 
-void write_event_map(json::Writer& w, std::span<const EventItem> events, PartLog* log = nullptr) {
+// {<event id>: <event object> | null, ...} appended to `p`: the events'
+// stored JSON copied whole, no writer needed.
+void append_event_map(std::string& p, std::span<const EventItem> events, PartLog* log = nullptr) {
   if (log) log->open();
-  w.StartObject();
+  p += '{';
   for (const EventItem& it : events) {
-    json::key(w, it.key);
+    if (p.back() != '{') p += ',';
+    json::append_str(p, it.key);
+    p += ':';
     if (it.entry && it.entry->listed())
-      w.RawValue(it.entry->info->json.data(), it.entry->info->json.size(), rapidjson::kObjectType);
+      p.append(it.entry->info->json);
     else
-      w.Null();
+      p.append("null");
     if (log) log->entry(it.entry ? it.entry->number : it.number ? it.number : parse_event_id(it.key).number);
   }
-  w.EndObject();
+  p += '}';
+}
+
+void write_event_map(json::Writer& w, std::span<const EventItem> events) {
+  w.raw(rapidjson::kObjectType, [&](std::string& p) { append_event_map(p, events); });
 }
 
 void write_resume_note(json::Writer& w, ResumeNote note) {
@@ -122,39 +130,36 @@ FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated, 
 
 FrameRef pt_events(int32_t sport, std::span<const EventItem> events, std::vector<Part>* parts) {
   FrameBuilder b;
-  begin_pt(b.payload(), "P", "evt:" + std::to_string(sport));
-  json::StringSink sink(b.payload());
-  json::Writer w(sink);
-  PartLog log(parts, b.payload());
-  write_event_map(w, events, &log);
+  std::string& p = b.payload();
+  begin_pt(p, "P", "evt:" + std::to_string(sport));
+  PartLog log(parts, p);
+  append_event_map(p, events, &log);
   return b.finish();
 }
 
 FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> markets, std::vector<Part>* parts) {
   FrameBuilder b;
-  begin_pt(b.payload(), "P", "odds:" + std::to_string(sport) + ":" + std::to_string(e.number));
-  json::StringSink sink(b.payload());
-  json::Writer w(sink);
-  PartLog log(parts, b.payload());
+  std::string& p = b.payload();
+  begin_pt(p, "P", "odds:" + std::to_string(sport) + ":" + std::to_string(e.number));
+  PartLog log(parts, p);
   log.open();
-  w.StartObject();
+  p += '{';
+  auto entry = [&](uint32_t id, const Market* m) {
+    char key[json::kMaxIdKey + 1], *k = key;
+    if (p.back() != '{') *k++ = ',';
+    p.append(key, static_cast<size_t>(json::put_id_key(k, id) - key));
+    if (m)
+      rest::append_market(p, *m, rest::OddsForm::Get);
+    else
+      p.append("null");
+    log.entry(id);
+  };
   if (markets.empty()) {  // every market, as /v1/odds writes them
-    for (const auto& ref : e.markets) {
-      json::id_key(w, ref.id);
-      rest::write_market(w, *ref, rest::OddsForm::Get);
-      log.entry(ref.id);
-    }
+    for (const auto& ref : e.markets) entry(ref.id, &*ref);
   } else {
-    for (uint32_t id : markets) {
-      json::id_key(w, id);
-      if (const Market* m = e.market(id))
-        rest::write_market(w, *m, rest::OddsForm::Get);
-      else
-        w.Null();
-      log.entry(id);
-    }
+    for (uint32_t id : markets) entry(id, e.market(id));
   }
-  w.EndObject();
+  p += '}';
   return b.finish();
 }
 

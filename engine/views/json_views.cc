@@ -1,7 +1,10 @@
 #include "engine/views/json_views.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstring>
 #include <map>
+#include <string>
 
 namespace oddsrelay::rest {
 
@@ -29,39 +32,127 @@ void write_events(json::Writer& w, const std::vector<const EventEntry*>& events)
   w.StartObject();
   for (const EventEntry* e : events) {
     json::key(w, e->key);
-    w.RawValue(e->info->json.data(), e->info->json.size(), rapidjson::kObjectType);
+    w.raw(e->info->json, rapidjson::kObjectType);
   }
   w.EndObject();
 }
 
-void write_market(json::Writer& w, const Market& m, OddsForm form) {
-  w.StartObject();
+namespace {
+
+// A line key or its special as JSON, escaped at worst to \u00XX a byte.
+constexpr size_t kMaxKeyJson = 2 + 6 * kMaxLineKey;
+// The most one outcome's ,"<id>":[<price>,<flags>,<special>,<prev>,<ts>]
+// takes, and a line's ,"<key>":{ or ,"s":<s>,"ls":<ls>}.
+constexpr size_t kMaxOutcome = 1 + json::kMaxIdKey + 1 + 11 + 1 + 10 + 1 + kMaxKeyJson + 1 + 11 + 1 + 20 + 1;
+constexpr size_t kMaxLinePart = 1 + kMaxKeyJson + 2 + 5 + 3 + 1 + 5 + 20 + 1;
+
+// Formats on the stack and appends to `out` a run at a time: a call to
+// std::string::append per field (or per outcome) costs more than the
+// formatting.
+class Chunk {
+ public:
+  explicit Chunk(std::string& out) : out_(out) {}
+  ~Chunk() { flush(); }
+  Chunk(const Chunk&) = delete;
+  Chunk& operator=(const Chunk&) = delete;
+  // Where to write at most `n` bytes; `done` with the end of what was written.
+  char* room(size_t n) {
+    if (static_cast<size_t>(buf_ + sizeof buf_ - p_) < n) flush();
+    return p_;
+  }
+  void done(char* end) { p_ = end; }
+  void flush() {
+    out_.append(buf_, static_cast<size_t>(p_ - buf_));
+    p_ = buf_;
+  }
+
+ private:
+  std::string& out_;
+  char buf_[2048];
+  char* p_ = buf_;
+};
+
+template <class Int>
+char* put_int(char* p, Int v) {
+  return std::to_chars(p, p + 20, v).ptr;
+}
+template <size_t N>
+char* put_lit(char* p, const char (&lit)[N]) {
+  std::memcpy(p, lit, N - 1);
+  return p + N - 1;
+}
+// `s` as a JSON string; escaped by RapidJSON in the rare case it needs it.
+char* put_str(char* p, std::string_view s) {
+  if (json::needs_escape(s)) {
+    std::string escaped;
+    json::append_str(escaped, s);
+    return std::copy(escaped.begin(), escaped.end(), p);
+  }
+  *p++ = '"';
+  p = std::copy(s.begin(), s.end(), p);
+  *p++ = '"';
+  return p;
+}
+
+}  // namespace
+
+// Byte for byte what RapidJSON's writer made of the market when it wrote
+// it value by value (tests/engine/json_views_test.cc holds the two
+// together), formatted here on the stack: this is most of what the relay
+// encodes per batch.
+void append_market(std::string& out, const Market& m, OddsForm form) {
+  Chunk c(out);
+  char special[kMaxKeyJson];  // the line's special as JSON: null or the string
+  char* p = c.room(1);
+  *p++ = '{';
+  c.done(p);
   for (const Line& l : m.lines) {
-    json::key(w, l.key.view());
-    w.StartObject();
+    p = c.room(kMaxLinePart);
+    if (&l != m.lines.data()) *p++ = ',';
+    p = put_str(p, l.key.view());
+    *p++ = ':';
+    *p++ = '{';
+    c.done(p);
+    const std::string_view sp = l.key.special();
+    const size_t splen = static_cast<size_t>((sp.empty() ? put_lit(special, "null") : put_str(special, sp)) - special);
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
       const Outcome& o = m.outcomes[i];
-      json::id_key(w, o.id);
-      w.StartArray();
-      w.Int(o.price);
-      w.Uint(o.flags);
-      if (l.key.special().empty())
-        w.Null();
-      else
-        json::str(w, l.key.special());
-      if (form == OddsForm::Post) w.Int(o.prev_price);
-      w.Int64(o.ts);
-      w.EndArray();
+      p = c.room(kMaxOutcome);
+      if (i != l.first) *p++ = ',';
+      p = json::put_id_key(p, o.id);
+      *p++ = '[';
+      p = put_int(p, o.price);
+      *p++ = ',';
+      p = put_int(p, o.flags);
+      *p++ = ',';
+      p = std::copy(special, special + splen, p);
+      *p++ = ',';
+      if (form == OddsForm::Post) {
+        p = put_int(p, o.prev_price);
+        *p++ = ',';
+      }
+      p = put_int(p, o.ts);
+      *p++ = ']';
+      c.done(p);
     }
+    p = c.room(kMaxLinePart);
     if (l.count > 0) {
-      w.Key("s");
-      w.Uint(l.suspended);
+      p = put_lit(p, ",\"s\":");
+      p = put_int(p, static_cast<unsigned>(l.suspended));
+      *p++ = ',';
     }
-    w.Key("ls");
-    w.Int64(l.ls);
-    w.EndObject();
+    p = put_lit(p, "\"ls\":");
+    p = put_int(p, l.ls);
+    *p++ = '}';
+    c.done(p);
   }
-  w.EndObject();
+  p = c.room(1);
+  *p++ = '}';
+  c.done(p);
+}
+
+void write_market(json::Writer& w, const Market& m, OddsForm form) {
+  w.raw(rapidjson::kObjectType, [&](std::string& out) { append_market(out, m, form); });
 }
 
 void write_odds(json::Writer& w, const EventEntry& e, OddsForm form, std::optional<uint32_t> only_market) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/core/snapshot.h"
@@ -26,7 +27,10 @@ std::vector<EventGroup> list_events(const Snapshot& s, bool live, std::optional<
 void write_events(json::Writer& w, const std::vector<const EventEntry*>& events);
 
 enum class OddsForm { Get, Post };
-// {<line key>: {<outcome id>: [...], "s": s, "ls": ls}}: one market's lines.
+// {<line key>: {<outcome id>: [...], "s": s, "ls": ls}}: one market's lines,
+// appended to `out` (encoders that write their own bytes, like the relay's
+// odds frames) or as the next value of `w`.
+void append_market(std::string& out, const Market& m, OddsForm form);
 void write_market(json::Writer& w, const Market& m, OddsForm form);
 // {<market id>: {<line key>: {<outcome id>: [...], "s": s, "ls": ls}}}; an
 // empty rung holds only "ls". `only_market` restricts to one market.
