@@ -88,7 +88,7 @@ SharedBatchPtr Hub::encode(const BatchPtr& batch) {
   sb->batch = batch;
   sb->from = b.first_seq;
   sb->seq = cur.seq;
-  for (const auto& r : b.records) sb->at = std::max(sb->at, r.at);
+  sb->at = b.newest_at;
   sb->stamps.applied_us = b.sealed_us;
   stats_.batches.fetch_add(1, std::memory_order_relaxed);
 

@@ -40,6 +40,7 @@ struct Batch {
   std::vector<EventChange> changes;  // in order of first change within the batch
   std::vector<uint32_t> markets;     // replaced or removed market ids, per change, sorted, unique
   std::vector<feed::Record> records;
+  int64_t newest_at = 0;  // the largest `at` of `records` (0: none), noted as they applied
   int64_t sealed_us = 0;  // wall clock (us since the epoch) when the engine had applied it all; the relay's INFO stamps
   // The state was replaced whole (an edge rejoining its log after a hole,
   // Engine::replace_state): no records, no changes, and nothing before it

@@ -361,6 +361,7 @@ ApplyResult Engine::apply(feed::Record&& rec) {
   work_.clock = rec.at;
   work_.feed_clock = std::max(work_.feed_clock, rec.at);
   ++work_.seq;
+  newest_at_ = std::max(newest_at_, rec.at);
   records_.push_back(std::move(rec));
   // One writer: a plain store, not a locked add (readers only need a recent value).
   applied_.store(applied_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -476,6 +477,7 @@ BatchPtr Engine::replace_state(Engine& other) {
   changed_markets_.clear();
   gone_.clear();
   records_.clear();
+  newest_at_ = 0;
   touched_ = nullptr;
   // The new state's nodes carry `other`'s batch numbers: past both engines'
   // numbers, every one of them counts as shared from here on.
@@ -495,6 +497,7 @@ BatchPtr Engine::seal(int64_t apply_start_ns, bool catch_up) {
   batch->apply_start_ns = apply_start_ns;
   batch->catch_up = catch_up;
   batch->first_seq = work_.seq - records_.size() + 1;
+  batch->newest_at = std::exchange(newest_at_, 0);
   // Group the changed market ids by change, sorted and unique within each.
   std::sort(changed_markets_.begin(), changed_markets_.end());
   changed_markets_.erase(std::unique(changed_markets_.begin(), changed_markets_.end()), changed_markets_.end());

@@ -126,6 +126,7 @@ class Engine {
   RetentionIndex retiring_;
   EventEntry* touched_ = nullptr;  // the entry the record being applied changed
   std::vector<feed::Record> records_;
+  int64_t newest_at_ = 0;  // of records_ (Batch::newest_at)
   // Frees replaced versions off this thread; declared before store_, so it
   // outlives the store (whose own destructor frees what it still holds).
   Reclaimer reclaimer_;
