@@ -17,40 +17,79 @@
 #include "engine/storage/snapshot_file.h"
 #include "protocol/feed_reader.h"
 #include "protocol/feed_writer.h"
+#include "protocol/json_chunk.h"
 #include "protocol/json_out.h"
 
 namespace oddsrelay {
 namespace {
 
-void write_markets(json::Writer& w, const MarketList& markets) {
-  w.StartArray();
+// [[id, [[key, s, ls, [[id, price, flags, prev_price, ts], ...]], ...]], ...]:
+// most of a snapshot's bytes, so written by hand (json_chunk.h): the bytes
+// RapidJSON's writer wrote value by value, so files are the same as before
+// line for line; tests/storage/snapshot_file_test.cc loads them back.
+void append_markets(std::string& out, const MarketList& markets) {
+  using json::put_int;
+  constexpr size_t kMaxOutcome = 2 + 10 + 1 + 11 + 1 + 10 + 1 + 11 + 1 + json::kMaxInt + 1;
+  constexpr size_t kMaxMarketHead = 2 + 10 + 2;
+  constexpr size_t kMaxLineHead = 2 + json::kMaxKeyJson + 1 + 3 + 1 + json::kMaxInt + 2;
+  json::Chunk c(out);
+  char* p = c.room(1);
+  *p++ = '[';
+  c.done(p);
   for (const MarketRef& m : markets) {
-    w.StartArray();
-    w.Uint(m.id);
-    w.StartArray();
+    p = c.room(kMaxMarketHead);
+    if (&m != markets.data()) *p++ = ',';
+    *p++ = '[';
+    p = put_int(p, m.id);
+    *p++ = ',';
+    *p++ = '[';
+    c.done(p);
     for (const Line& l : m->lines) {
-      w.StartArray();
-      json::str(w, l.key.view());
-      w.Uint(l.suspended);
-      w.Int64(l.ls);
-      w.StartArray();
+      p = c.room(kMaxLineHead);
+      if (&l != m->lines.data()) *p++ = ',';
+      *p++ = '[';
+      p = json::put_str(p, l.key.view());
+      *p++ = ',';
+      p = put_int(p, unsigned{l.suspended});
+      *p++ = ',';
+      p = put_int(p, l.ls);
+      *p++ = ',';
+      *p++ = '[';
+      c.done(p);
       for (uint32_t i = l.first; i < l.first + l.count; ++i) {
         const Outcome& o = m->outcomes[i];
-        w.StartArray();
-        w.Uint(o.id);
-        w.Int(o.price);
-        w.Uint(o.flags);
-        w.Int(o.prev_price);
-        w.Int64(o.ts);
-        w.EndArray();
+        p = c.room(kMaxOutcome);
+        if (i != l.first) *p++ = ',';
+        *p++ = '[';
+        p = put_int(p, o.id);
+        *p++ = ',';
+        p = put_int(p, o.price);
+        *p++ = ',';
+        p = put_int(p, o.flags);
+        *p++ = ',';
+        p = put_int(p, o.prev_price);
+        *p++ = ',';
+        p = put_int(p, o.ts);
+        *p++ = ']';
+        c.done(p);
       }
-      w.EndArray();
-      w.EndArray();
+      p = c.room(2);
+      *p++ = ']';
+      *p++ = ']';
+      c.done(p);
     }
-    w.EndArray();
-    w.EndArray();
+    p = c.room(2);
+    *p++ = ']';
+    *p++ = ']';
+    c.done(p);
   }
-  w.EndArray();
+  p = c.room(1);
+  *p++ = ']';
+  c.done(p);
+}
+
+void write_markets(json::Writer& w, const MarketList& markets) {
+  w.raw(rapidjson::kArrayType, [&](std::string& out) { append_markets(out, markets); });
 }
 
 // A nested feed record (event, score or stats) written by the feed writer,

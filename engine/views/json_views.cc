@@ -1,10 +1,10 @@
 #include "engine/views/json_views.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstring>
 #include <map>
 #include <string>
+
+#include "protocol/json_chunk.h"
 
 namespace oddsrelay::rest {
 
@@ -39,60 +39,16 @@ void write_events(json::Writer& w, const std::vector<const EventEntry*>& events)
 
 namespace {
 
-// A line key or its special as JSON, escaped at worst to \u00XX a byte.
-constexpr size_t kMaxKeyJson = 2 + 6 * kMaxLineKey;
+using json::Chunk;
+using json::kMaxKeyJson;
+using json::put_int;
+using json::put_lit;
+using json::put_str;
+
 // The most one outcome's ,"<id>":[<price>,<flags>,<special>,<prev>,<ts>]
 // takes, and a line's ,"<key>":{ or ,"s":<s>,"ls":<ls>}.
 constexpr size_t kMaxOutcome = 1 + json::kMaxIdKey + 1 + 11 + 1 + 10 + 1 + kMaxKeyJson + 1 + 11 + 1 + 20 + 1;
 constexpr size_t kMaxLinePart = 1 + kMaxKeyJson + 2 + 5 + 3 + 1 + 5 + 20 + 1;
-
-// Formats on the stack and appends to `out` a run at a time: a call to
-// std::string::append per field (or per outcome) costs more than the
-// formatting.
-class Chunk {
- public:
-  explicit Chunk(std::string& out) : out_(out) {}
-  ~Chunk() { flush(); }
-  Chunk(const Chunk&) = delete;
-  Chunk& operator=(const Chunk&) = delete;
-  // Where to write at most `n` bytes; `done` with the end of what was written.
-  char* room(size_t n) {
-    if (static_cast<size_t>(buf_ + sizeof buf_ - p_) < n) flush();
-    return p_;
-  }
-  void done(char* end) { p_ = end; }
-  void flush() {
-    out_.append(buf_, static_cast<size_t>(p_ - buf_));
-    p_ = buf_;
-  }
-
- private:
-  std::string& out_;
-  char buf_[2048];
-  char* p_ = buf_;
-};
-
-template <class Int>
-char* put_int(char* p, Int v) {
-  return std::to_chars(p, p + 20, v).ptr;
-}
-template <size_t N>
-char* put_lit(char* p, const char (&lit)[N]) {
-  std::memcpy(p, lit, N - 1);
-  return p + N - 1;
-}
-// `s` as a JSON string; escaped by RapidJSON in the rare case it needs it.
-char* put_str(char* p, std::string_view s) {
-  if (json::needs_escape(s)) {
-    std::string escaped;
-    json::append_str(escaped, s);
-    return std::copy(escaped.begin(), escaped.end(), p);
-  }
-  *p++ = '"';
-  p = std::copy(s.begin(), s.end(), p);
-  *p++ = '"';
-  return p;
-}
 
 }  // namespace
 
