@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -52,6 +53,16 @@ class Chunk {
   char* p_ = buf_;
 };
 
+// Writes "<id>": at `p` (at most kMaxIdKey bytes) and returns its end: the
+// key json::id_key writes.
+inline constexpr size_t kMaxIdKey = 13;
+inline char* put_id_key(char* p, uint32_t id) {
+  *p++ = '"';
+  p = std::to_chars(p, p + 10, id).ptr;
+  *p++ = '"';
+  *p++ = ':';
+  return p;
+}
 template <class Int>
 char* put_int(char* p, Int v) {
   return std::to_chars(p, p + kMaxInt, v).ptr;

@@ -1,8 +1,8 @@
 // The JSON writer every encoder here shares: RapidJSON's SAX Writer over a
 // caller-owned std::string, so encoders append into a buffer the caller keeps
-// and reuses (no per-message allocation once it has grown). Also the few
-// pieces (append_str, put_id_key) hot encoders use to write their bytes
-// straight into that buffer, the same bytes the writer would write.
+// and reuses (no per-message allocation once it has grown). Also
+// append_str, the writer's string bytes for encoders that append their own
+// (json_chunk.h holds the rest of those pieces).
 #pragma once
 
 #include <rapidjson/writer.h>
@@ -78,16 +78,6 @@ inline void id_key(Writer& w, uint32_t id) {
   char buf[16];
   char* end = std::to_chars(buf, buf + sizeof buf, id).ptr;  // not snprintf: this is per outcome in the journal
   w.Key(buf, static_cast<rapidjson::SizeType>(end - buf));
-}
-// Writes "<id>": at `p` (at most kMaxIdKey bytes) and returns its end: the
-// same key for encoders that write their own bytes.
-inline constexpr size_t kMaxIdKey = 13;
-inline char* put_id_key(char* p, uint32_t id) {
-  *p++ = '"';
-  p = std::to_chars(p, p + 10, id).ptr;
-  *p++ = '"';
-  *p++ = ':';
-  return p;
 }
 inline void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 // [first, second]: a score, or a statistic's home and away values.

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "engine/views/json_views.h"
 #include "protocol/event_id.h"
+#include "protocol/json_chunk.h"
 #include "protocol/json_out.h"
 #include "protocol/relay_frame.h"
 #include "protocol/ws_deflate.h"
@@ -41,7 +43,7 @@ void append_event_map(std::string& p, std::span<const EventItem> events, PartLog
   if (log) log->open();
   p += '{';
   for (const EventItem& it : events) {
-    if (p.back() != '{') p += ',';
+    if (&it != events.data()) p += ',';
     json::append_str(p, it.key);
     p += ':';
     if (it.entry && it.entry->listed())
@@ -144,9 +146,10 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
   PartLog log(parts, p);
   log.open();
   p += '{';
+  bool first = true;
   auto entry = [&](uint32_t id, const Market* m) {
     char key[json::kMaxIdKey + 1], *k = key;
-    if (p.back() != '{') *k++ = ',';
+    if (!std::exchange(first, false)) *k++ = ',';
     p.append(key, static_cast<size_t>(json::put_id_key(k, id) - key));
     if (m)
       rest::append_market(p, *m, rest::OddsForm::Get);

@@ -2,8 +2,8 @@
 // REST write by hand for speed, against RapidJSON writing the same market
 // value by value, as it did before: byte for byte, for the edges of every
 // field, line keys that need escaping, both odds forms, and many random
-// markets. Also the json_out.h pieces it stands on (append_str, put_id_key,
-// Writer::raw).
+// markets. Also the pieces it stands on (json_out.h: append_str,
+// Writer::raw; json_chunk.h: put_id_key).
 #include "engine/views/json_views.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +13,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "protocol/json_chunk.h"
 
 namespace oddsrelay::rest {
 namespace {
