@@ -3,12 +3,16 @@
 // validates the same lines as JSON with RapidJSON's SAX reader (the floor
 // for any JSON-based reader). Every line must parse (as a record, as valid
 // JSON) in the timed loops too; one that does not exits 1 instead of
-// reporting a rate.
+// reporting a rate. The lines are the simulator's, or those of a feed file
+// named by ODDSRELAY_BENCH_FEED (a captured feed: its header is skipped;
+// every other line must be a record).
 //   build/perf/bench_parse
+//   ODDSRELAY_BENCH_FEED=capture.jsonl build/perf/bench_parse
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <rapidjson/reader.h>
 
@@ -26,6 +30,23 @@ void check(bool ok, const char* what) {
 
 const std::vector<std::string>& lines() {
   static std::vector<std::string> v = [] {
+    if (const char* path = std::getenv("ODDSRELAY_BENCH_FEED")) {
+      std::vector<std::string> out;
+      FILE* f = std::fopen(path, "r");
+      check(f != nullptr, "ODDSRELAY_BENCH_FEED does not open");
+      std::string line;
+      for (int c; (c = std::fgetc(f)) != EOF;) {
+        if (c != '\n') {
+          line += static_cast<char>(c);
+          continue;
+        }
+        if (line.find("\"op\":\"header\"") == std::string::npos && !line.empty()) out.push_back(line);
+        line.clear();
+      }
+      std::fclose(f);
+      check(!out.empty(), "ODDSRELAY_BENCH_FEED holds no record");
+      return out;
+    }
     auto f = oddsrelay::perf::sim_market_records(oddsrelay::perf::bench_records(100'000));
     std::vector<std::string> out;
     for (auto* part : {&f.setup, &f.markets})
@@ -41,6 +62,7 @@ const std::vector<std::string>& lines() {
 void BM_ParseFeedLine(benchmark::State& state) {
   const auto& ls = lines();
   oddsrelay::feed::FeedParser p;
+  p.fast_markets(state.range(0) != 0);
   oddsrelay::feed::Record r;
   size_t i = 0, bytes = 0, bad = 0;
   for (auto _ : state) {
@@ -52,7 +74,9 @@ void BM_ParseFeedLine(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
-BENCHMARK(BM_ParseFeedLine);
+// fast:1 is the parser as shipped (market lines on the SAX fast path),
+// fast:0 the DOM path every line took before it.
+BENCHMARK(BM_ParseFeedLine)->ArgName("fast")->Arg(1)->Arg(0);
 
 void BM_BaselineJsonValidate(benchmark::State& state) {
   const auto& ls = lines();

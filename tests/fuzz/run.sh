@@ -18,7 +18,7 @@ clang++ "${flags[@]}" tests/fuzz/http_request_fuzz.cc protocol/http_request.cc -
 # empty parse stack (internal/stack.h Reserve; fixed upstream after 1.1.0),
 # which clang's pointer-overflow check flags on every parse. Everything else
 # of UBSan stays on for this target.
-clang++ "${flags[@]}" -fno-sanitize=pointer-overflow tests/fuzz/feed_line_fuzz.cc protocol/feed_reader.cc \
+clang++ "${flags[@]}" -fno-sanitize=pointer-overflow tests/fuzz/feed_line_fuzz.cc protocol/feed_reader.cc protocol/feed_market_sax.cc \
   protocol/feed_writer.cc protocol/event_json.cc protocol/event_id.cc -lxxhash -o "$out/feed_line_fuzz"
 clang++ "${flags[@]}" tests/fuzz/ws_frame_fuzz.cc protocol/ws_frame.cc protocol/ws_deflate.cc protocol/http_request.cc \
   -lcrypto -lz -o "$out/ws_frame_fuzz"
