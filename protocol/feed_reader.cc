@@ -34,10 +34,11 @@ bool get_pair(const Value& v, std::pair<int32_t, int32_t>& out) {
   return v.IsArray() && v.Size() == 2 && get_i32(v[0], out.first) && get_i32(v[1], out.second);
 }
 
-// Whether a line may be a market record, from its first bytes: writers put
-// `op` second (docs/feed-format.md), so another op is seen there and goes
-// straight to the DOM path instead of starting on the fast one. A line
-// with its fields in another order is tried on the fast path anyway.
+// Whether a line may be a market record, from its first bytes: our writer
+// and every example of docs/feed-format.md put `op` second, so another op is
+// seen there and goes straight to the DOM path instead of starting on the
+// fast one. A line with its fields in another order is tried on the fast
+// path anyway.
 bool maybe_market(std::string_view line) {
   constexpr std::string_view kOp = "\"op\":\"";
   const size_t p = line.substr(0, 48).find(kOp);
