@@ -6,7 +6,7 @@
 // on anything else: another op, an unknown field, a wrong type, a bad key.
 // The caller then parses the line again on the DOM path, which accepts,
 // counts or reports it exactly as before, so both paths agree on every line
-// (feed_reader_test.cc compares them).
+// (feed_market_sax_test.cc and the feed_line fuzz target compare them).
 
 #include <rapidjson/reader.h>
 
@@ -72,7 +72,6 @@ class MarketHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Mar
       case Where::Lines:
         if (lines_.empty() || field_ != Field::None) return false;
         where_ = Where::Line;
-        field_ = Field::Taken;  // a line object opened for the key just read
         return true;
       case Where::Line:
         if (field_ != Field::O) return false;
@@ -120,8 +119,8 @@ class MarketHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Mar
 
   // Non-negative integers below 2^32 come as Uint; negatives as Int or
   // Int64; larger ones as Uint64 (rapidjson/reader.h ParseNumber).
-  bool Uint(unsigned u) { return number(u, false); }
-  bool Uint64(uint64_t u) { return number(u, false); }
+  bool Uint(unsigned u) { return number(u); }
+  bool Uint64(uint64_t u) { return number(u); }
   bool Int(int i) { return negative(i); }
   bool Int64(int64_t i) { return negative(i); }
 
@@ -141,7 +140,7 @@ class MarketHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Mar
 
  private:
   enum class Where : uint8_t { Start, Root, Lines, Line, Outcomes, Pair, Done };
-  enum class Field : uint8_t { At, Op, Id, Market, Lines, S, O, None, Taken };
+  enum class Field : uint8_t { At, Op, Id, Market, Lines, S, O, None };
   static constexpr unsigned kAll = 0x1f;  // at, op, id, market, lines
 
   // Compared by length and bytes, not through memcmp calls: a key a field.
@@ -161,7 +160,7 @@ class MarketHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Mar
     }
   }
 
-  bool number(uint64_t u, bool) {
+  bool number(uint64_t u) {
     switch (where_) {
       case Where::Root:
         if (field_ == Field::At) {
