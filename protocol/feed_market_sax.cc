@@ -227,8 +227,8 @@ bool FeedParser::parse_market_fast(char* text, Record& out) {
   MarketHandler h(fast_lines_, fast_outcomes_);
   rapidjson::InsituStringStream in(text);
   rapidjson::Reader reader;
-  if (reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseStopWhenDoneFlag>(in, h).IsError() || !h.complete())
-    return false;
+  // As the DOM path: nothing but whitespace may follow the object.
+  if (reader.Parse<rapidjson::kParseInsituFlag>(in, h).IsError() || !h.complete()) return false;
   const ParsedId pid = parse_event_id(h.id());
   if (!pid.ok()) return false;
   MarketRec mr;

@@ -66,10 +66,12 @@ LineStatus FeedParser::fail(std::string msg) {
 }
 
 LineStatus FeedParser::parse(std::string_view line, Record& out) {
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-  size_t lead = 0;
-  while (lead < line.size() && (line[lead] == ' ' || line[lead] == '\t')) ++lead;
-  line.remove_prefix(lead);
+  // JSON's whitespace, all four, at both ends: the text a record keeps (and
+  // the journal writes back with its checksum) is then the object alone,
+  // ending in its closing brace.
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!line.empty() && space(line.back())) line.remove_suffix(1);
+  while (!line.empty() && space(line.front())) line.remove_prefix(1);
   if (line.empty()) return LineStatus::Blank;
 
   // A checksummed line (journal) is verified and parsed without the field.
@@ -104,7 +106,9 @@ LineStatus FeedParser::parse(std::string_view line, Record& out) {
   stack_pool_.Clear();
   rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>> doc(
       &value_pool_, 1024, &stack_pool_);
-  doc.ParseInsitu<rapidjson::kParseStopWhenDoneFlag>(scratch_.data());
+  // One object a line, nothing after it: RapidJSON's default checks that
+  // only whitespace follows the root (kParseErrorDocumentRootNotSingular).
+  doc.ParseInsitu(scratch_.data());
   if (doc.HasParseError())
     return fail(std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
                 rapidjson::GetParseError_En(doc.GetParseError()));

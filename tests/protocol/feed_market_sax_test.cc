@@ -97,9 +97,10 @@ TEST(FeedMarketSax, PlainShapesTakenOthersLeftToTheDomPath) {
       {R"({"lines":{"s":{"s":0,"o":{"1":[150,0],"2":[160,0]}}},"market":7,"id":"9","at":1,"op":"m\u0061rket"})", true},
       {R"({"at":1,"op":"market","id":"9","market":7,"lines":{"s":{"o":{"1":[1,0]}},"s":{"o":{"1":[2,0]},"o":{"2":[3,0]}}}})",
        true},
-      {R"({"at":1,"op":"market","id":"9","market":7,"lines":{}} trailing)", true},
       // Left to the DOM path: unknown fields (counted there), repeated fields,
-      // numbers out of range, other ops, bad keys and ids, broken JSON.
+      // numbers out of range, other ops, bad keys and ids, broken JSON, and
+      // anything after the object (which the DOM path then rejects).
+      {R"({"at":1,"op":"market","id":"9","market":7,"lines":{}} trailing)", false},
       {R"({"at":1,"op":"market","id":"9","market":7,"lines":{},"x":1})", false},
       {R"({"at":1,"op":"market","id":"9","market":7,"lines":{"s":{"o":{},"q":[]}}})", false},
       {R"({"at":1,"op":"market","id":"9","market":7,"lines":{"s":{"o":{"1":{"p":1}}}}})", false},

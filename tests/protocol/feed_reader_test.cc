@@ -105,6 +105,12 @@ TEST(FeedReader, MalformedLinesSayWhy) {
       // Regression (feed_line fuzz target): a non-object `map` used to be walked as an object.
       {R"({"at":1,"op":"event","id":"5","event":{"sport":1,"map":true}})", "'map'"},
       {R"({"at":1,"op":"event","id":"5","event":{"sport":1,"map":{"s7_l1.5":3}}})", "'map'"},
+      // One object a line: anything but whitespace after it is not taken
+      // (it once was, and the journal then wrote the line back broken).
+      {R"({"at":1,"op":"remove","id":"5"} x)", "root must not be followed"},
+      {R"({"at":1,"op":"remove","id":"5"}{"at":2,"op":"remove","id":"6"})", "root must not be followed"},
+      {R"({"at":1,"op":"market","id":"5","market":1,"lines":{"s":{"o":{"1":[150,0]}}}}])", "root must not be followed"},
+      {"{\"at\":1,\"op\":\"market\",\"id\":\"5\",\"market\":1,\"lines\":{}}\t,", "root must not be followed"},
   };
   FeedParser p;
   for (const auto& c : cases) {
@@ -137,6 +143,23 @@ TEST(FeedReader, BlankAndCrlfLines) {
   EXPECT_EQ(parse(p, "", r), LineStatus::Blank);
   EXPECT_EQ(parse(p, "  \r\n", r), LineStatus::Blank);
   EXPECT_EQ(parse(p, "{\"at\":1,\"op\":\"remove\",\"id\":\"5\"}\r\n", r), LineStatus::Record);
+}
+
+// Tabs, CR and LF around the object are JSON whitespace: the record is
+// taken, on the market fast path and the DOM path alike, and the line it
+// keeps is the object alone (what the journal writes back, checksummed).
+TEST(FeedReader, WhitespaceAroundTheObjectIsNotPartOfTheLine) {
+  const std::string market = R"({"at":1,"op":"market","id":"5","market":1,"lines":{"s":{"o":{"1":[150,0]}}}})";
+  const std::string remove = R"({"at":1,"op":"remove","id":"5"})";
+  for (const std::string& obj : {market, remove})
+    for (bool fast : {true, false}) {
+      FeedParser p;
+      p.keep_text(true);
+      p.fast_markets(fast);
+      Record r;
+      ASSERT_EQ(parse(p, "\t \r" + obj + " \t\t\r\n", r), LineStatus::Record) << p.error();
+      EXPECT_EQ(r.text, obj);
+    }
 }
 
 TEST(FeedReader, ChecksumVerified) {
