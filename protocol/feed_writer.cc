@@ -1,6 +1,7 @@
 #include "protocol/feed_writer.h"
 
 #include <cstdio>
+#include <cstring>
 
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
@@ -151,16 +152,22 @@ void write_header(std::string_view provider, std::string& out) {
   json::append_object(out, [&](json::Writer& w) { write_header_fields(w, provider); });
 }
 
-void append_checksum(std::string& out, size_t start) {
-  uint64_t h = XXH3_64bits(out.data() + start, out.size() - start);
-  out.pop_back();  // the closing brace
+void checksum_suffix(std::string_view line, char* out) {
+  uint64_t h = XXH3_64bits(line.data(), line.size());
+  std::memcpy(out, kChecksumField.data(), kChecksumField.size());
   // Sixteen hex digits by hand: every journal record pays for this line.
   static constexpr char kHex[] = "0123456789abcdef";
-  char buf[16];
-  for (int i = 15; i >= 0; --i, h >>= 4) buf[i] = kHex[h & 15];
-  out.append(",\"xxh\":\"");
-  out.append(buf, sizeof buf);
-  out.append("\"}");
+  char* hex = out + kChecksumField.size();
+  for (int i = 15; i >= 0; --i, h >>= 4) hex[i] = kHex[h & 15];
+  hex[16] = '"';
+  hex[17] = '}';
+}
+
+void append_checksum(std::string& out, size_t start) {
+  char suffix[kChecksumSuffixLen];
+  checksum_suffix(std::string_view(out).substr(start), suffix);
+  out.pop_back();  // the closing brace
+  out.append(suffix, sizeof suffix);
 }
 
 ChecksumState verify_checksum(std::string_view line) {

@@ -34,6 +34,9 @@ inline constexpr size_t kChecksumSuffixLen = 8 + 16 + 2;  // ,"xxh":" + hex + "}
 // Turns the plain line ending at out.size() (starting at `start`) into its
 // checksummed form.
 void append_checksum(std::string& out, size_t start);
+// The same for a plain `line` held elsewhere: writes to `out` the
+// kChecksumSuffixLen bytes that take the place of its closing brace.
+void checksum_suffix(std::string_view line, char* out);
 
 // Appends one checksummed line: the object `members` writes, its checksum,
 // then a newline.

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 namespace oddsrelay {
@@ -18,6 +20,27 @@ bool write_fully(int fd, std::string_view data, std::string& err) {
       return false;
     }
     off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool writev_fully(int fd, std::vector<iovec>& iov, std::string& err, WritevFn write_some) {
+  size_t next = 0;
+  while (next < iov.size()) {
+    const int n = static_cast<int>(std::min<size_t>(iov.size() - next, IOV_MAX));
+    ssize_t wrote = write_some(fd, iov.data() + next, n);
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      err = std::string("write failed: ") + std::strerror(errno);
+      return false;
+    }
+    // A short write: skip what went out, go on from the first byte that did not.
+    auto left = static_cast<size_t>(wrote);
+    while (next < iov.size() && left >= iov[next].iov_len) left -= iov[next++].iov_len;
+    if (left > 0) {
+      iov[next].iov_base = static_cast<char*>(iov[next].iov_base) + left;
+      iov[next].iov_len -= left;
+    }
   }
   return true;
 }

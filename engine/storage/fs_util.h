@@ -3,13 +3,21 @@
 // rename or a new file durable.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace oddsrelay {
 
 // Writes all of `data` to `fd`; false with `err` set on failure.
 bool write_fully(int fd, std::string_view data, std::string& err);
+// Writes every byte the iovecs name, in order, in as few writev() calls as
+// IOV_MAX allows, going on after a short write; false with `err` set on
+// failure. `iov` is consumed. `write_some` is writev(2) but for tests.
+using WritevFn = ssize_t (*)(int, const iovec*, int);
+bool writev_fully(int fd, std::vector<iovec>& iov, std::string& err, WritevFn write_some = ::writev);
 // fsyncs the directory holding `path` (best effort).
 void sync_dir_of(const std::string& path);
 

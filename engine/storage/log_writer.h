@@ -1,5 +1,5 @@
 // The durable stage of the pipeline (pipeline.h LogStage): every sealed
-// batch is appended to the current journal segment with one write() before
+// batch is appended to the current journal segment (writev) before
 // the batch is published, so a process crash loses nothing any client was
 // shown; fdatasync every `sync_ms` bounds what a power loss can take.
 // Compaction: every `snapshot_records` records, or once the journal since
@@ -16,6 +16,8 @@
 // "The log".
 #pragma once
 
+#include <sys/uio.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/core/pipeline.h"
 #include "engine/storage/data_dir.h"
@@ -111,7 +114,17 @@ class LogWriter : public LogStage {
   LogStats stats_;
   int fd_ = -1;
   uint64_t seq_ = 0;  // position of the last record written
+  // append()'s scratch: checksum suffixes and encoded records, and what
+  // goes out, in order: a record's own line (`line`) or a range of buf_.
+  struct Piece {
+    const char* line = nullptr;
+    size_t at = 0, len = 0;
+    Piece(const char* l, size_t n) : line(l), len(n) {}
+    Piece(std::nullptr_t, size_t a, size_t n) : at(a), len(n) {}
+  };
   std::string buf_;
+  std::vector<Piece> pieces_;
+  std::vector<iovec> iov_;
   bool dirty_ = false;
   std::chrono::steady_clock::time_point last_sync_, last_snapshot_;
   uint64_t since_snapshot_ = 0, since_snapshot_bytes_ = 0;

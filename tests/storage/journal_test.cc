@@ -103,6 +103,9 @@ TEST(Journal, LinesReadWithTrailingWhitespaceComeBackWhole) {
     feed::Record back;
     ASSERT_EQ(p.parse(line + (read.size() % 2 ? "\t" : " \t \r"), back), feed::LineStatus::Record) << p.error();
     ASSERT_FALSE(back.text.empty());
+    // Every third record without its line (as the simulator's come): the
+    // journal encodes it, between lines it writes as read.
+    if (read.size() % 3 == 0) back.text.clear();
     read.push_back(std::move(back));
   }
   auto states = write_journal(dir.path(), read);
