@@ -56,17 +56,18 @@ bool LogWriter::open_segment(uint64_t first, std::string& err) {
 }
 
 void LogWriter::append(const Batch& b) {
-  // A record read from a feed keeps its line: that goes out as it is, from
-  // the record, and only its checksum suffix is new (a catch-up batch is
-  // megabytes of lines, and copying them into one buffer first cost as
-  // much as the write). Suffixes and the lines of records without one are
-  // written into buf_; the iovecs name both, in record order.
+  // A record read from a feed keeps its line (the object alone, ending in
+  // its closing brace: FeedParser::parse): that goes out as it is, from the
+  // record, and only its checksum suffix is new (a catch-up batch is
+  // megabytes of lines, and copying them into one buffer first cost about
+  // as much as the write). Suffixes and the lines of records without one
+  // are written into buf_; the iovecs name both, in record order.
   buf_.clear();
   pieces_.clear();
   for (const feed::Record& r : b.records) {
     const std::string& line = r.text;
-    if (!line.empty() && line.back() == '}') {
-      pieces_.push_back({line.data(), line.size() - 1});
+    if (!line.empty()) {
+      pieces_.push_back({line.data(), 0, line.size() - 1});
       const size_t at = buf_.size();
       buf_.resize(at + feed::kChecksumSuffixLen + 1);
       feed::checksum_suffix(line, buf_.data() + at);

@@ -117,10 +117,8 @@ class LogWriter : public LogStage {
   // append()'s scratch: checksum suffixes and encoded records, and what
   // goes out, in order: a record's own line (`line`) or a range of buf_.
   struct Piece {
-    const char* line = nullptr;
-    size_t at = 0, len = 0;
-    Piece(const char* l, size_t n) : line(l), len(n) {}
-    Piece(std::nullptr_t, size_t a, size_t n) : at(a), len(n) {}
+    const char* line;  // null: the range [at, at + len) of buf_
+    size_t at, len;
   };
   std::string buf_;
   std::vector<Piece> pieces_;
