@@ -106,18 +106,18 @@ void LogWriter::append(const Batch& b) {
   const auto now = Clock::now();
   if (now - last_sync_ >= std::chrono::milliseconds(opts_.sync_ms)) sync();
   if (!b.catch_up) {
-    deferred_.reset();
     if (due(now, 1)) compact(b.snapshot, now, true);
-    return;
+  } else if (due(now, opts_.catch_up_factor)) {
+    // A catch-up: the engine is behind its source, and a snapshot every
+    // normal cadence of a state growing this fast is most of what the
+    // journal costs it. The triggers are catch_up_factor times higher and
+    // the log thread never waits for the compactor (it tries again at the
+    // next batch).
+    compact(b.snapshot, now, false);
   }
-  // A catch-up: the engine is behind its source, and a snapshot every
-  // normal cadence of a state growing this fast is most of what the journal
-  // costs it. The triggers are catch_up_factor times higher and the log
-  // thread never waits for the compactor (it tries again at the next
-  // batch). Should the catch-up end with no batch after it, the normal
-  // bound is reached with the last one's snapshot (tick()).
-  deferred_ = due(now, 1) ? b.snapshot : nullptr;
-  if (due(now, opts_.catch_up_factor) && compact(b.snapshot, now, false)) deferred_.reset();
+  // What is written and in no snapshot yet: the snapshot that covers it,
+  // should the feed go quiet before another batch (tick()).
+  unsnapshotted_ = since_snapshot_ > 0 ? b.snapshot : nullptr;
 }
 
 namespace {
@@ -176,8 +176,11 @@ uint64_t LogWriter::journal_limit() const {
 void LogWriter::tick() {
   const auto now = Clock::now();
   if (dirty_ && now - last_sync_ >= std::chrono::milliseconds(opts_.sync_ms)) sync();
-  // Idle after a catch-up that passed the normal bound: it applies now.
-  if (deferred_ && compact(deferred_, now, false)) deferred_.reset();
+  // Idle with a snapshot due: the normal bound passed during a catch-up,
+  // or a live batch's snapshot was put off while the compactor wrote the
+  // one before, or the time trigger. Without this a feed that goes quiet
+  // would keep it pending until its next record.
+  if (unsnapshotted_ && due(now, 1) && compact(unsnapshotted_, now, false)) unsnapshotted_.reset();
 }
 
 void LogWriter::sync() {

@@ -12,8 +12,10 @@
 // pipeline is behind its source (Batch::catch_up: a replay at max speed, a
 // backlog), the record and share triggers count catch_up_factor times over
 // and the log thread does not wait for the compactor; the first live batch
-// or idle tick applies the normal bound again. See docs/architecture.md
-// "The log".
+// or idle tick applies the normal bound again. A snapshot due when the feed
+// goes quiet (the time trigger, or one put off while the compactor wrote
+// the one before) is taken at the log thread's idle tick, not at the next
+// record. See docs/architecture.md "The log".
 #pragma once
 
 #include <sys/uio.h>
@@ -127,9 +129,9 @@ class LogWriter : public LogStage {
   std::chrono::steady_clock::time_point last_sync_, last_snapshot_;
   uint64_t since_snapshot_ = 0, since_snapshot_bytes_ = 0;
   std::atomic<uint64_t> snapshot_bytes_{0};  // of the newest snapshot: the journal-share trigger's base
-  // The last batch's snapshot when it was a catch-up's and the normal bound
-  // is passed: what tick() compacts if no batch follows.
-  SnapshotPtr deferred_;
+  // The last batch's snapshot while records written are in no snapshot:
+  // what tick() compacts once one is due and no batch follows.
+  SnapshotPtr unsnapshotted_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_, idle_;  // the compactor's work; its being done with it

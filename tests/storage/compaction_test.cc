@@ -287,6 +287,52 @@ TEST(Compaction, AnIdleTickAfterACatchUpAppliesTheNormalBound) {
   EXPECT_EQ(s.at, std::vector<uint64_t>{3000});
 }
 
+// A live batch's snapshot that falls due while the compactor still writes
+// the one before is put off (the share is off, so the log thread does not
+// wait for it). With no batch after it (the feed went quiet), the log
+// thread's idle tick takes it: the records it covers are not left to the
+// journal until the feed's next record.
+TEST(Compaction, ALiveSnapshotPutOffWhileTheCompactorIsBusyIsTakenWhenIdle) {
+  LogOptions lo;
+  lo.snapshot_records = 100;
+  lo.snapshot_journal_pct = 0;
+  lo.snapshot_seconds = 1 << 30;
+  Feeder f(lo);
+  Snapshots s;
+  f.append(200, false);  // due: handed to the compactor, which fsyncs it
+  f.append(200, false);  // due again, microseconds later: put off while that write lasts
+  s.note(f);
+  ASSERT_FALSE(s.at.empty());
+  EXPECT_EQ(s.at.front(), 200u);
+  f.w().tick();
+  s.note(f);
+  EXPECT_EQ(s.at.back(), 400u) << "the idle tick did not take the snapshot put off";
+  f.w().tick();  // nothing more to do
+  s.note(f);
+  EXPECT_EQ(s.at, (std::vector<uint64_t>{200, 400}));
+}
+
+// The interval trigger (--snapshot-interval) on a feed that went quiet:
+// the idle ticks take the snapshot once the interval has passed, with no
+// record after it.
+TEST(Compaction, TheIntervalTriggerFiresOnAQuietFeed) {
+  LogOptions lo;
+  lo.snapshot_records = UINT64_MAX;
+  lo.snapshot_journal_pct = 0;
+  lo.snapshot_seconds = 1;
+  Feeder f(lo);
+  Snapshots s;
+  f.append(50, false);
+  s.note(f);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (s.at.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the log thread's idle wait
+    f.w().tick();
+    s.note(f);
+  }
+  EXPECT_EQ(s.at, std::vector<uint64_t>{50}) << "no snapshot 10 s into a 1 s interval";
+}
+
 // The state a power loss can leave between the new snapshot's rename and
 // the directory fsync that carries the older one's deletion: the older
 // snapshot and its segments gone, the new one still under its .tmp name.
