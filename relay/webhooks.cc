@@ -1,5 +1,7 @@
 #include "relay/webhooks.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -210,7 +212,10 @@ Webhooks::~Webhooks() { stop(); }
 
 void Webhooks::start() {
   running_ = true;
-  dispatcher_ = std::thread([this] { dispatch(); });
+  dispatcher_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "webhooks");
+    dispatch();
+  });
 }
 
 void Webhooks::stop() {

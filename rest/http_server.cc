@@ -1,5 +1,6 @@
 #include "rest/http_server.h"
 
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -402,8 +403,10 @@ bool HttpServer::start(std::string& err) {
     s.sweep.data = &s;
     uv_timer_start(&s.sweep, on_sweep, 250, 250);
   }
-  for (auto& l : loops_)
-    threads_.emplace_back([s = l.get()] {
+  for (size_t i = 0; i < loops_.size(); ++i)
+    threads_.emplace_back([s = loops_[i].get(), i] {
+      const std::string name = "rest-" + std::to_string(i);
+      pthread_setname_np(pthread_self(), name.c_str());
       uv_run(&s->loop, UV_RUN_DEFAULT);  // returns once every handle is closed
     });
   return true;

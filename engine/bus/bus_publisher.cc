@@ -1,5 +1,7 @@
 #include "engine/bus/bus_publisher.h"
 
+#include <pthread.h>
+
 #include <cstdio>
 
 #include "engine/bus/snapshot_transfer.h"
@@ -34,8 +36,14 @@ bool BusPublisher::start(std::string& err) {
   natsStatus s = natsConnection_JetStream(&js_, link_.nc(), &jo);
   if (s != NATS_OK) return err = nats_error("JetStream context", s), false;
   last_snapshot_ = Clock::now();
-  thread_ = std::thread([this] { run(); });
-  snap_thread_ = std::thread([this] { snapshotter(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "bus-publish");
+    run();
+  });
+  snap_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "bus-snapshot");
+    snapshotter();
+  });
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/bus/bus_source.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,7 +13,10 @@
 namespace oddsrelay {
 
 void BusSource::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "bus-follow");
+    run();
+  });
 }
 
 void BusSource::stop() {

@@ -1,5 +1,7 @@
 #include "engine/core/pipeline.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -10,8 +12,14 @@ namespace oddsrelay {
 void Pipeline::start() {
   stopping_ = false;
   engine_done_ = false;
-  thread_ = std::thread([this] { run(); });
-  log_thread_ = std::thread([this] { run_log(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "engine");
+    run();
+  });
+  log_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "delivery");
+    run_log();
+  });
 }
 
 void Pipeline::stop() {

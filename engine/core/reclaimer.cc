@@ -1,5 +1,7 @@
 #include "engine/core/reclaimer.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <thread>
 
@@ -14,7 +16,11 @@ Reclaimer::~Reclaimer() {
 
 void Reclaimer::retire(std::shared_ptr<const void> garbage) {
   if (!garbage) return;
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  if (!thread_.joinable())
+    thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "reclaim");
+      run();
+    });
   if (queue_.size_approx() >= kMaxBacklog) {
     inline_frees_.fetch_add(1, std::memory_order_relaxed);
     return;  // `garbage` is freed here, on the caller's thread

@@ -1,11 +1,16 @@
 #include "engine/sources/read_ahead.h"
 
+#include <pthread.h>
+
 #include <utility>
 
 namespace oddsrelay {
 
 ReadAhead::ReadAhead(FeedFileReader& reader) : reader_(reader) {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "read-ahead");
+    run();
+  });
 }
 
 void ReadAhead::finish() {

@@ -1,5 +1,7 @@
 #include "engine/sources/sources.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <cstdio>
 
@@ -10,7 +12,10 @@ namespace oddsrelay {
 using Clock = std::chrono::steady_clock;
 
 void SimSource::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "simulator");
+    run();
+  });
 }
 
 void SimSource::stop() {
@@ -51,7 +56,10 @@ void SimSource::run() {
 }
 
 void ReplaySource::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "replay");
+    run();
+  });
 }
 
 void ReplaySource::stop() {

@@ -1,6 +1,7 @@
 #include "engine/storage/feed_file.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -126,7 +127,10 @@ bool FeedFileWriter::open(const std::string& path, std::string& err) {
     write_all(header);
   }
   running_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "capture");
+    run();
+  });
   return true;
 }
 

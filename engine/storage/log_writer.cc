@@ -1,6 +1,8 @@
 #include "engine/storage/log_writer.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,7 +30,16 @@ bool LogWriter::open(const DataDirRecovery& r, std::string& err) {
   // Appends continue the last segment; with none (a new dir, or a snapshot
   // that covers everything) a new one starts after the current position.
   if (!open_segment(r.tail_segment != 0 ? r.tail_segment : r.seq + 1, err)) return false;
-  thread_ = std::thread([this] { compactor(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "compactor");
+    // On a thread id, getpriority and setpriority read and set that
+    // thread's nice value alone (Linux); above the process's own, so a
+    // server started under nice keeps the same order.
+    const auto tid = static_cast<id_t>(::gettid());
+    if (opts_.compactor_nice > 0)
+      ::setpriority(PRIO_PROCESS, tid, ::getpriority(PRIO_PROCESS, tid) + opts_.compactor_nice);
+    compactor();
+  });
   return true;
 }
 

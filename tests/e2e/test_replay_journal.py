@@ -31,6 +31,21 @@ def event_numbers(path):
                        for l in f if l.strip() and '"op":"header"' not in l})
 
 
+def paced_feed(directory, name):
+    """small.jsonl's first three records (0.0, 0.5 and 1.0 s of `at`), then
+    its last one an hour later: at speed=1 the first three come in about a
+    second and the fourth not while a test runs. Returns the path and the
+    records (lines) it was made from."""
+    with open(h.fixture("small.jsonl")) as f:
+        header, *recs = [l for l in f if l.strip()]
+    last = json.loads(recs[3])
+    last["at"] = json.loads(recs[0])["at"] + 3_600_000
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(header + "".join(recs[:3]) + json.dumps(last) + "\n")
+    return path, recs
+
+
 def get(port, path):
     r, body = h.request(port, path, KEY)
     assert r.status == 200, (path, r.status, body[:300])
@@ -240,16 +255,7 @@ class ReplayJournal(unittest.TestCase):
         self.assertEqual(h.stopped_digest(err), h.file_digest(h.fixture("malformed.jsonl")))
 
     def test_paced_replay_waits_for_each_records_at(self):
-        # small.jsonl's first three records (0.0, 0.5 and 1.0 s of `at`),
-        # then its last one an hour later: at speed=1 the first three come
-        # in about a second and the fourth not while the test runs.
-        with open(h.fixture("small.jsonl")) as f:
-            header, *recs = [l for l in f if l.strip()]
-        last = json.loads(recs[3])
-        last["at"] = json.loads(recs[0])["at"] + 3_600_000
-        paced = os.path.join(self.dir, "paced.jsonl")
-        with open(paced, "w") as f:
-            f.write(header + "".join(recs[:3]) + json.dumps(last) + "\n")
+        paced, recs = paced_feed(self.dir, "paced.jsonl")
         with h.Server("--keys", self.keys, "--progress", "0", "--feed", f"replay:{paced},speed=1") as s:
             s.wait_for(r"serving http://")
             st = h.wait_status(s.port, KEY, lambda st: st["feed"]["records_applied"] >= 3, "three records")
@@ -265,6 +271,32 @@ class ReplayJournal(unittest.TestCase):
             rc, log = s.stop()
         self.assertEqual(rc, 0, log)
 
+
+    def test_threads_are_named_for_their_stage_and_the_compactor_yields(self):
+        """Each thread of the data path carries its stage's name (for top -H
+        and perf's --sort comm), and the compactor alone runs 10 nice levels
+        below the rest: the paced replay keeps every thread alive."""
+        paced, _ = paced_feed(self.dir, "paced-threads.jsonl")
+        data = os.path.join(self.dir, "data-threads")
+        with h.Server("--keys", self.keys, "--progress", "0", "--feed", f"replay:{paced},speed=1",
+                      "--data-dir", data) as s:
+            s.wait_for(r"serving http://")
+            h.wait_status(s.port, KEY, lambda st: st["feed"]["records_applied"] >= 3, "three records")
+            threads = {}
+            task = f"/proc/{s.proc.pid}/task"
+            for t in os.listdir(task):
+                with open(f"{task}/{t}/comm") as f:
+                    name = f.read().strip()
+                with open(f"{task}/{t}/stat") as f:
+                    nice = int(f.read().rsplit(")", 1)[1].split()[16])  # field 19 (proc(5))
+                threads.setdefault(name, []).append(nice)
+            for stage in ("replay", "engine", "delivery", "reclaim", "compactor", "relay-0"):
+                self.assertEqual(len(threads.get(stage, [])), 1, (stage, threads))
+            base = threads["engine"][0]
+            self.assertEqual(threads["compactor"], [min(19, base + 10)], threads)
+            self.assertEqual({n for name, ns in threads.items() if name != "compactor" for n in ns}, {base}, threads)
+            rc, log = s.stop()
+        self.assertEqual(rc, 0, log)
 
 if __name__ == "__main__":
     h.main()

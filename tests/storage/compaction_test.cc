@@ -5,12 +5,18 @@
 // a power loss left under its .tmp name is recovered, so deleting early
 // never leaves a restart without a snapshot to fall back on.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "engine/core/state_digest.h"
@@ -331,6 +337,44 @@ TEST(Compaction, TheIntervalTriggerFiresOnAQuietFeed) {
     s.note(f);
   }
   EXPECT_EQ(s.at, std::vector<uint64_t>{50}) << "no snapshot 10 s into a 1 s interval";
+}
+
+// The nice value of each of this process's threads, from /proc.
+std::vector<int> thread_nice_values() {
+  std::vector<int> out;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream f(t.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t close = stat.rfind(')');  // the thread's name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string field;
+    for (int i = 3; i <= 19 && rest >> field; ++i)  // field 19 is the nice value (proc(5))
+      if (i == 19) out.push_back(std::stoi(field));
+  }
+  return out;
+}
+
+// The compactor yields the cores to the reader, the engine and the log
+// thread: its thread alone runs LogOptions::compactor_nice above the
+// process's nice value.
+TEST(Compaction, TheCompactorRunsNicerThanTheRest) {
+  LogOptions lo;
+  ASSERT_GT(lo.compactor_nice, 0);
+  const int base = ::getpriority(PRIO_PROCESS, 0);  // this thread's
+  if (base >= 19) GTEST_SKIP() << "started at the lowest priority already";
+  const int want = std::min(19, base + lo.compactor_nice);
+  const auto before = thread_nice_values();
+  ASSERT_EQ(std::count(before.begin(), before.end(), want), 0);
+  Feeder f(lo);
+  std::vector<int> now;
+  for (int i = 0; i < 200 && std::count(now.begin(), now.end(), want) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the thread sets it as it starts
+    now = thread_nice_values();
+  }
+  EXPECT_EQ(std::count(now.begin(), now.end(), want), 1) << "no thread at the compactor's nice value";
+  EXPECT_EQ(std::count(now.begin(), now.end(), base), static_cast<long>(now.size()) - 1)
+      << "only the compactor is niced";
 }
 
 // The state a power loss can leave between the new snapshot's rename and
