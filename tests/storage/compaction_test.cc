@@ -155,15 +155,21 @@ class Feeder {
     EXPECT_TRUE(w_->open(rec, err)) << err;
   }
   // Appends the next `n` records as one batch; returns its journal bytes.
-  uint64_t append(size_t n, bool catch_up) {
-    const uint64_t before = w_->stats().bytes.load();
+  uint64_t append(size_t n, bool catch_up) { return write(seal(n, catch_up)); }
+  // The two halves, for a test that has the log thread lag the engine (as
+  // the pipeline's does) and write batches sealed before: the next `n`
+  // records applied and sealed, marked a catch-up's or live...
+  BatchPtr seal(size_t n, bool catch_up) {
     for (size_t i = 0; i < n; ++i) e_.apply(std::move(recs_.at(next_++)));
-    BatchPtr b = e_.seal();
-    Batch marked = *b;
-    marked.catch_up = catch_up;
-    w_->append(marked);
-    e_.publish(b);
     EXPECT_EQ(e_.skipped(), 0u) << "the positions below assume every record applies";
+    BatchPtr b = e_.seal(0, catch_up);
+    e_.publish(b);
+    return b;
+  }
+  // ...and written; returns its journal bytes.
+  uint64_t write(const BatchPtr& b) {
+    const uint64_t before = w_->stats().bytes.load();
+    w_->append(*b);
     return w_->stats().bytes.load() - before;
   }
   // Waits until the compactor has written what it was handed.
@@ -305,8 +311,9 @@ TEST(Compaction, ALiveSnapshotPutOffWhileTheCompactorIsBusyIsTakenWhenIdle) {
   lo.snapshot_seconds = 1 << 30;
   Feeder f(lo);
   Snapshots s;
-  f.append(200, false);  // due: handed to the compactor, which fsyncs it
-  f.append(200, false);  // due again, microseconds later: put off while that write lasts
+  const BatchPtr first = f.seal(200, false), second = f.seal(200, false);
+  f.write(first);   // due: handed to the compactor, which writes and fsyncs it
+  f.write(second);  // due again, microseconds later: put off while that write lasts
   s.note(f);
   ASSERT_FALSE(s.at.empty());
   EXPECT_EQ(s.at.front(), 200u);
