@@ -60,12 +60,13 @@ struct LogOptions {
   // first live batch after (or the first idle tick) applies the normal
   // bound again.
   uint32_t catch_up_factor = 32;
-  // The compactor thread's nice value, above the process's. Its work can wait: while the
-  // reader, the engine and the log thread keep the cores busy (a replay at
-  // max speed, a catch-up) it takes what they leave, and a snapshot falling
-  // due meanwhile is put off (a catch-up never waits for it) instead of the
-  // records slowing down: a 1M-record replay with a data dir ran at 0.75-0.79x
-  // the one without, against 0.62-0.70x at 0 (docs/architecture.md "The log").
+  // The compactor thread's nice value, above the process's. Its work can
+  // wait: while the reader, the engine and the log thread keep the cores
+  // busy (a replay at max speed, a catch-up) it takes what they leave, and
+  // a snapshot falling due meanwhile is put off (a catch-up never waits for
+  // it) instead of every record slowing down: a 1M-record replay with a
+  // data dir ran at 0.67-0.79x the one without, against 0.60-0.70x at 0
+  // (interleaved runs; docs/architecture.md "The log").
   int compactor_nice = 10;
 };
 
