@@ -285,10 +285,13 @@ class ReplayJournal(unittest.TestCase):
             threads = {}
             task = f"/proc/{s.proc.pid}/task"
             for t in os.listdir(task):
-                with open(f"{task}/{t}/comm") as f:
-                    name = f.read().strip()
-                with open(f"{task}/{t}/stat") as f:
-                    nice = int(f.read().rsplit(")", 1)[1].split()[16])  # field 19 (proc(5))
+                try:
+                    with open(f"{task}/{t}/comm") as f:
+                        name = f.read().strip()
+                    with open(f"{task}/{t}/stat") as f:
+                        nice = int(f.read().rsplit(")", 1)[1].split()[16])  # field 19 (proc(5))
+                except FileNotFoundError:  # a thread that ended meanwhile
+                    continue
                 threads.setdefault(name, []).append(nice)
             for stage in ("replay", "engine", "delivery", "reclaim", "compactor", "relay-0"):
                 self.assertEqual(len(threads.get(stage, [])), 1, (stage, threads))
