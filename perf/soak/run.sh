@@ -53,7 +53,9 @@ fi
 
 key=soak-key
 printf '{"keys":[{"key":"%s","name":"soak","permissions":["live","prematch","odds","scores"]}]}\n' "$key" > "$work/keys.json"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A port free right now (a fixed or derived one could be another process's).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
 data="$work/data"
 
 echo "perf/soak: $days days of feed ($sim), horizon $horizon, compaction ${compaction[*]:-default}, build $build"
@@ -78,21 +80,32 @@ line=$(grep -o 'stopped; state seq=[0-9]* digest=[0-9a-f]*' "$out/server.log") |
 seq=${line#*seq=}; seq=${seq%% *}
 digest=${line##*digest=}
 
-# Restart on the data dir: time to the first answer at the right seq.
-port2=$((port + 1))
-t2=$(date +%s.%N)
-"$build/oddsrelay" --listen "127.0.0.1:$port2" --keys "$work/keys.json" --feed none --data-dir "$data" \
-  --retain-ended "$horizon" --progress 0 2> "$out/restart.log" &
-pids+=($!)
-restart_pid=$!
+# Restart on the data dir: time to the first answer at the right seq. A
+# free port can still be taken between the check and the listen (another
+# process's ephemeral port): then the server exits at once, and it is
+# started again on another one; a server that exits otherwise fails.
 ready=""
-for _ in $(seq 1 6000); do
-  if body=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" 2>/dev/null); then
-    echo "$body" | grep -q "\"seq\":$seq," || die "restart serves another seq: $body"
-    ready=$(date +%s.%N)
-    break
-  fi
-  sleep 0.01
+for attempt in 1 2 3; do
+  port2=$(free_port)
+  t2=$(date +%s.%N)
+  "$build/oddsrelay" --listen "127.0.0.1:$port2" --keys "$work/keys.json" --feed none --data-dir "$data" \
+    --retain-ended "$horizon" --progress 0 2> "$out/restart.log" &
+  pids+=($!)
+  restart_pid=$!
+  for _ in $(seq 1 6000); do
+    if body=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" 2>/dev/null); then
+      echo "$body" | grep -q "\"seq\":$seq," || die "restart serves another seq: $body"
+      ready=$(date +%s.%N)
+      break
+    fi
+    kill -0 "$restart_pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  [ -n "$ready" ] && break
+  kill -0 "$restart_pid" 2>/dev/null && die "restart never answered: $(tail -3 "$out/restart.log")"
+  grep -q "address already in use" "$out/restart.log" ||
+    die "restart exited before it answered: $(tail -3 "$out/restart.log")"
+  echo "perf/soak: port $port2 was taken meanwhile; restarting on another"
 done
 [ -n "$ready" ] || die "restart never answered: $(tail -3 "$out/restart.log")"
 held=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"]["held"])')
@@ -105,19 +118,33 @@ dir_bytes=$(du -sb "$data" | cut -f1)
 # the pages the allocator keeps after a burst (jemalloc purges freed pages
 # only as it allocates: an idle server keeps them): a server loading the
 # data dir against one with an empty dir, both with immediate purging.
-rss_of() {  # DATA-DIR PORT: RSS in KiB of a server serving DATA-DIR, once ready
-  MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 "$build/oddsrelay" --listen "127.0.0.1:$2" --keys "$work/keys.json" \
-    --feed none --data-dir "$1" --retain-ended "$horizon" --progress 0 > /dev/null 2> "$out/measure.log" &
-  local p=$!
-  pids+=($p)
-  for _ in $(seq 1 3000); do curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$2/v1/status" >/dev/null 2>&1 && break; sleep 0.01; done
-  sleep 1
-  awk '/^VmRSS/{print $2}' "/proc/$p/status"
-  kill -TERM "$p"
-  wait "$p" || true
+rss_of() {  # DATA-DIR: RSS in KiB of a server serving DATA-DIR, once ready (on a free port, as above)
+  local attempt p port3
+  for attempt in 1 2 3; do
+    port3=$(free_port)
+    MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 "$build/oddsrelay" --listen "127.0.0.1:$port3" \
+      --keys "$work/keys.json" --feed none --data-dir "$1" --retain-ended "$horizon" --progress 0 \
+      > /dev/null 2> "$out/measure.log" &
+    p=$!
+    pids+=($p)
+    for _ in $(seq 1 3000); do
+      curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port3/v1/status" >/dev/null 2>&1 && break
+      kill -0 "$p" 2>/dev/null || break
+      sleep 0.01
+    done
+    if kill -0 "$p" 2>/dev/null; then
+      sleep 1
+      awk '/^VmRSS/{print $2}' "/proc/$p/status"
+      kill -TERM "$p"
+      wait "$p" || true
+      return 0
+    fi
+    grep -q "address already in use" "$out/measure.log" || die "measuring RSS failed: $(tail -3 "$out/measure.log")"
+  done
+  die "measuring RSS: no free port in three tries"
 }
-rss_restart=$(rss_of "$data" $((port + 2)))
-rss_empty=$(rss_of "$work/empty" $((port + 3)))
+rss_restart=$(rss_of "$data")
+rss_empty=$(rss_of "$work/empty")
 
 # Kept as a script so that the figures can be drawn again from the CSV.
 cat > "$out/report.sh" <<REPORT
