@@ -97,9 +97,11 @@ struct Record {
   uint64_t number = 0;  // the event number: the identity
   std::variant<std::shared_ptr<const EventObject>, RemoveRec, MarketRec, ScoreRec, StatsRec> body;
   // The line this record was parsed from: the object alone, ending in its
-  // closing brace (no whitespace around it, no journal checksum), kept only when a parser was asked to
-  // (FeedParser::keep_text): the journal, captures and the bus then write it as it is instead of encoding the record
-  // again, which cost more than parsing it. Empty for records built in code (the simulator, tests): those are encoded.
+  // closing brace (no whitespace around it, no journal checksum), kept only
+  // when a parser was asked to (FeedParser::keep_text): the journal,
+  // captures and the bus then write it as it is instead of encoding the
+  // record again, which cost more than parsing it. Empty for records built
+  // in code (the simulator, tests): those are encoded.
   std::string text;
 
   Op op() const { return static_cast<Op>(body.index()); }

@@ -1,6 +1,5 @@
 // RelayServer (relay_server.h): the hub and the loops, wired to the engine's
 // batches and the REST listener's upgraded sockets.
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "protocol/named_thread.h"
 #include "relay/close_reason.h"
 #include "relay/hub.h"
 #include "relay/key_slots.h"
@@ -39,13 +39,9 @@ void RelayServer::start() {
         std::make_unique<RelayLoop>(opts_, start, stats_, *slots_, /*publishes_window=*/i == 0, &hub_seq_));
   running_ = true;
   for (size_t i = 0; i < loops_.size(); ++i) {
-    threads_.emplace_back([loop = loops_[i].get(), i] {
-      // Named so perf/relay can count the relay loops' CPU apart from the
-      // rest of the process.
-      const std::string name = "relay-" + std::to_string(i);
-      pthread_setname_np(pthread_self(), name.c_str());
-      loop->run();
-    });
+    // Named so perf/relay can count the relay loops' CPU apart from the
+    // rest of the process.
+    threads_.push_back(named_thread("relay-" + std::to_string(i), [loop = loops_[i].get()] { loop->run(); }));
   }
 }
 

@@ -1,7 +1,5 @@
 #include "relay/webhooks.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +8,7 @@
 #include "engine/views/json_views.h"
 #include "protocol/clock.h"
 #include "protocol/hmac.h"
+#include "protocol/named_thread.h"
 #include "relay/http_post.h"
 
 namespace oddsrelay::relay {
@@ -212,10 +211,7 @@ Webhooks::~Webhooks() { stop(); }
 
 void Webhooks::start() {
   running_ = true;
-  dispatcher_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "webhooks");
-    dispatch();
-  });
+  dispatcher_ = named_thread("webhooks", [this] { dispatch(); });
 }
 
 void Webhooks::stop() {

@@ -1,6 +1,5 @@
 #include "rest/http_server.h"
 
-#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -15,6 +14,7 @@
 #include "protocol/api/access_log.h"
 #include "protocol/api/errors.h"
 #include "protocol/clock.h"
+#include "protocol/named_thread.h"
 #include "protocol/net/conn.h"
 #include "protocol/net/conn_list.h"
 #include "rest/client_address.h"
@@ -404,11 +404,9 @@ bool HttpServer::start(std::string& err) {
     uv_timer_start(&s.sweep, on_sweep, 250, 250);
   }
   for (size_t i = 0; i < loops_.size(); ++i)
-    threads_.emplace_back([s = loops_[i].get(), i] {
-      const std::string name = "rest-" + std::to_string(i);
-      pthread_setname_np(pthread_self(), name.c_str());
+    threads_.push_back(named_thread("rest-" + std::to_string(i), [s = loops_[i].get()] {
       uv_run(&s->loop, UV_RUN_DEFAULT);  // returns once every handle is closed
-    });
+    }));
   return true;
 }
 

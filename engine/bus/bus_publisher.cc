@@ -1,11 +1,10 @@
 #include "engine/bus/bus_publisher.h"
 
-#include <pthread.h>
-
 #include <cstdio>
 
 #include "engine/bus/snapshot_transfer.h"
 #include "protocol/feed_writer.h"
+#include "protocol/named_thread.h"
 
 namespace oddsrelay::bus {
 
@@ -36,14 +35,8 @@ bool BusPublisher::start(std::string& err) {
   natsStatus s = natsConnection_JetStream(&js_, link_.nc(), &jo);
   if (s != NATS_OK) return err = nats_error("JetStream context", s), false;
   last_snapshot_ = Clock::now();
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "bus-publish");
-    run();
-  });
-  snap_thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "bus-snapshot");
-    snapshotter();
-  });
+  thread_ = named_thread("bus-publish", [this] { run(); });
+  snap_thread_ = named_thread("bus-snapshot", [this] { snapshotter(); });
   return true;
 }
 

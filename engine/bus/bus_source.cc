@@ -1,7 +1,5 @@
 #include "engine/bus/bus_source.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,14 +7,12 @@
 
 #include "engine/bus/log_reader.h"
 #include "protocol/feed_reader.h"
+#include "protocol/named_thread.h"
 
 namespace oddsrelay {
 
 void BusSource::start() {
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "bus-follow");
-    run();
-  });
+  thread_ = named_thread("bus-follow", [this] { run(); });
 }
 
 void BusSource::stop() {

@@ -1,25 +1,18 @@
 #include "engine/core/pipeline.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <chrono>
 
 #include "protocol/metrics/data_path.h"
+#include "protocol/named_thread.h"
 
 namespace oddsrelay {
 
 void Pipeline::start() {
   stopping_ = false;
   engine_done_ = false;
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "engine");
-    run();
-  });
-  log_thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "delivery");
-    run_log();
-  });
+  thread_ = named_thread("engine", [this] { run(); });
+  log_thread_ = named_thread("delivery", [this] { run_log(); });
 }
 
 void Pipeline::stop() {

@@ -1,9 +1,9 @@
 #include "engine/core/reclaimer.h"
 
-#include <pthread.h>
-
 #include <atomic>
 #include <thread>
+
+#include "protocol/named_thread.h"
 
 namespace oddsrelay {
 
@@ -16,11 +16,7 @@ Reclaimer::~Reclaimer() {
 
 void Reclaimer::retire(std::shared_ptr<const void> garbage) {
   if (!garbage) return;
-  if (!thread_.joinable())
-    thread_ = std::thread([this] {
-      pthread_setname_np(pthread_self(), "reclaim");
-      run();
-    });
+  if (!thread_.joinable()) thread_ = named_thread("reclaim", [this] { run(); });
   if (queue_.size_approx() >= kMaxBacklog) {
     inline_frees_.fetch_add(1, std::memory_order_relaxed);
     return;  // `garbage` is freed here, on the caller's thread

@@ -1,16 +1,13 @@
 #include "engine/sources/read_ahead.h"
 
-#include <pthread.h>
-
 #include <utility>
+
+#include "protocol/named_thread.h"
 
 namespace oddsrelay {
 
 ReadAhead::ReadAhead(FeedFileReader& reader) : reader_(reader) {
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "read-ahead");
-    run();
-  });
+  thread_ = named_thread("read-ahead", [this] { run(); });
 }
 
 void ReadAhead::finish() {

@@ -1,21 +1,17 @@
 #include "engine/sources/sources.h"
 
-#include <pthread.h>
-
 #include <chrono>
 #include <cstdio>
 
 #include "engine/storage/feed_file.h"
+#include "protocol/named_thread.h"
 
 namespace oddsrelay {
 
 using Clock = std::chrono::steady_clock;
 
 void SimSource::start() {
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "simulator");
-    run();
-  });
+  thread_ = named_thread("simulator", [this] { run(); });
 }
 
 void SimSource::stop() {
@@ -56,10 +52,7 @@ void SimSource::run() {
 }
 
 void ReplaySource::start() {
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "replay");
-    run();
-  });
+  thread_ = named_thread("replay", [this] { run(); });
 }
 
 void ReplaySource::stop() {

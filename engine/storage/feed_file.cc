@@ -1,7 +1,6 @@
 #include "engine/storage/feed_file.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -11,6 +10,7 @@
 #include <cstring>
 
 #include "protocol/feed_writer.h"
+#include "protocol/named_thread.h"
 
 namespace oddsrelay {
 
@@ -127,10 +127,7 @@ bool FeedFileWriter::open(const std::string& path, std::string& err) {
     write_all(header);
   }
   running_ = true;
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "capture");
-    run();
-  });
+  thread_ = named_thread("capture", [this] { run(); });
   return true;
 }
 

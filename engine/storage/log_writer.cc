@@ -1,7 +1,6 @@
 #include "engine/storage/log_writer.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "engine/storage/fs_util.h"
 #include "engine/storage/snapshot_file.h"
 #include "protocol/feed_writer.h"
+#include "protocol/named_thread.h"
 
 namespace oddsrelay {
 
@@ -30,8 +30,7 @@ bool LogWriter::open(const DataDirRecovery& r, std::string& err) {
   // Appends continue the last segment; with none (a new dir, or a snapshot
   // that covers everything) a new one starts after the current position.
   if (!open_segment(r.tail_segment != 0 ? r.tail_segment : r.seq + 1, err)) return false;
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "compactor");
+  thread_ = named_thread("compactor", [this] {
     // On a thread id, getpriority and setpriority read and set that
     // thread's nice value alone (Linux); above the process's own, so a
     // server started under nice keeps the same order.
