@@ -80,34 +80,38 @@ line=$(grep -o 'stopped; state seq=[0-9]* digest=[0-9a-f]*' "$out/server.log") |
 seq=${line#*seq=}; seq=${seq%% *}
 digest=${line##*digest=}
 
-# Restart on the data dir: time to the first answer at the right seq. A
-# free port can still be taken between the check and the listen (another
-# process's ephemeral port): then the server exits at once, and it is
-# started again on another one; a server that exits otherwise fails.
-ready=""
-for attempt in 1 2 3; do
-  port2=$(free_port)
-  t2=$(date +%s.%N)
-  "$build/oddsrelay" --listen "127.0.0.1:$port2" --keys "$work/keys.json" --feed none --data-dir "$data" \
-    --retain-ended "$horizon" --progress 0 2> "$out/restart.log" &
-  pids+=($!)
-  restart_pid=$!
-  for _ in $(seq 1 6000); do
-    if body=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" 2>/dev/null); then
-      echo "$body" | grep -q "\"seq\":$seq," || die "restart serves another seq: $body"
-      ready=$(date +%s.%N)
-      break
-    fi
-    kill -0 "$restart_pid" 2>/dev/null || break
-    sleep 0.01
+# Starts oddsrelay with ARGS on a port free right now and waits for its
+# first /v1/status answer: sets srv_pid, srv_port, srv_body and srv_t0 (when
+# the server that answered was started). A free port can still be taken
+# between the check and the listen (another process's ephemeral port): the
+# server then exits at once and is started again on another one; a server
+# that exits otherwise, or never answers, fails the run.
+serve() {  # LOG ARGS...
+  local log=$1 attempt
+  shift
+  for attempt in 1 2 3; do
+    srv_port=$(free_port)
+    srv_t0=$(date +%s.%N)
+    "$build/oddsrelay" --listen "127.0.0.1:$srv_port" --keys "$work/keys.json" "$@" > /dev/null 2> "$log" &
+    srv_pid=$!
+    pids+=($srv_pid)
+    for _ in $(seq 1 6000); do
+      srv_body=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$srv_port/v1/status" 2>/dev/null) && return 0
+      kill -0 "$srv_pid" 2>/dev/null || break
+      sleep 0.01
+    done
+    kill -0 "$srv_pid" 2>/dev/null && die "never answered: $(tail -3 "$log")"
+    grep -q "address already in use" "$log" || die "exited before it answered: $(tail -3 "$log")"
+    echo "perf/soak: port $srv_port was taken meanwhile; starting again on another" >&2
   done
-  [ -n "$ready" ] && break
-  kill -0 "$restart_pid" 2>/dev/null && die "restart never answered: $(tail -3 "$out/restart.log")"
-  grep -q "address already in use" "$out/restart.log" ||
-    die "restart exited before it answered: $(tail -3 "$out/restart.log")"
-  echo "perf/soak: port $port2 was taken meanwhile; restarting on another"
-done
-[ -n "$ready" ] || die "restart never answered: $(tail -3 "$out/restart.log")"
+  die "no free port in three tries"
+}
+
+# Restart on the data dir: time to the first answer at the right seq.
+serve "$out/restart.log" --feed none --data-dir "$data" --retain-ended "$horizon" --progress 0
+ready=$(date +%s.%N)
+t2=$srv_t0 port2=$srv_port restart_pid=$srv_pid
+echo "$srv_body" | grep -q "\"seq\":$seq," || die "restart serves another seq: $srv_body"
 held=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"]["held"])')
 kill -TERM "$restart_pid"
 wait "$restart_pid" || die "restart did not stop cleanly"
@@ -118,30 +122,13 @@ dir_bytes=$(du -sb "$data" | cut -f1)
 # the pages the allocator keeps after a burst (jemalloc purges freed pages
 # only as it allocates: an idle server keeps them): a server loading the
 # data dir against one with an empty dir, both with immediate purging.
-rss_of() {  # DATA-DIR: RSS in KiB of a server serving DATA-DIR, once ready (on a free port, as above)
-  local attempt p port3
-  for attempt in 1 2 3; do
-    port3=$(free_port)
-    MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 "$build/oddsrelay" --listen "127.0.0.1:$port3" \
-      --keys "$work/keys.json" --feed none --data-dir "$1" --retain-ended "$horizon" --progress 0 \
-      > /dev/null 2> "$out/measure.log" &
-    p=$!
-    pids+=($p)
-    for _ in $(seq 1 3000); do
-      curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port3/v1/status" >/dev/null 2>&1 && break
-      kill -0 "$p" 2>/dev/null || break
-      sleep 0.01
-    done
-    if kill -0 "$p" 2>/dev/null; then
-      sleep 1
-      awk '/^VmRSS/{print $2}' "/proc/$p/status"
-      kill -TERM "$p"
-      wait "$p" || true
-      return 0
-    fi
-    grep -q "address already in use" "$out/measure.log" || die "measuring RSS failed: $(tail -3 "$out/measure.log")"
-  done
-  die "measuring RSS: no free port in three tries"
+rss_of() {  # DATA-DIR: RSS in KiB of a server serving DATA-DIR, once ready
+  MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 serve "$out/measure.log" --feed none --data-dir "$1" \
+    --retain-ended "$horizon" --progress 0
+  sleep 1
+  awk '/^VmRSS/{print $2}' "/proc/$srv_pid/status"
+  kill -TERM "$srv_pid"
+  wait "$srv_pid" || true
 }
 rss_restart=$(rss_of "$data")
 rss_empty=$(rss_of "$work/empty")
