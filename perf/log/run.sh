@@ -31,7 +31,7 @@ for n in "${sizes[@]}"; do
   # here), so the ratio is the median of $pairs pairs run back to back, each
   # without a data dir then with a fresh one; the last data dir stays for the
   # size and the restart below.
-  bare=() logged=()
+  stamps=()
   for _ in $(seq 1 "$pairs"); do
     rm -rf "$data"
     b0=$(date +%s.%N)
@@ -44,8 +44,7 @@ for n in "${sizes[@]}"; do
       --data-dir "$data" --exit-after-replay --progress 0 2> "$dir/replay.log" || die "replay failed: $(tail -3 "$dir/replay.log")"
     t1=$(date +%s.%N)
     grep -q "stopped; state seq=$n digest=$want" "$dir/replay.log" || die "replay ended at the wrong state: $(tail -1 "$dir/replay.log")"
-    bare+=("$(awk -v a="$b0" -v b="$b1" 'BEGIN { print b - a }')")
-    logged+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')")
+    stamps+=("$b0" "$b1" "$t0" "$t1")
   done
   feed_bytes=$(stat -c %s "$feed")
   dir_bytes=$(du -sb "$data" | cut -f1)
@@ -67,11 +66,13 @@ for n in "${sizes[@]}"; do
   kill -TERM "$pid"; wait "$pid" || die "restart did not stop cleanly"
   grep -q "stopped; state seq=$n digest=$want" "$dir/restart.log" || die "restart state differs: $(tail -1 "$dir/restart.log")"
   python3 - "$n" "$feed_bytes" "$dir_bytes" "$t2" "$ready" "$(grep -o 'snapshot at seq [0-9]*.*replayed' "$dir/restart.log")" \
-    "${bare[*]}" "${logged[*]}" <<'PY'
+    "${stamps[*]}" <<'PY'
 import sys
 n, fb, db = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 t2, ready = map(float, sys.argv[4:6])
-bare, logged = [list(map(float, a.split())) for a in sys.argv[7:9]]
+s = list(map(float, sys.argv[7].split()))  # per pair: start, end without; start, end with
+bare = [b1 - b0 for b0, b1 in zip(s[0::4], s[1::4])]
+logged = [t1 - t0 for t0, t1 in zip(s[2::4], s[3::4])]
 pairs = ", ".join(f"{n / t:,.0f} vs {n / b:,.0f} = {b / t:.2f}x" for b, t in zip(bare, logged))
 ratios = sorted(b / t for b, t in zip(bare, logged))
 print(f"{n:>9,} records: replay with a data dir vs without, rec/s, {len(ratios)} pairs: {pairs}; "
