@@ -65,7 +65,9 @@ void Deflater::compress(std::string_view in, std::string& out) {
   z.next_out = reinterpret_cast<Bytef*>(out.data() + start);
   z.avail_out = static_cast<uInt>(out.size() - start);
   deflate(&z, Z_SYNC_FLUSH);
-  out.resize(out.size() - z.avail_out);
+  // Shrinking: erase, not resize, which GCC's LTO takes for a growth by
+  // up to 4 GiB (-Wstringop-overflow).
+  out.erase(out.size() - z.avail_out);
   if (out.size() - start >= 4 && std::string_view(out).substr(out.size() - 4) == std::string_view("\0\0\xff\xff", 4))
     out.resize(out.size() - 4);
 }

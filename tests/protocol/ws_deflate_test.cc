@@ -25,7 +25,7 @@ std::string client_inflate(std::string_view in) {
   z.next_out = reinterpret_cast<Bytef*>(out.data());
   z.avail_out = static_cast<uInt>(out.size());
   const int rc = ::inflate(&z, Z_SYNC_FLUSH);
-  out.resize(out.size() - z.avail_out);
+  out.erase(out.size() - z.avail_out);  // erase: resize warns under LTO (ws_deflate.cc)
   inflateEnd(&z);
   return rc == Z_OK || rc == Z_STREAM_END ? out : "<error>";
 }
@@ -40,7 +40,7 @@ std::string client_deflate(std::string_view in) {
   z.next_out = reinterpret_cast<Bytef*>(out.data());
   z.avail_out = static_cast<uInt>(out.size());
   deflate(&z, Z_SYNC_FLUSH);
-  out.resize(out.size() - z.avail_out - 4);
+  out.erase(out.size() - z.avail_out - 4);
   deflateEnd(&z);
   return out;
 }
