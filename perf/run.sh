@@ -70,7 +70,7 @@ if [ -n "$quick" ]; then
   run bash perf/log/run.sh "$build" 20000 40000
   run bash perf/rest/run.sh "$build" 1 8
   run bash perf/catalog/run.sh "$build" 1 4
-  run bash perf/relay/run.sh "$build" 4 100 500
+  run bash perf/relay/run.sh "$build" 3 100 500
   run bash perf/bus/run.sh "$build" 20000 3 5
   soak_out=$(mktemp -d)
   SOAK_DAYS=1 SOAK_HORIZON=6h SOAK_EVERY=0.2 run bash perf/soak/run.sh "$build" "$soak_out"

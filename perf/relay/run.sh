@@ -204,7 +204,11 @@ measure() {
   local pid=$1; shift
   $pin_client "$build/oddsload" --json --progress 0 --duration "$secs" "$@" > "$dir/out.json" &
   local load=$!
-  local ramp=$(( ${conns:-1000} / 2000 + 3 ))
+  # Connecting takes about a second per 2,000 subscribers; then 3 s to
+  # settle (1 s in a quick run of under 10 s, whose sizes are small).
+  local settle=3
+  [ "$secs" -ge 10 ] || settle=1
+  local ramp=$(( ${conns:-1000} / 2000 + settle ))
   sleep "$ramp"
   local rss c0 r0 w0; rss=$(rss_kib "$pid"); c0=$(cpu_ticks "$pid"); r0=$(relay_ticks "$pid"); w0=$(now_s)
   local c1 r1 w1

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan+UBSan) and runs each for a
 # bounded time over its committed seed corpus; new inputs go to a temp dir,
-# a crashing input is kept in build-fuzz/ and fails the run.
+# a crashing input is kept in build-fuzz/ and fails the run. The three
+# builds, then the three runs, go side by side: the whole stage takes one
+# target's time, not three.
 #   tests/fuzz/run.sh [seconds per target, default 60] [output dir, default build-fuzz]
 # ctest runs it for 1 s per target (fuzz_targets_link) so a target that no
 # longer links fails the ordinary suite, not only the last stage of CI.
@@ -13,27 +15,46 @@ mkdir -p "$out"
 # -Wno-ambiguous-reversed-operator: RapidJSON 1.1's iterators under C++20.
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Wno-ambiguous-reversed-operator -I.)
-clang++ "${flags[@]}" tests/fuzz/http_request_fuzz.cc protocol/http_request.cc -o "$out/http_request_fuzz"
+build() {  # $1 = target, then clang++ arguments
+  local t=$1; shift
+  clang++ "${flags[@]}" "$@" -o "$out/${t}_fuzz" > "$out/$t.build.log" 2>&1 ||
+    { cat "$out/$t.build.log"; echo "fuzz $t: build FAILED"; return 1; }
+}
+build http_request tests/fuzz/http_request_fuzz.cc protocol/http_request.cc &
 # RapidJSON 1.1.0 (Debian 12) does `nullptr + n` on the first push onto an
 # empty parse stack (internal/stack.h Reserve; fixed upstream after 1.1.0),
 # which clang's pointer-overflow check flags on every parse. Everything else
 # of UBSan stays on for this target.
-clang++ "${flags[@]}" -fno-sanitize=pointer-overflow tests/fuzz/feed_line_fuzz.cc protocol/feed_reader.cc protocol/feed_market_sax.cc \
-  protocol/feed_writer.cc protocol/event_json.cc protocol/event_id.cc -lxxhash -o "$out/feed_line_fuzz"
-clang++ "${flags[@]}" tests/fuzz/ws_frame_fuzz.cc protocol/ws_frame.cc protocol/ws_deflate.cc protocol/http_request.cc \
-  -lcrypto -lz -o "$out/ws_frame_fuzz"
-for t in http_request feed_line ws_frame; do
+build feed_line -fno-sanitize=pointer-overflow tests/fuzz/feed_line_fuzz.cc protocol/feed_reader.cc \
+  protocol/feed_market_sax.cc protocol/feed_writer.cc protocol/event_json.cc protocol/event_id.cc -lxxhash &
+build ws_frame tests/fuzz/ws_frame_fuzz.cc protocol/ws_frame.cc protocol/ws_deflate.cc protocol/http_request.cc \
+  -lcrypto -lz &
+failed=0
+for job in $(jobs -p); do wait "$job" || failed=1; done
+[ "$failed" = 0 ] || exit 1
+targets=(http_request feed_line ws_frame)
+echo "== fuzz ${targets[*]}, ${secs}s each, side by side"
+pids=()
+works=()
+for t in "${targets[@]}"; do
   work=$(mktemp -d)
-  echo "== fuzz $t for ${secs}s"
-  rc=0
+  works+=("$work")
   "$out/${t}_fuzz" -max_total_time="$secs" -max_len=20000 -print_final_stats=1 -artifact_prefix="$out/" \
-    "$work" "tests/fuzz/corpus/$t" > "$out/$t.log" 2>&1 || rc=$?
+    "$work" "tests/fuzz/corpus/$t" > "$out/$t.log" 2>&1 &
+  pids+=($!)
+done
+for i in "${!targets[@]}"; do
+  t=${targets[$i]}
+  rc=0
+  wait "${pids[$i]}" || rc=$?
+  rm -rf "${works[$i]}"
+  echo "== fuzz $t"
   grep -E "^stat::(number_of_executed_units|new_units_added)|ERROR|SUMMARY" "$out/$t.log" || true
-  rm -rf "$work"
   if [ "$rc" -ne 0 ]; then
     tail -n 30 "$out/$t.log"
     echo "fuzz $t FAILED (exit $rc); input kept in $out/"
-    exit 1
+    failed=1
   fi
 done
+[ "$failed" = 0 ] || exit 1
 echo "== fuzz: no crash"
