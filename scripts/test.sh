@@ -5,10 +5,12 @@
 # the concurrency tests under TSan, then the fuzz targets for a bounded
 # time. Exits non-zero on any failure.
 #
-# The sanitizer builds compile in the background at idle priority
-# (SCHED_IDLE, idle I/O) beside the Release build and suite, and beside
-# the ASan suite: the end-to-end tests leave a core idle about a third of
-# the time, and an idle-priority compiler only ever takes that share.
+# The ASan build compiles in the background at idle priority (SCHED_IDLE,
+# idle I/O) beside the Release build, taking the CPU its serial LTO links
+# leave; it is stopped while any test or benchmark runs. A compiler beside
+# the tests, even at idle priority, slowed what they wait on: nginx, a
+# benchmark's baseline, answered nothing for a 1 s run, and a journal's
+# writes stalled an ASan replay (its disk writes are not idle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -26,7 +28,7 @@ idle() {
 bg_pid=
 bg_log=
 trap '[ -z "$bg_pid" ] || { kill -- -"$bg_pid"; kill -CONT -- -"$bg_pid"; } 2>/dev/null || true' EXIT
-# background_build PRESET TARGETS...: configure, then build in the background.
+# background_build PRESET: configure, then build in the background.
 background_build() {
   local preset=$1; shift
   cmake --preset "$preset" >/dev/null
@@ -51,24 +53,21 @@ stage "release build"
 cmake --preset release >/dev/null
 background_build asan
 cmake --build build -j"$jobs"
+kill -STOP -- -"$bg_pid" 2>/dev/null || true  # (unless it is done already)
 ctest --test-dir build --output-on-failure -j"$jobs"
 
-# The benchmarks' baselines are not ours to slow: nginx, beside an idle
-# compiler, once answered nothing for a whole quick run (perf/rest). The
-# build waits, stopped, while they run.
 stage "benchmarks, small: every one runs and checks its answers (no timing asserted)"
-kill -STOP -- -"$bg_pid" 2>/dev/null || true  # (unless it is done already)
 bash perf/run.sh --quick build
 kill -CONT -- -"$bg_pid" 2>/dev/null || true
 
 stage "ASan+UBSan build (begun in the background)"
 join_build ASan+UBSan
-background_build tsan --target engine_tests rest_tests storage_tests oddsrelay oddsfeed
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
 stage "TSan: concurrent snapshot readers and the reclaimer; the journal's log and compactor threads; the relay (engine, REST and relay threads) end to end, with one and two relay loops; two REST loops"
-join_build TSan
+cmake --preset tsan >/dev/null
+cmake --build build-tsan -j"$jobs" --target engine_tests rest_tests storage_tests oddsrelay oddsfeed
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/engine_tests --gtest_filter='SnapshotConcurrency.*:Reclaimer.*:Pipeline.*'
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/storage_tests --gtest_filter='Compaction.*'
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/rest_tests --gtest_filter='RateLimiterThreads.*:HttpServer.*'
