@@ -115,6 +115,7 @@ class Engine {
     retiring_.add(e.updated_at, e.number);
   }
   void count_entry(const EventEntry& e, int delta);
+  void group_markets(Batch& batch);
 
   Snapshot work_;      // the working version: only this thread touches it
   uint64_t edit_ = 1;  // number of the batch being built

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "protocol/feed_record.h"
 #include "protocol/line_key.h"
 
 namespace oddsrelay {
@@ -87,5 +88,11 @@ struct MarketRef {
 // The markets of one event, sorted by market id.
 using MarketList = std::vector<MarketRef>;
 const Market* find_market(const MarketList& markets, uint32_t market_id);
+
+// The served market of a `market` record with lines, at `at`: every line's
+// `ls` is `at`; an outcome whose price and flags `prev` (the market it
+// replaces, null for a new one) already had keeps that outcome's `ts`, and
+// `prev_price` follows the last price change.
+MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t at);
 
 }  // namespace oddsrelay
