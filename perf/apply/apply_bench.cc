@@ -3,10 +3,13 @@
 // live feed's bursts get), and every 16384 (Pipeline::kCatchUpBatch, what a
 // replay at max speed or an edge catching up gets), against a
 // baseline that applies the same records to a plain mutable hash map with
-// no snapshots: the ratio is what immutability costs. Each run checks its
-// work: the engine applied every record and skipped none, the map holds
-// every distinct (event, market) of the records; otherwise it exits 1
-// instead of reporting a rate.
+// no snapshots: the ratio is what immutability costs. A floor between the
+// two builds each served market as the engine does, in the same mutable
+// map: the engine against it is what persistence, change sets, the line
+// history and retention cost; the map against it, the market's own work.
+// Each run checks its work: the engine applied every record and skipped
+// none, the map and the floor hold every distinct (event, market) of the
+// records; otherwise it exits 1 instead of reporting a rate.
 //   build/perf/bench_apply
 #include <benchmark/benchmark.h>
 
@@ -102,5 +105,37 @@ void BM_BaselineMutableMap(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f.markets.size()));
 }
 BENCHMARK(BM_BaselineMutableMap)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+// Floor: the market work every record needs, without persistence. Each
+// record's market is built exactly as the engine builds it (build_market:
+// a new block, each outcome's ts and previous price carried over from the
+// market it replaces, which is read) and replaces that market in place in
+// a mutable map. No snapshot, change set, line history or retention: the
+// engine's rate over this one is what those cost, and the map baseline's
+// over this one what the served market's own fields cost.
+void BM_FloorBuildMarkets(benchmark::State& state) {
+  const auto& f = feed();
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unordered_map<uint64_t, std::unordered_map<uint32_t, oddsrelay::MarketPtr>> m;
+    std::vector<oddsrelay::feed::Record> recs = f.markets;
+    state.ResumeTiming();
+    for (auto& r : recs) {
+      auto& mr = std::get<oddsrelay::feed::MarketRec>(r.body);
+      auto& slot = m[r.number][mr.market];
+      slot = oddsrelay::build_market(mr, slot.get(), r.at);
+    }
+    benchmark::DoNotOptimize(m.size());
+    state.PauseTiming();
+    size_t held = 0;
+    for (const auto& [ev, ms] : m) held += ms.size();
+    check(held == distinct_markets(), "the floor does not hold every market");
+    recs.clear();
+    m.clear();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f.markets.size()));
+}
+BENCHMARK(BM_FloorBuildMarkets)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 
 }  // namespace
