@@ -32,6 +32,10 @@ class Cli(unittest.TestCase):
         self.assertEqual(rc, 0)
         for cmd in ["gen", "inspect", "digest"]:
             self.assertIn(cmd, out)
+        # After a command too: help, not a file or an option named --help.
+        for cmd in ["gen", "inspect", "digest", "publish"]:
+            rc, sub, err = h.run([h.binary("oddsfeed"), cmd, "--help"])
+            self.assertEqual((rc, sub), (0, out), err)
 
     def assert_refused(self, cmd, words):
         rc, out, err = h.run(cmd, timeout=30)

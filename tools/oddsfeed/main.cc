@@ -322,7 +322,10 @@ int inspect_dir(const std::string& dir) {
 int main(int argc, char** argv) {
   if (argc < 2) return fail("missing command");
   std::string cmd = argv[1];
-  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+  // `oddsfeed gen --help` asks for help, not for a file named --help.
+  bool help = cmd == "help";
+  for (int i = 1; i < argc; ++i) help = help || std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
+  if (help) {
     std::fputs(kFeedUsage, stdout);
     return 0;
   }
