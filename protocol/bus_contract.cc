@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "protocol/json_in.h"
 #include "protocol/json_out.h"
 
 namespace oddsrelay::bus {
@@ -172,8 +173,9 @@ std::string encode_head(const SnapshotHead& h) {
 
 bool parse_head(std::string_view json, SnapshotHead& out, std::string& err) {
   rapidjson::Document d;
-  d.Parse(json.data(), json.size());
-  if (d.HasParseError() || !d.IsObject()) return err = "snapshot head is not a JSON object", false;
+  const json::InResult parsed = json::parse(json, d, json::kFeedLimits);
+  if (!parsed) return err = "snapshot head refused: " + parsed.message(json::kFeedLimits), false;
+  if (!d.IsObject()) return err = "snapshot head is not a JSON object", false;
   auto u64 = [&](const char* k, uint64_t& v) {
     auto it = d.FindMember(k);
     if (it == d.MemberEnd() || !it->value.IsUint64()) return false;

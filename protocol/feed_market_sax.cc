@@ -15,6 +15,7 @@
 
 #include "protocol/event_id.h"
 #include "protocol/feed_reader.h"
+#include "protocol/json_in.h"
 #include "protocol/line_key.h"
 
 namespace oddsrelay::feed {
@@ -225,10 +226,14 @@ class MarketHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Mar
 
 bool FeedParser::parse_market_fast(char* text, Record& out) {
   MarketHandler h(fast_lines_, fast_outcomes_);
-  rapidjson::InsituStringStream in(text);
+  json::InsituStream in(text);
   rapidjson::Reader reader;
-  // As the DOM path: nothing but whitespace may follow the object.
-  if (reader.Parse<rapidjson::kParseInsituFlag>(in, h).IsError() || !h.complete()) return false;
+  // As the DOM path (protocol/json_in.h): nothing but whitespace may follow
+  // the object, and strings are UTF-8. The shape bounds the depth: the
+  // handler gives up on any container it does not expect, so the recursive
+  // reader never goes past the outcomes.
+  constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag;
+  if (reader.Parse<kFlags>(in, h).IsError() || !h.complete()) return false;
   const ParsedId pid = parse_event_id(h.id());
   if (!pid.ok()) return false;
   MarketRec mr;

@@ -1,12 +1,11 @@
 #include "protocol/feed_reader.h"
 
-#include <rapidjson/error/en.h>
-
 #include <cstring>
 
 #include "protocol/event_id.h"
 #include "protocol/event_json.h"
 #include "protocol/feed_writer.h"
+#include "protocol/json_in.h"
 #include "protocol/line_key.h"
 
 namespace oddsrelay::feed {
@@ -104,14 +103,11 @@ LineStatus FeedParser::parse(std::string_view line, Record& out) {
   }
   value_pool_.Clear();
   stack_pool_.Clear();
-  rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>> doc(
-      &value_pool_, 1024, &stack_pool_);
-  // One object a line, nothing after it: RapidJSON's default checks that
-  // only whitespace follows the root (kParseErrorDocumentRootNotSingular).
-  doc.ParseInsitu(scratch_.data());
-  if (doc.HasParseError())
-    return fail(std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
-                rapidjson::GetParseError_En(doc.GetParseError()));
+  json::PoolDoc doc(&value_pool_, 1024, &stack_pool_);
+  // One object a line, nothing after it (json_in.h), within the feed's
+  // limits: a nesting bomb is a malformed line, counted with its position.
+  const json::InResult parsed = json::parse_insitu(scratch_.data(), doc, json::kFeedLimits);
+  if (!parsed) return fail(parsed.message(json::kFeedLimits));
   if (!doc.IsObject()) return fail("record is not a JSON object");
 
   auto op_it = doc.FindMember("op");

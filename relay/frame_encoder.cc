@@ -307,9 +307,10 @@ FrameRef ws_subscribed(std::string_view event_key, std::span<const uint32_t> mar
 FrameRef ws_error(std::string_view msg, uint64_t seq) {
   FrameBuilder b;
   std::string& p = b.payload();
-  p += "{\"error\":\"";
-  p += msg;
-  p += "\",\"seq\":";
+  // Escaped: a refusal may quote what the client sent (a duplicate key).
+  p += "{\"error\":";
+  json::append_str(p, msg);
+  p += ",\"seq\":";
   p += std::to_string(seq);
   p += '}';
   return b.finish();

@@ -1,20 +1,17 @@
 // /ws snapshots, live updates and market subscriptions (ws_stream.h).
 #include "relay/ws_stream.h"
 
-#include <rapidjson/document.h>
-
 #include <algorithm>
-#include <charconv>
 
 #include "protocol/api/errors.h"
 #include "protocol/event_id.h"
+#include "relay/ws_message.h"
 
 namespace oddsrelay::relay {
 
 namespace {
 
 constexpr size_t kMaxSubscriptions = 100;  // events per /ws connection
-constexpr size_t kMaxSubscribedMarkets = 200;
 
 }  // namespace
 
@@ -139,23 +136,14 @@ void WsStreams::emit_live_update() {
 void WsStreams::on_text(StreamConn* c, std::string_view text) {
   const Snapshot& snap = *ctx_.snap;
   auto fail = [&](std::string_view msg) { error(c, msg); };
-  rapidjson::Document d;
-  d.Parse(text.data(), text.size());
-  if (d.HasParseError() || !d.IsObject()) return fail("Malformed message: expected a JSON object");
-  const bool sub = d.HasMember("subscribe"), unsub = d.HasMember("unsubscribe");
-  const rapidjson::Value* body = sub ? &d["subscribe"] : unsub ? &d["unsubscribe"] : nullptr;
-  if (!body || !body->IsObject() || !body->HasMember("event_id"))
-    return fail("Unknown message: expected {\\\"subscribe\\\":{\\\"event_id\\\":...,\\\"markets\\\":[...]}}");
+  WsMessage msg;
+  if (std::string bad = parse_ws_message(text, msg); !bad.empty()) return fail(bad);
   if (!may_odds(c)) return fail("API key lacks the 'odds' permission");
-  const rapidjson::Value& idv = (*body)["event_id"];
-  std::string id = idv.IsString()   ? std::string(idv.GetString(), idv.GetStringLength())
-                   : idv.IsUint64() ? std::to_string(idv.GetUint64())
-                                    : std::string();
-  ParsedId pid = parse_event_id(id);
+  ParsedId pid = parse_event_id(msg.event_id);
   const EventEntry* e = pid.ok() ? snap.events.find(pid.number) : nullptr;
   auto existing =
       std::find_if(c->subs.begin(), c->subs.end(), [&](auto& s) { return pid.ok() && s.number == pid.number; });
-  if (unsub) {
+  if (!msg.subscribe) {
     if (existing == c->subs.end()) return fail("Not subscribed to that event");
     auto& list = subscribers_[pid.number];
     std::erase(list, c);
@@ -164,25 +152,10 @@ void WsStreams::on_text(StreamConn* c, std::string_view text) {
     return;
   }
   if (!e) return fail(rest::err::kEventNotFound);
+  if (!msg.markets_error.empty()) return fail(msg.markets_error);
   Subscription s;
   s.number = e->number;
-  if (body->HasMember("markets")) {
-    const auto& mv = (*body)["markets"];
-    if (!mv.IsArray() || mv.Size() > kMaxSubscribedMarkets)
-      return fail("Invalid markets: expected at most 200 market ids");
-    for (const auto& m : mv.GetArray()) {
-      uint32_t mid = 0;
-      if (m.IsUint())
-        mid = m.GetUint();
-      else if (m.IsString()) {
-        std::string_view t(m.GetString(), m.GetStringLength());
-        auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), mid);
-        if (ec != std::errc() || p != t.data() + t.size()) mid = 0;
-      }
-      if (mid == 0) return fail("Invalid markets: expected market ids such as \\\"1001\\\"");
-      if (std::find(s.markets.begin(), s.markets.end(), mid) == s.markets.end()) s.markets.push_back(mid);
-    }
-  }
+  s.markets = std::move(msg.markets);
   if (existing != c->subs.end()) {
     *existing = s;
   } else {

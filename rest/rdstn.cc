@@ -12,26 +12,6 @@ namespace oddsrelay::rest {
 
 namespace {
 
-enum class Op { Get, Full, All, IfChanged, SportsLive, SportsPre };
-
-bool parse_op(std::string_view s, Op& op) {
-  if (s == "g")
-    op = Op::Get;
-  else if (s == "gf")
-    op = Op::Full;
-  else if (s == "ga")
-    op = Op::All;
-  else if (s == "go")
-    op = Op::IfChanged;
-  else if (s == "sl")
-    op = Op::SportsLive;
-  else if (s == "sp")
-    op = Op::SportsPre;
-  else
-    return false;
-  return true;
-}
-
 bool parse_int(std::string_view s, int64_t& v) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
@@ -98,9 +78,9 @@ Target resolve(std::string_view key, const Snapshot& snap) {
 }
 
 // The key's name without go's "@version" suffix, and that version.
-std::string_view key_name(Op op, std::string_view key, int64_t& since) {
+std::string_view key_name(RdstnOp op, std::string_view key, int64_t& since) {
   since = 0;
-  if (op == Op::IfChanged) {
+  if (op == RdstnOp::IfChanged) {
     size_t at = key.rfind('@');
     if (at != std::string_view::npos && parse_int(key.substr(at + 1), since)) return key.substr(0, at);
   }
@@ -124,15 +104,15 @@ void write_event_full(json::Writer& w, const EventEntry& e) {
 
 // The data one key's answer carries (protocol/api/access.h), by the shape of the
 // answer, not by what the lists hold right now.
-void key_needs(Op op, const Target& t, Needs& n) {
-  const bool full = op == Op::Full || op == Op::All;
+void key_needs(RdstnOp op, const Target& t, Needs& n) {
+  const bool full = op == RdstnOp::Full || op == RdstnOp::All;
   switch (t.kind) {
     case Target::Kind::None:
     case Target::Kind::SportList:
       return;  // null, or counts as /v1/sports
     case Target::Kind::EventList:
       n.add(event_data(t.live));
-      if (op == Op::All) n.add(Data::Price).add(Data::Score);
+      if (op == RdstnOp::All) n.add(Data::Price).add(Data::Score);
       return;
     case Target::Kind::Event:
       if (t.event->listed()) n.add(event_data(t.event->live()));
@@ -142,7 +122,7 @@ void key_needs(Op op, const Target& t, Needs& n) {
 }
 
 // The value of one key (null if it names nothing); `since`: for go.
-void write_value(json::Writer& w, const Snapshot& snap, Op op, const Target& t, int64_t since, int64_t& version) {
+void write_value(json::Writer& w, const Snapshot& snap, RdstnOp op, const Target& t, int64_t since, int64_t& version) {
   version = snap.seq;
   switch (t.kind) {
     case Target::Kind::SportList:
@@ -153,11 +133,11 @@ void write_value(json::Writer& w, const Snapshot& snap, Op op, const Target& t, 
       int64_t newest = 0;
       for (const EventEntry* e : events) newest = std::max(newest, e->updated_at);
       version = newest;
-      if (op == Op::IfChanged && newest <= since) {
+      if (op == RdstnOp::IfChanged && newest <= since) {
         w.Null();
         return;
       }
-      if (op == Op::All) {
+      if (op == RdstnOp::All) {
         w.StartObject();
         for (const EventEntry* e : events) {
           json::key(w, e->key);
@@ -172,9 +152,9 @@ void write_value(json::Writer& w, const Snapshot& snap, Op op, const Target& t, 
     case Target::Kind::Event: {
       const EventEntry& e = *t.event;
       version = e.updated_at;
-      if (op == Op::IfChanged && e.updated_at <= since)
+      if (op == RdstnOp::IfChanged && e.updated_at <= since)
         w.Null();
-      else if (op == Op::Full || op == Op::All)
+      else if (op == RdstnOp::Full || op == RdstnOp::All)
         write_event_full(w, e);
       else if (e.listed())
         w.RawValue(e.info->json.data(), e.info->json.size(), rapidjson::kObjectType);
@@ -190,57 +170,11 @@ void write_value(json::Writer& w, const Snapshot& snap, Op op, const Target& t, 
 
 }  // namespace
 
-bool parse_rdstn(std::string_view body, RdstnRequest& req, std::string& error, RdstnLimits limits) {
-  rapidjson::Document& d = req.doc;
-  d.Parse(body.data(), body.size());
-  if (d.HasParseError() || !d.IsArray()) {
-    error = "Invalid body: expected a JSON array of [op, args] commands";
-    return false;
-  }
-  if (d.Size() > limits.max_commands) {
-    error = "Too many commands: at most " + std::to_string(limits.max_commands) + " per request";
-    return false;
-  }
-  // Validate everything before answering anything.
-  size_t keys = 0;
-  for (const auto& cmd : d.GetArray()) {
-    Op op;
-    if (!cmd.IsArray() || cmd.Empty() || cmd.Size() > 2 || !cmd[0].IsString() || !parse_op(cmd[0].GetString(), op)) {
-      error = "Invalid command: expected [op, args] with op one of ga, gf, g, go, sl, sp";
-      return false;
-    }
-    const bool lists = op == Op::SportsLive || op == Op::SportsPre;
-    if (lists) {
-      if (cmd.Size() == 2 && !(cmd[1].IsArray() && cmd[1].Empty()) && !cmd[1].IsNull()) {
-        error = "Invalid command: sl and sp take no arguments";
-        return false;
-      }
-      ++keys;
-      continue;
-    }
-    if (cmd.Size() != 2 || !cmd[1].IsArray()) {
-      error = std::string("Invalid command: ") + cmd[0].GetString() + " needs an array of keys";
-      return false;
-    }
-    for (const auto& k : cmd[1].GetArray())
-      if (!k.IsString() || k.GetStringLength() == 0 || k.GetStringLength() > 128) {
-        error = "Invalid key: keys are non-empty strings of at most 128 characters";
-        return false;
-      }
-    keys += cmd[1].Size();
-  }
-  if (keys > limits.max_keys) {
-    error = "Too many keys: at most " + std::to_string(limits.max_keys) + " per request";
-    return false;
-  }
-  return true;
-}
-
 void rdstn_needs(const RdstnRequest& req, const Snapshot& snap, Needs& needs) {
   for (const auto& cmd : req.doc.GetArray()) {
-    Op op;
+    RdstnOp op;
     parse_op(cmd[0].GetString(), op);
-    if (op == Op::SportsLive || op == Op::SportsPre) continue;  // counts, as /v1/sports
+    if (op == RdstnOp::SportsLive || op == RdstnOp::SportsPre) continue;  // counts, as /v1/sports
     for (const auto& k : cmd[1].GetArray()) {
       int64_t since;
       key_needs(op, resolve(key_name(op, std::string_view(k.GetString(), k.GetStringLength()), since), snap), needs);
@@ -253,12 +187,12 @@ void write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out
   json::Writer w(sink);
   w.StartArray();
   for (const auto& cmd : req.doc.GetArray()) {
-    Op op;
+    RdstnOp op;
     parse_op(cmd[0].GetString(), op);
-    if (op == Op::SportsLive || op == Op::SportsPre) {
+    if (op == RdstnOp::SportsLive || op == RdstnOp::SportsPre) {
       w.StartObject();
-      w.Key(op == Op::SportsLive ? "sl" : "sp");
-      write_sports(w, snap, op == Op::SportsLive);
+      w.Key(op == RdstnOp::SportsLive ? "sl" : "sp");
+      write_sports(w, snap, op == RdstnOp::SportsLive);
       w.EndObject();
       continue;
     }
@@ -269,7 +203,7 @@ void write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out
       w.StartObject();
       json::key(w, key);
       write_value(w, snap, op, resolve(name, snap), since, version);
-      if (op == Op::IfChanged) {
+      if (op == RdstnOp::IfChanged) {
         w.Key("v");
         w.Int64(version);
       }

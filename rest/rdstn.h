@@ -4,29 +4,15 @@
 // op semantics are defined in docs/api.md.
 #pragma once
 
-#include <rapidjson/document.h>
-
 #include <string>
 #include <string_view>
 
 #include "engine/core/snapshot.h"
 #include "protocol/api/access.h"
+#include "rest/rdstn_request.h"
 
 namespace oddsrelay::rest {
 
-struct RdstnLimits {
-  size_t max_commands = 50;
-  size_t max_keys = 200;  // over all commands
-};
-
-// A request body that passed validation: the command array.
-struct RdstnRequest {
-  rapidjson::Document doc;
-};
-
-// Parses and validates `body` (every command before any is answered);
-// false with `error` set for a 400.
-bool parse_rdstn(std::string_view body, RdstnRequest& req, std::string& error, RdstnLimits limits = {});
 // Adds the data the answer to `req` carries (protocol/api/access.h): per key, the
 // event's own permission for event objects (live or prematch, by the
 // event's state in `snap`), and odds and scores for the {event, odds,

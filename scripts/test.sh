@@ -79,6 +79,6 @@ TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=$PWD/tests/tsan.supp /usr/
   --build-dir build-tsan --fixtures tests/fixtures
 # Three targets side by side on the machine's cores: 45 s each is about the
 # 30 CPU-seconds each had when they ran one after another.
-stage "fuzz: HTTP requests, feed lines, WebSocket frames, 45 s each, side by side"
+stage "fuzz: HTTP requests, feed lines, WebSocket frames and the JSON entry points (bounded parse, REST bodies, /ws messages, bus messages), 45 s, side by side"
 bash tests/fuzz/run.sh 45
 stage "all tests passed"

@@ -1,7 +1,6 @@
 #include "engine/catalog/catalog.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "protocol/json_in.h"
 
 namespace oddsrelay {
 
@@ -68,10 +69,9 @@ bool CatalogMarket::in_sport(int32_t sport) const { return std::binary_search(sp
 
 std::shared_ptr<const Catalog> Catalog::parse(std::string_view json) {
   rapidjson::Document d;
-  d.Parse(json.data(), json.size());
-  if (d.HasParseError())
-    bad(std::string("not valid JSON: ") + rapidjson::GetParseError_En(d.GetParseError()) + " at offset " +
-        std::to_string(d.GetErrorOffset()));
+  if (const json::InResult parsed = json::parse(json, d, json::kFileLimits); !parsed)
+    bad(parsed.over_limit() ? "refused: " + parsed.message(json::kFileLimits)
+                            : "not valid JSON: " + parsed.detail + " at offset " + std::to_string(parsed.offset));
   if (!d.IsObject()) bad("the top level is not an object");
   auto c = std::make_shared<Catalog>();
   c->digest_ = XXH3_64bits(json.data(), json.size());

@@ -19,6 +19,7 @@
 #include "engine/storage/snapshot_file.h"
 #include "protocol/feed_reader.h"
 #include "protocol/feed_writer.h"
+#include "protocol/json_in.h"
 
 namespace oddsrelay {
 namespace {
@@ -188,8 +189,9 @@ class CheckedLines {
     std::string_view line(buf_, static_cast<size_t>(n - 1));
     if (feed::verify_checksum(line) != feed::ChecksumState::Valid)
       return err = "line " + std::to_string(line_no_) + " fails its checksum", false;
-    doc.Parse(line.data(), line.size());
-    if (doc.HasParseError() || !doc.IsObject()) return err = "line " + std::to_string(line_no_) + " is not JSON", false;
+    // Bounded as a feed line: a snapshot may come over the bus from another node.
+    if (!json::parse(line, doc, json::kFeedLimits) || !doc.IsObject())
+      return err = "line " + std::to_string(line_no_) + " is not JSON", false;
     return true;
   }
   uint64_t bytes() const { return bytes_; }

@@ -5,7 +5,6 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -13,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "protocol/json_in.h"
 
 namespace oddsrelay::rest {
 
@@ -181,11 +182,10 @@ WebhookConfig parse_webhook(const rapidjson::Value& v, const std::string& where)
 
 std::shared_ptr<const KeyStore> KeyStore::parse(std::string_view json) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError())
-    throw std::runtime_error(std::string("keys file is not valid JSON: ") +
-                             rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
-                             std::to_string(doc.GetErrorOffset()));
+  if (const json::InResult parsed = json::parse(json, doc, json::kFileLimits); !parsed)
+    throw std::runtime_error(parsed.over_limit() ? "keys file refused: " + parsed.message(json::kFileLimits)
+                                                 : "keys file is not valid JSON: " + parsed.detail + " at offset " +
+                                                       std::to_string(parsed.offset));
   if (!doc.IsObject() || !doc.HasMember("keys") || !doc["keys"].IsArray())
     throw std::runtime_error("keys file needs {\"keys\":[...]}");
   auto store = std::make_shared<KeyStore>();

@@ -8,6 +8,8 @@ namespace oddsrelay::rest::err {
 
 std::string bad_flag(std::string_view name) { return "Invalid " + std::string(name) + " parameter: expected 0 or 1"; }
 
+std::string bad_body(std::string_view why) { return "Invalid body: " + std::string(why); }
+
 std::string body(std::string_view msg) {
   return json::object([&](json::Writer& w) {
     w.Key("error");

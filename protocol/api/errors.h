@@ -56,6 +56,9 @@ inline constexpr const char* kBadMarkets =
 
 // "Invalid <name> parameter: expected 0 or 1"
 std::string bad_flag(std::string_view name);
+// A body past a limit of protocol/json_in.h (docs/api.md "Limits"):
+// "Invalid body: nested deeper than 64 levels", "Invalid body: duplicate key ...".
+std::string bad_body(std::string_view why);
 
 // {"error": msg}
 std::string body(std::string_view msg);

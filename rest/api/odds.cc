@@ -2,14 +2,13 @@
 // with a weak ETag and 304) and POST /v1/odds (one market, 5-element
 // tuples, a bare object; no ETag: a POST answer is not cached, and a
 // matching If-None-Match on POST would have to be a 412).
-#include <rapidjson/document.h>
-
 #include <algorithm>
 
 #include "engine/views/json_views.h"
 #include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
 #include "rest/gzip_pieces.h"
+#include "rest/odds_body.h"
 #include "rest/odds_cache.h"
 #include "rest/odds_etag.h"
 #include "rest/params.h"
@@ -104,24 +103,12 @@ void get_odds(Call& c) {
 }
 
 void post_odds(Call& c) {
-  rapidjson::Document d;
-  d.Parse(c.req.body.data(), c.req.body.size());
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("market") || !d["market"].IsUint() || !d.HasMember("events") ||
-      !d["events"].IsArray() || (d.HasMember("sport") && !d["sport"].IsInt()))
-    return c.error(400, err::kBadOddsBody);
-  std::vector<std::string> ids;
-  for (const auto& v : d["events"].GetArray()) {
-    if (!v.IsString()) return c.error(400, err::kBadOddsBody);
-    std::string_view id(v.GetString(), v.GetStringLength());
-    // A repeated id is counted once, as on GET: it does not use up the limit.
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.emplace_back(id);
-    if (ids.size() > kMaxIds) break;  // already too many: resolve_ids refuses it
-  }
+  OddsBody body;
+  if (std::string bad = parse_odds_body(c.req.body, body, kMaxIds); !bad.empty()) return c.error(400, bad);
   std::vector<const EventEntry*> events;
-  if (!resolve_ids(c, ids, events)) return;
-  std::optional<int32_t> sport;
-  if (d.HasMember("sport")) sport = d["sport"].GetInt();
-  const uint32_t market = d["market"].GetUint();
+  if (!resolve_ids(c, body.ids, events)) return;
+  const std::optional<int32_t> sport = body.sport;
+  const uint32_t market = body.market;
   c.w.StartObject();  // a bare object, as the interface shows
   for (const EventEntry* e : events) {
     if ((sport && e->listed() && e->sport() != *sport) || !e->market(market)) continue;

@@ -254,6 +254,16 @@ def wait_done(port, key, timeout=120):
     raise AssertionError("replay did not finish")
 
 
+def read_until_closed(sock):
+    """Everything a socket receives until the peer closes it."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def run_async(coro, timeout=60):
     """Runs a test's client coroutine to completion, failing after timeout s."""
     return asyncio.run(asyncio.wait_for(coro, timeout))

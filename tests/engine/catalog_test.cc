@@ -215,6 +215,7 @@ TEST(Catalog, BadFilesAreRefusedWithAReason) {
     return std::string("accepted");
   };
   EXPECT_NE(reason("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(reason(std::string(300'000, '[')).find("refused: nested deeper than 64 levels"), std::string::npos);
   EXPECT_NE(reason("{}").find("version"), std::string::npos);
   EXPECT_NE(reason(R"({"version":"x","languages":["de"]})").find("languages"), std::string::npos);
   const std::string base = R"({"version":"t","languages":["en","de"],"vocabulary":{},"outcomes":{"1":["Yes"]},)";

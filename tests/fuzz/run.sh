@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan+UBSan) and runs each for a
 # bounded time over its committed seed corpus; new inputs go to a temp dir,
-# a crashing input is kept in build-fuzz/ and fails the run. The three
-# builds, then the three runs, go side by side: the whole stage takes one
-# target's time, not three.
+# a crashing input is kept in build-fuzz/ and fails the run. The builds,
+# then the runs, go side by side: the whole stage takes one target's time
+# (each target gets its share of the cores for that time).
 #   tests/fuzz/run.sh [seconds per target, default 60] [output dir, default build-fuzz]
 # ctest runs it for 1 s per target (fuzz_targets_link) so a target that no
 # longer links fails the ordinary suite, not only the last stage of CI.
@@ -25,14 +25,23 @@ build http_request tests/fuzz/http_request_fuzz.cc protocol/http_request.cc &
 # empty parse stack (internal/stack.h Reserve; fixed upstream after 1.1.0),
 # which clang's pointer-overflow check flags on every parse. Everything else
 # of UBSan stays on for this target.
-build feed_line -fno-sanitize=pointer-overflow tests/fuzz/feed_line_fuzz.cc protocol/feed_reader.cc \
+build feed_line -fno-sanitize=pointer-overflow tests/fuzz/feed_line_fuzz.cc protocol/feed_reader.cc protocol/json_in.cc \
   protocol/feed_market_sax.cc protocol/feed_writer.cc protocol/event_json.cc protocol/event_id.cc -lxxhash &
 build ws_frame tests/fuzz/ws_frame_fuzz.cc protocol/ws_frame.cc protocol/ws_deflate.cc protocol/http_request.cc \
   -lcrypto -lz &
+# The JSON entry points (protocol/json_in.h): the bounded parse itself, the
+# REST body parsers, the /ws client message, and what an edge reads off the bus.
+build json_in -fno-sanitize=pointer-overflow tests/fuzz/json_in_fuzz.cc protocol/json_in.cc &
+build rest_body -fno-sanitize=pointer-overflow tests/fuzz/rest_body_fuzz.cc rest/odds_body.cc rest/rdstn_request.cc \
+  protocol/json_in.cc protocol/api/errors.cc &
+build ws_message -fno-sanitize=pointer-overflow tests/fuzz/ws_message_fuzz.cc relay/ws_message.cc protocol/json_in.cc &
+build bus_message -fno-sanitize=pointer-overflow tests/fuzz/bus_message_fuzz.cc protocol/bus_contract.cc \
+  protocol/json_in.cc protocol/feed_reader.cc protocol/feed_market_sax.cc protocol/feed_writer.cc protocol/event_json.cc \
+  protocol/event_id.cc -lxxhash &
 failed=0
 for job in $(jobs -p); do wait "$job" || failed=1; done
 [ "$failed" = 0 ] || exit 1
-targets=(http_request feed_line ws_frame)
+targets=(http_request feed_line ws_frame json_in rest_body ws_message bus_message)
 echo "== fuzz ${targets[*]}, ${secs}s each, side by side"
 pids=()
 works=()

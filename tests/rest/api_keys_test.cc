@@ -49,6 +49,19 @@ TEST(ApiKeys, BadFilesSayWhy) {
       EXPECT_NE(std::string(e.what()).find(c[1]), std::string::npos) << e.what();
     }
   }
+  // A nesting bomb in a reloaded file is refused, never recursed on the
+  // thread's stack (issue 41), and so is a key named twice.
+  for (const auto& [text, why] :
+       {std::pair<std::string, std::string>{"{\"keys\":" + std::string(200'000, '['),
+                                            "keys file refused: nested deeper than 64 levels"},
+        {R"({"keys":[],"keys":[]})", "keys file refused: duplicate key \"keys\""}}) {
+    try {
+      KeyStore::parse(text);
+      ADD_FAILURE() << why;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ApiKeys, Cidrs) {
