@@ -216,9 +216,11 @@ std::string InResult::message(const InLimits& l) const {
 
 InResult parse(std::string_view text, Doc& doc, const InLimits& limits) {
   // MemoryStream, not StringStream: the text need not end in a NUL, and a
-  // NUL inside it is a byte like any other (refused as JSON).
-  rapidjson::MemoryStream ms(text.data(), text.size());
-  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
+  // NUL inside it is a byte like any other (refused as JSON). Read bare, not
+  // through RapidJSON's EncodedInputStream, which skips a byte-order mark
+  // byte by byte (a lone 0xEF before the value too, as the json_in target
+  // found): a text parses the same here and in situ, and a BOM is not JSON.
+  rapidjson::MemoryStream in(text.data(), text.size());
   return run(doc, in, text, limits);
 }
 

@@ -164,6 +164,10 @@ TEST(JsonIn, SyntaxErrorsSayWhereAndWhat) {
   EXPECT_EQ(parse_text("{} x").error, InError::Syntax);  // one value, then only whitespace
   EXPECT_EQ(parse_text("").error, InError::Syntax);
   EXPECT_EQ(parse_text(std::string("[1]\0", 4)).error, InError::Syntax);
+  // A byte-order mark is not JSON, nor a lone byte of one (RapidJSON's
+  // encoded stream skipped either; the in-situ path did not).
+  EXPECT_EQ(parse_text("\xef\xbb\xbf[1]").error, InError::Syntax);
+  EXPECT_EQ(parse_text("\xef[1]").error, InError::Syntax);
 }
 
 TEST(JsonIn, ARefusalLeavesTheDocumentNullAndItIsReusable) {
