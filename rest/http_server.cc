@@ -39,6 +39,8 @@ struct Conn {
   size_t counted = 0;            // out's bytes as counted in HttpStats::unsent_bytes
   bool proxy_checked = false;    // the connection's first bytes were looked at for a PROXY line
   bool last = false;             // answered its last request: closes once written
+  bool sized = false;            // its send buffer was set (before its first answer)
+  size_t sndbuf = 0;             // HttpServerOptions::sndbuf
   Takeover takeover;             // set: hand the socket over once nothing is unsent
   size_t unsent() const { return out.size(); }
 };
@@ -105,6 +107,13 @@ void hand_over(Conn* c) {
 // flight. False if the connection closed.
 bool send(Conn* c) {
   constexpr unsigned kMaxBufs = 64;  // pieces per writev; the rest goes after
+  // The send buffer is bounded at the first answer, not at accept: a
+  // connection handed to the relay (an upgrade; the relay writes its 101)
+  // keeps the kernel's autotuning and the relay's own bounds.
+  if (!c->sized && !c->out.empty()) {
+    c->sized = true;
+    if (c->sndbuf > 0) c->sock.send_buffer(static_cast<int>(c->sndbuf));
+  }
   while (!c->sock.writing() && !c->out.empty()) {
     uv_buf_t bufs[kMaxBufs];
     const unsigned n = c->out.gather(bufs, kMaxBufs);
@@ -375,6 +384,7 @@ void adopt(HttpServer::Impl* srv, int fd) {
   net::list_add(srv->conns, c, &Conn::slot);
   srv->owner->connections_inc();
   c->peer.loop = srv->index;
+  c->sndbuf = srv->owner->options().sndbuf;
   if (!c->sock.open(&srv->loop, fd, *srv, srv->read_buf, c)) return;  // freed in on_closed
   c->sock.peer_ip(c->peer.ip);
 }

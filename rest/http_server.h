@@ -70,10 +70,15 @@ class HttpHandler {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
-  int header_timeout_ms = 10'000;                   // a request must be complete this long after its first byte
-  int idle_timeout_ms = 60'000;                     // keep-alive connections idle this long are closed
-  size_t max_unsent = 4 << 20;                      // pause reading a client past this many unsent bytes
-  size_t max_unsent_total = size_t{1} << 30;        // all connections: past it the stalest is closed
+  int header_timeout_ms = 10'000;             // a request must be complete this long after its first byte
+  int idle_timeout_ms = 60'000;               // keep-alive connections idle this long are closed
+  size_t max_unsent = 4 << 20;                // pause reading a client past this many unsent bytes
+  size_t max_unsent_total = size_t{1} << 30;  // all connections: past it the stalest is closed
+  // SO_SNDBUF of each connection (the kernel doubles it); 0: the kernel's
+  // autotuning, which on loopback starts a socket at megabytes: what a
+  // slow reader parks in the kernel, and what the loop copies there in one
+  // write while other clients wait (--http-sndbuf).
+  size_t sndbuf = 0;
   uint32_t threads = 1;                             // REST loops, each on its own thread (at least 1)
   const TrustedProxies* trusted_proxies = nullptr;  // peers whose PROXY line is taken; null: none
 };

@@ -29,6 +29,17 @@ def rss(pid):
     return 0
 
 
+def tcp_mem():
+    """The kernel's TCP buffer memory, bytes (/proc/net/sockstat; the
+    whole machine's, both ends of loopback included)."""
+    with open("/proc/net/sockstat") as f:
+        for line in f:
+            if line.startswith("TCP:"):
+                fields = line.split()
+                return int(fields[fields.index("mem") + 1]) * 4096
+    return 0
+
+
 def status(port, key):
     req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/status", headers={"X-API-Key": key})
     with urllib.request.urlopen(req, timeout=10) as r:
@@ -43,8 +54,10 @@ def _attack_proc(port, key, conns, seconds, q):
 
 
 def attacked(port, pid, key, healthy_key, conns, seconds):
-    """(attack counts, healthy summary, RSS before, peak RSS)."""
+    """(attack counts, healthy summary, RSS before, peak RSS); prints the
+    kernel's TCP memory at its peak."""
     before = peak = rss(pid)
+    kernel0 = kernel = tcp_mem()
     h = slow_reader.start_healthy(port, healthy_key, max(1, seconds - 1))
     ctx = multiprocessing.get_context("fork")
     q = ctx.Queue()
@@ -53,9 +66,11 @@ def attacked(port, pid, key, healthy_key, conns, seconds):
     deadline = time.monotonic() + seconds + 60
     while p.is_alive() and q.empty() and time.monotonic() < deadline:
         peak = max(peak, rss(pid))
+        kernel = max(kernel, tcp_mem())
         time.sleep(0.2)
     stats = q.get(timeout=30)
     p.join(5)
+    print(f"  kernel TCP memory {kernel0 >> 20} -> peak {kernel >> 20} MB")
     return stats, slow_reader.summary(h.get()), before, peak
 
 

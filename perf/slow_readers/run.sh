@@ -7,6 +7,7 @@
 # http_connections: refused past it, the server alive. Loopback only;
 # bounded in time. A figure taken at a load average over 1 is not a result.
 #   perf/slow_readers/run.sh [build-dir] [connections, default 500] [seconds, default 30] [big, default 5000] [--goals]
+# ODDSRELAY_ARGS: more server flags (e.g. --http-sndbuf 0, the kernel's autotuning).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -32,7 +33,8 @@ cat > "$dir/keys.json" <<'KEYS'
          {"key":"slow-key","permissions":["odds"]},
          {"key":"healthy-key","permissions":["live","prematch","odds","scores"]}]}
 KEYS
-"$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --progress 0 2> "$dir/relay.log" &
+# shellcheck disable=SC2086
+"$build/oddsrelay" --listen 127.0.0.1:$port --keys "$dir/keys.json" --progress 0 ${ODDSRELAY_ARGS:-} 2> "$dir/relay.log" &
 relay_pid=$!
 for _ in $(seq 100); do
   kill -0 "$relay_pid" 2>/dev/null || die "oddsrelay exited: $(tail -3 "$dir/relay.log")"

@@ -273,6 +273,13 @@ const Flag kFlags[] = {
      "that has gone longest without write progress is\n"
      "closed, then the next (default 1G)",
      number(1 << 20, uint64_t{1} << 40, &Options::http_max_unsent_total, true)},
+    {"--http-sndbuf", "BYTES",
+     "SO_SNDBUF of each HTTP connection (the kernel\n"
+     "doubles it): what a slow reader can park in the\n"
+     "kernel, and what one write copies there (default\n"
+     "128K; 0 = the kernel's autotuning, megabytes a\n"
+     "connection on loopback)",
+     number(0, uint64_t{64} << 20, &Options::http_sndbuf, true)},
     {"--http-connections-per-address", "N",
      "HTTP connections a client address may hold on the\n"
      "keyless routes (pages, /healthz); one more: 429\n"

@@ -253,6 +253,7 @@ int start_listeners(Node& n) {
   n.http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
   n.http_opts.max_unsent = static_cast<size_t>(opt.http_max_unsent);
   n.http_opts.max_unsent_total = static_cast<size_t>(opt.http_max_unsent_total);
+  n.http_opts.sndbuf = static_cast<size_t>(opt.http_sndbuf);
   n.http_opts.threads = static_cast<uint32_t>(opt.http_threads);
   n.http_opts.trusted_proxies = &opt.trust_proxy;
   n.http = std::make_unique<rest::HttpServer>(n.http_opts, *n.api);
