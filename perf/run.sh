@@ -69,6 +69,7 @@ if [ -n "$quick" ]; then
   run bash perf/replay/run.sh "$build" 50000
   run bash perf/log/run.sh "$build" 20000 40000
   run bash perf/rest/run.sh "$build" 1 8
+  run bash perf/slow_readers/run.sh "$build" 50 4 400
   run bash perf/catalog/run.sh "$build" 1 4
   run bash perf/relay/run.sh "$build" 3 100 500
   run bash perf/bus/run.sh "$build" 20000 3 5
@@ -84,6 +85,7 @@ else
   run bash perf/replay/run.sh "$build"
   run bash perf/log/run.sh "$build"
   run bash perf/rest/run.sh "$build"
+  run bash perf/slow_readers/run.sh "$build" 500 30 5000 --goals
   run bash perf/catalog/run.sh "$build"
   run bash perf/relay/run.sh "$build"
   run bash perf/bus/run.sh "$build"

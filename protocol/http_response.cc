@@ -64,6 +64,11 @@ const char* reason(int status) {
 }
 
 void append_response(std::string& out, const ResponseHead& h, std::string_view body) {
+  append_head(out, h, body.size());
+  out += body;
+}
+
+void append_head(std::string& out, const ResponseHead& h, size_t body_size) {
   char line[96];
   int n = std::snprintf(line, sizeof line, "HTTP/1.1 %d %s\r\n", h.status, reason(h.status));
   out.append(line, static_cast<size_t>(n));
@@ -71,7 +76,7 @@ void append_response(std::string& out, const ResponseHead& h, std::string_view b
     out += "Content-Type: ";
     out += h.content_type;
     out += "\r\n";
-    n = std::snprintf(line, sizeof line, "Content-Length: %zu\r\n", body.size());
+    n = std::snprintf(line, sizeof line, "Content-Length: %zu\r\n", body_size);
     out.append(line, static_cast<size_t>(n));
   }
   if (!h.content_encoding.empty()) {
@@ -82,7 +87,6 @@ void append_response(std::string& out, const ResponseHead& h, std::string_view b
   out += "Access-Control-Allow-Origin: *\r\n";
   out += h.extra;
   out += h.keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
-  out += body;
 }
 
 }  // namespace oddsrelay::http

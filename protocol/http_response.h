@@ -20,5 +20,8 @@ struct ResponseHead {
 // Appends the whole response. For 204 and 304 the body must be empty and no
 // Content-Length is sent.
 void append_response(std::string& out, const ResponseHead& head, std::string_view body);
+// The status line and headers alone, for a body of `body_size` bytes sent
+// apart (a shared cached body: protocol/net/out_queue.h).
+void append_head(std::string& out, const ResponseHead& head, size_t body_size);
 
 }  // namespace oddsrelay::http

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "protocol/api/key_slots.h"
 #include "relay/close_reason.h"
 #include "relay/hub.h"
-#include "relay/key_slots.h"
 #include "relay/outbox.h"
 #include "relay/pt_stream.h"
 #include "relay/ws_stream.h"

@@ -8,10 +8,10 @@
 #include <string>
 #include <thread>
 
+#include "protocol/api/key_slots.h"
 #include "protocol/named_thread.h"
 #include "relay/close_reason.h"
 #include "relay/hub.h"
-#include "relay/key_slots.h"
 #include "relay/relay_loop.h"
 
 namespace oddsrelay::relay {

@@ -22,6 +22,10 @@
 #include "protocol/json_out.h"
 #include "protocol/metrics/stat_table.h"
 
+namespace oddsrelay::rest {
+class KeySlots;
+}  // namespace oddsrelay::rest
+
 namespace oddsrelay::relay {
 
 struct RelayOptions {
@@ -73,7 +77,7 @@ metrics::StatTable<RelayStats> resume_window_stats();
 
 class RelayLoop;
 class Hub;
-class KeySlots;
+using rest::KeySlots;  // protocol/api/key_slots.h
 
 class RelayServer : public BatchSink {
  public:

@@ -11,8 +11,16 @@ http::ResponseHead Call::head(int status, std::string_view extra) {
   http::ResponseHead h;
   h.status = status;
   h.extra = extra_;
-  h.keep_alive = req.keep_alive;
+  h.keep_alive = req.keep_alive && !close;
   return h;
+}
+
+void Call::send_owned(const http::ResponseHead& h, std::string&& bytes) {
+  // Below this a copy beside the headers costs less than a piece of its own.
+  constexpr size_t kOwnPiece = 16 * 1024;
+  if (bytes.size() < kOwnPiece) return http::append_response(out.tail(), h, bytes);
+  http::append_head(out.tail(), h, bytes.size());
+  out.share(net::make_shared_bytes(std::move(bytes)));
 }
 
 void Call::send(int status, std::string_view extra) {
@@ -21,17 +29,23 @@ void Call::send(int status, std::string_view extra) {
     std::string z;
     if (gzip_compress(body, z)) {
       h.content_encoding = "gzip";
-      http::append_response(out, h, z);
-      return;
+      return send_owned(h, std::move(z));
     }
   }
-  http::append_response(out, h, body);
+  send_owned(h, std::move(body));
 }
 
 void Call::send_json(int status, std::string_view bytes, std::string_view encoding, std::string_view extra) {
   http::ResponseHead h = head(status, extra);
   h.content_encoding = encoding;
-  http::append_response(out, h, bytes);
+  http::append_response(out.tail(), h, bytes);
+}
+
+void Call::send_shared(int status, const net::SharedBytes& bytes, std::string_view encoding, std::string_view extra) {
+  http::ResponseHead h = head(status, extra);
+  h.content_encoding = encoding;
+  http::append_head(out.tail(), h, bytes ? bytes->size() : 0);
+  out.share(bytes);
 }
 
 void Call::error(int status, std::string_view msg, std::string_view extra) {
@@ -46,7 +60,7 @@ void Call::send_page(std::string_view html) {
 void Call::send_raw(int status, std::string_view content_type, std::string_view raw, std::string_view extra) {
   http::ResponseHead h = head(status, extra);
   h.content_type = content_type;
-  http::append_response(out, h, raw);
+  http::append_response(out.tail(), h, raw);
 }
 
 void Call::add_rate_headers(uint32_t limit, uint32_t remaining, int reset) {
@@ -63,16 +77,11 @@ bool Call::not_modified(std::string_view etag) const {
   return inm.find(opaque) != std::string_view::npos;
 }
 
-void Call::send_cached(const std::string& plain, const std::string& gz, const std::string& etag) {
+void Call::send_cached(const net::SharedBytes& plain, const net::SharedBytes& gz, const std::string& etag) {
   const std::string extra = "ETag: " + etag + "\r\nCache-Control: no-cache\r\n";
   if (not_modified(etag)) return send_raw(304, {}, {}, extra);
-  http::ResponseHead h = head(200, extra);
-  if (!gz.empty() && accepts_gzip()) {
-    h.content_encoding = "gzip";
-    http::append_response(out, h, gz);
-  } else {
-    http::append_response(out, h, plain);
-  }
+  if (gz && !gz->empty() && accepts_gzip()) return send_shared(200, gz, "gzip", extra);
+  send_shared(200, plain, {}, extra);
 }
 
 }  // namespace oddsrelay::rest

@@ -15,15 +15,16 @@
 #include "protocol/http_request.h"
 #include "protocol/http_response.h"
 #include "protocol/json_out.h"
+#include "protocol/net/out_queue.h"
 #include "rest/rdstn.h"
 #include "rest/rest_api.h"
 
 namespace oddsrelay::rest {
 
 struct Call {
-  Call(const http::Request& r, std::string& o, RestApi& a, LoopCaches& lc) : req(r), out(o), api(a), cache(lc) {}
+  Call(const http::Request& r, net::OutQueue& o, RestApi& a, LoopCaches& lc) : req(r), out(o), api(a), cache(lc) {}
   const http::Request& req;
-  std::string& out;
+  net::OutQueue& out;           // the connection's unsent answers: bytes are queued once, cached ones by reference
   RestApi& api;                 // the process's, shared by every loop
   LoopCaches& cache;            // this loop's own
   const ApiKey* key = nullptr;  // null on the routes that need none
@@ -36,6 +37,7 @@ struct Call {
   // Header lines every answer of this call carries, each ending in \r\n:
   // the CORS exposure list, then the key's rate-limit state once counted.
   std::string headers = kExposeHeaders;
+  bool close = false;  // this answer ends the connection (Connection: close), whatever the request asked
 
   // The response headers a browser script may read (docs/api.md "CORS").
   static constexpr const char* kExposeHeaders =
@@ -54,6 +56,8 @@ struct Call {
   void send(int status, std::string_view extra = {});
   // JSON already encoded; `encoding` is "gzip" or empty.
   void send_json(int status, std::string_view bytes, std::string_view encoding, std::string_view extra = {});
+  // A cached encoding: the connection queues a reference, never a copy.
+  void send_shared(int status, const net::SharedBytes& bytes, std::string_view encoding, std::string_view extra = {});
   // {"error": msg} (protocol/api/errors.h), replacing whatever was built.
   void error(int status, std::string_view msg, std::string_view extra = {});
   // An HTML page, never cached by the browser.
@@ -64,7 +68,7 @@ struct Call {
   bool not_modified(std::string_view etag) const;
   // A body encoded once with its gzip form (may be empty) and weak ETag; 304
   // when the client's If-None-Match names that ETag.
-  void send_cached(const std::string& plain, const std::string& gz, const std::string& etag);
+  void send_cached(const net::SharedBytes& plain, const net::SharedBytes& gz, const std::string& etag);
 
   // The rate-limit lines for a counted request (docs/api.md "Rate-limit headers").
   void add_rate_headers(uint32_t limit, uint32_t remaining, int reset);
@@ -73,6 +77,8 @@ struct Call {
 
  private:
   http::ResponseHead head(int status, std::string_view extra);
+  // A body built for this answer: moved into the queue (no copy) when large.
+  void send_owned(const http::ResponseHead& h, std::string&& bytes);
   std::string extra_;  // headers + extra of the answer being framed
 };
 

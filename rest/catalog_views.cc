@@ -80,8 +80,10 @@ int CatalogViews::refresh_lang(int lang) {
 
 const CatalogViews::Encoded& CatalogViews::finish(std::string key, std::string body) {
   Encoded e;
-  e.body = std::move(body);
-  if (e.body.size() > 1024 && !gzip_compress(e.body, e.gz, 6)) e.gz.clear();  // once: worth the better level
+  std::string z;
+  if (body.size() > 1024 && gzip_compress(body, z, 6))
+    e.gz = net::make_shared_bytes(std::move(z));  // once: worth the better level
+  e.body = net::make_shared_bytes(std::move(body));
   // The catalog's bytes and the query identify the answer.
   std::string seed = std::to_string(catalog_->digest()) + "|" + key;
   char tag[32];

@@ -1,7 +1,9 @@
 // /v1/markets and /v1/market-groups (the market dictionary and tab layout
 // of docs/api.md): JSON encodings of the catalog, built once per (sport,
 // nested, groups, lang) and kept with their gzip form and weak ETag, so a
-// request costs a lookup and a copy. Owned by the REST thread. When a
+// request costs a lookup and a reference (the bytes are shared and
+// immutable: protocol/net/out_queue.h; a reload's new encodings leave the
+// old ones alive for the connections still sending them). Owned by the REST thread. When a
 // reload publishes another catalog (engine/catalog/catalog_source.h) the next call
 // switches to it and starts the encodings over; the ETag hashes the
 // catalog's bytes, so it changes exactly when the content does.
@@ -15,6 +17,7 @@
 
 #include "engine/catalog/catalog.h"
 #include "engine/core/published.h"
+#include "protocol/net/out_queue.h"
 
 namespace oddsrelay::rest {
 
@@ -29,7 +32,8 @@ class CatalogViews {
   }
 
   struct Encoded {
-    std::string body, gz, etag;  // etag: W/"<16 hex>"
+    net::SharedBytes body, gz;  // gz: null when not worth it or failed
+    std::string etag;           // W/"<16 hex>"
   };
   // `lang`: an index into the catalog's languages (resolved by the caller).
   const Encoded& markets(std::optional<int32_t> sport, bool nested, bool groups, int lang);

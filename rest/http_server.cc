@@ -35,12 +35,19 @@ struct Conn {
   http::RequestParser parser;
   Peer peer;
   uint64_t request_started = 0;  // loop ms when the pending request's first byte came; 0 = none
-  std::string sending;           // the answers being written
-  std::string pending;           // answers made while a write was in flight: the next write
+  net::OutQueue out;             // the answers not yet written, the write in flight's included
+  size_t counted = 0;            // out's bytes as counted in HttpStats::unsent_bytes
   bool proxy_checked = false;    // the connection's first bytes were looked at for a PROXY line
+  bool last = false;             // answered its last request: closes once written
+  bool sized = false;            // its send buffer was set (before its first answer)
+  size_t sndbuf = 0;             // HttpServerOptions::sndbuf
   Takeover takeover;             // set: hand the socket over once nothing is unsent
-  size_t unsent() const { return sock.unsent() + pending.size(); }
+  size_t unsent() const { return out.size(); }
 };
+
+// Why the listener closes a connection: each reason is one HttpStats counter
+// (rest/http_stats.h: the closed_* fields and oddsrelay_http_closes_total).
+enum class HttpClose : uint8_t { UnsentTotal, Stalled, Idle, HeaderTimeout };
 
 }  // namespace
 
@@ -56,21 +63,29 @@ struct HttpServer::Impl : net::ConnHandler {
   uv_async_t stop_async;
   uv_async_t incoming_async;  // sockets dealt to this loop are waiting
   uv_timer_t sweep;
+  uv_check_t over_total;  // after the loop turn: closes the stalest connections while over max_unsent_total
+  bool checking = false;  // over_total is started
+  uv_async_t over_asked;  // another loop found this loop's stalest connection the process's stalest
+  // The last write progress (loop ms; the loops share the clock) of this
+  // loop's connection longest without it among those owing bytes, for the
+  // other loops' choice; UINT64_MAX: none. Refreshed by the sweep and the check.
+  std::atomic<uint64_t> stalest{UINT64_MAX};
+  std::atomic<bool> stopping{false};
   std::mutex incoming_mu;
   std::vector<int> incoming;  // accepted by loop 0 for this loop
   std::vector<Conn*> conns;
   net::ReadBuffer read_buf;
-  std::string out;  // responses of the current read, batched into one write
 
   void on_read(net::Conn& s, char* p, size_t n) override;
   void on_read_error(net::Conn& s) override { s.close(); }
   void on_written(net::Conn& s, int status, size_t bytes) override;
-  void on_closed(net::Conn& s) override {
-    Conn* c = static_cast<Conn*>(s.owner);
-    net::list_remove(conns, c, &Conn::slot);
-    owner->connections_dec();
-    delete c;
-  }
+  void on_closed(net::Conn& s) override;
+  // Brings HttpStats::unsent_bytes in step with c's queue (a closed
+  // connection counts nothing: its bytes go with it), and past the total
+  // bound has the stalest connections closed after this loop turn.
+  void account(Conn* c);
+  void process(Conn* c);  // answers the complete requests in c's buffer, as the bounds allow
+  void close(Conn* c, HttpClose why);
 };
 
 namespace {
@@ -87,55 +102,144 @@ void hand_over(Conn* c) {
   if (dup_fd >= 0) t(dup_fd, std::move(pending));
 }
 
-// Writes c->sending; false if the connection closed.
+// Writes what c owes (what the socket takes now, the rest with one
+// uv_write whose pieces stay queued until on_written), unless a write is in
+// flight. False if the connection closed.
 bool send(Conn* c) {
-  uv_buf_t b = uv_buf_init(c->sending.data(), static_cast<unsigned>(c->sending.size()));
-  const ssize_t n = c->sock.write(&b, 1);
-  if (n < 0) {
-    c->sending.clear();
-    c->sock.close();
-    return false;
+  constexpr unsigned kMaxBufs = 64;  // pieces per writev; the rest goes after
+  // The send buffer is bounded at the first answer, not at accept: a
+  // connection handed to the relay (an upgrade; the relay writes its 101)
+  // keeps the kernel's autotuning and the relay's own bounds.
+  if (!c->sized && !c->out.empty()) {
+    c->sized = true;
+    if (c->sndbuf > 0) c->sock.send_buffer(static_cast<int>(c->sndbuf));
   }
-  if (static_cast<size_t>(n) == c->sending.size()) c->sending.clear();
+  while (!c->sock.writing() && !c->out.empty()) {
+    uv_buf_t bufs[kMaxBufs];
+    const unsigned n = c->out.gather(bufs, kMaxBufs);
+    const ssize_t took = c->sock.write(bufs, n);
+    if (took < 0) {
+      c->sock.close();
+      return false;
+    }
+    c->out.consume(static_cast<size_t>(took));  // what is in flight stays queued
+  }
   return true;
 }
 
-// The answers of one read, in one write (after the write in flight, if any).
-void flush(Conn* c, std::string& out) {
-  if (out.empty()) return;
-  if (c->sock.writing()) {
-    if (c->pending.empty())
-      c->pending.swap(out);
-    else
-      c->pending += out;
-    out.clear();
-    return;
-  }
-  c->sending.swap(out);
-  out.clear();
-  send(c);
+void count_close(HttpStats& s, HttpClose why) {
+  std::atomic<uint64_t>* const counters[] = {&s.closed_unsent_total, &s.closed_stalled, &s.closed_idle,
+                                             &s.closed_header_timeout};
+  counters[static_cast<size_t>(why)]->fetch_add(1, std::memory_order_relaxed);
 }
+
+// This loop's connection longest without write progress among those
+// owing bytes (null: none), published for the other loops.
+Conn* stalest(HttpServer::Impl* srv) {
+  Conn* victim = nullptr;
+  for (Conn* c : srv->conns)
+    if (!c->sock.closed() && c->counted > 0 && (!victim || c->sock.last_written < victim->sock.last_written))
+      victim = c;
+  srv->stalest.store(victim ? victim->sock.last_written : UINT64_MAX, std::memory_order_relaxed);
+  return victim;
+}
+
+// The loop whose published stalest connection is older than `than`, or null.
+HttpServer::Impl* older_loop(HttpServer::Impl* srv, uint64_t than) {
+  HttpServer::Impl* older = nullptr;
+  for (size_t i = 0; i < srv->owner->loop_count(); ++i) {
+    HttpServer::Impl& o = srv->owner->loop_impl(i);
+    const uint64_t t = o.stalest.load(std::memory_order_relaxed);
+    if (&o != srv && t < than && !o.stopping.load(std::memory_order_acquire)) {
+      older = &o;
+      than = t;
+    }
+  }
+  return older;
+}
+
+// The bound's victims, after the loop turn (like Redis's freeClientAsync:
+// never in the middle of a connection's callback): while the process owes
+// more than max_unsent_total, the connection that has gone longest without
+// write progress is closed. The loops compare what they published; when
+// another loop holds the stalest, that loop is asked to close it (`asked`:
+// this loop was, and closes its own without comparing again).
+void close_stalest(HttpServer::Impl* srv, bool asked) {
+  HttpStats& st = srv->owner->stats();
+  const uint64_t limit = srv->owner->options().max_unsent_total;
+  while (st.unsent_bytes.load(std::memory_order_relaxed) > limit) {
+    Conn* victim = stalest(srv);
+    if (!asked)
+      if (HttpServer::Impl* o = older_loop(srv, victim ? victim->sock.last_written : UINT64_MAX)) {
+        uv_async_send(&o->over_asked);
+        return;
+      }
+    if (!victim) return;
+    srv->close(victim, HttpClose::UnsentTotal);
+    asked = false;
+  }
+}
+
+void on_over_total(uv_check_t* h) {
+  auto* srv = static_cast<HttpServer::Impl*>(h->data);
+  uv_check_stop(h);
+  srv->checking = false;
+  close_stalest(srv, false);
+}
+
+void on_over_asked(uv_async_t* a) { close_stalest(static_cast<HttpServer::Impl*>(a->data), true); }
 
 }  // namespace
 
-void HttpServer::Impl::on_written(net::Conn& s, int status, size_t) {
+void HttpServer::Impl::account(Conn* c) {
+  const size_t now = c->sock.closed() ? 0 : c->out.size();
+  if (now == c->counted) return;
+  HttpStats& st = owner->stats();
+  // Unsigned wrap-around: adding (now - counted) modulo 2^64 subtracts when it shrank.
+  const uint64_t total = st.unsent_bytes.fetch_add(static_cast<uint64_t>(now) - c->counted, std::memory_order_relaxed) +
+                         (static_cast<uint64_t>(now) - c->counted);
+  c->counted = now;
+  if (total > owner->options().max_unsent_total && !checking) {
+    checking = true;
+    uv_check_start(&over_total, on_over_total);
+  }
+}
+
+void HttpServer::Impl::close(Conn* c, HttpClose why) {
+  count_close(owner->stats(), why);
+  c->sock.close();
+  account(c);
+}
+
+void HttpServer::Impl::on_closed(net::Conn& s) {
   Conn* c = static_cast<Conn*>(s.owner);
-  c->sending.clear();
+  account(c);
+  net::list_remove(conns, c, &Conn::slot);
+  owner->connections_dec();
+  delete c;
+}
+
+void HttpServer::Impl::on_written(net::Conn& s, int status, size_t bytes) {
+  Conn* c = static_cast<Conn*>(s.owner);
+  c->out.consume(bytes);
   if (s.closed()) return;
   if (status < 0) {
     s.close();
+    account(c);
     return;
   }
-  if (!c->pending.empty()) {
-    c->sending.swap(c->pending);
-    if (!send(c)) return;
-  }
-  if (s.state() == net::ConnState::Draining) return;  // closes once nothing is written
+  const bool sent = send(c);
+  account(c);
+  if (!sent || s.state() == net::ConnState::Draining) return;  // closes once nothing is written
   if (c->takeover && c->unsent() == 0) {
     hand_over(c);
     return;
   }
-  if (!c->takeover && c->unsent() <= owner->options().max_unsent / 2) s.resume();
+  if (c->takeover || c->unsent() > owner->options().max_unsent / 2) return;
+  // Below half the bound again: the requests that waited unread are
+  // answered, then reading goes on.
+  s.resume();
+  if (!c->sock.in.empty() && !c->last) process(c);
 }
 
 namespace {
@@ -153,20 +257,20 @@ void log_refused(const Conn* c, int status, size_t bytes) {
 }
 
 // One request through the handler. No request may end the process: an
-// exception drops what the handler appended and answers 500 instead; the
+// exception drops what the handler queued and answers 500 instead; the
 // connection then closes after that answer. False in that case.
-bool answer(HttpServer::Impl* srv, Conn* c, const http::Request& req, std::string& out) {
-  const size_t mark = out.size();
+bool answer(HttpServer::Impl* srv, Conn* c, const http::Request& req) {
+  const net::OutQueue::Mark mark = c->out.mark();
   try {
-    srv->owner->handler().handle(req, c->peer, out, c->takeover);
-    count_response(req.path, std::string_view(out).substr(mark), c->takeover != nullptr);
+    srv->owner->handler().handle(req, c->peer, c->out, c->takeover);
+    count_response(req.path, c->out.head_since(mark), c->takeover != nullptr);
     return true;
   } catch (...) {
-    out.resize(mark);
+    c->out.truncate(mark);
     c->takeover = nullptr;
     srv->owner->count_internal_error();
-    srv->owner->handler().refuse(500, err::kInternal, out);
-    count_response(req.path, std::string_view(out).substr(mark), false);
+    srv->owner->handler().refuse(500, err::kInternal, c->out.tail());
+    count_response(req.path, c->out.head_since(mark), false);
     return false;
   }
 }
@@ -180,13 +284,14 @@ bool take_proxy_line(HttpServer::Impl* srv, Conn* c) {
   if (step == ProxyStep::NeedMore) return false;
   c->proxy_checked = true;
   if (step == ProxyStep::Refused) {
-    const size_t mark = srv->out.size();
-    srv->owner->handler().refuse(400, why, srv->out);
+    const net::OutQueue::Mark mark = c->out.mark();
+    srv->owner->handler().refuse(400, why, c->out.tail());
     count_refused(400);
-    log_refused(c, 400, srv->out.size() - mark);
+    log_refused(c, 400, c->out.bytes_since(mark));
     c->sock.in.clear();
-    flush(c, srv->out);
-    c->sock.drain();
+    c->last = true;
+    if (send(c)) c->sock.drain();
+    srv->account(c);
     return false;
   }
   return true;
@@ -196,36 +301,44 @@ bool take_proxy_line(HttpServer::Impl* srv, Conn* c) {
 
 void HttpServer::Impl::on_read(net::Conn& s, char* p, size_t n) {
   Conn* c = static_cast<Conn*>(s.owner);
-  if (s.state() == net::ConnState::Draining || c->takeover) return;
-  HttpServer::Impl* srv = this;
-  const uint64_t now = s.last_active;
-  std::string& in = s.in;
-  if (in.empty()) c->request_started = now;
-  in.append(p, n);
-  if (!c->proxy_checked && !take_proxy_line(srv, c)) return;
+  if (s.state() == net::ConnState::Draining || c->takeover || c->last) return;
+  if (s.in.empty()) c->request_started = s.last_active;
+  s.in.append(p, n);
+  if (!c->proxy_checked && !take_proxy_line(this, c)) return;
+  process(c);
+}
 
-  // Every complete request in the buffer is answered now (pipelining); the
-  // answers go out in one write.
-  std::string& out = srv->out;
+// Every complete request in the buffer is answered now (pipelining), while
+// the connection owes at most max_unsent: the requests past that wait
+// unread, with reading paused, until the client has taken half of it. The
+// answers go out in one writev.
+void HttpServer::Impl::process(Conn* c) {
+  net::Conn& s = c->sock;
+  const uint64_t now = uv_now(&loop);
+  const size_t max_unsent = owner->options().max_unsent;
+  std::string& in = s.in;
   size_t used = 0;
   bool last = false;  // no request after this one: the connection closes once answered
   while (used < in.size()) {
+    // Over the bound: what the socket takes now goes first; what it cannot
+    // take stops the answering until the client reads.
+    if (c->unsent() > max_unsent && (!send(c) || c->unsent() > max_unsent)) break;
     http::Request req;
     http::ParseResult r = c->parser.parse(std::string_view(in).substr(used), req);
     if (r.status == http::ParseStatus::Incomplete) break;
     c->parser.reset();
     if (r.status == http::ParseStatus::Error) {
-      const size_t mark = out.size();
-      srv->owner->handler().refuse(r.error_status, r.error, out);
+      const net::OutQueue::Mark mark = c->out.mark();
+      owner->handler().refuse(r.error_status, r.error, c->out.tail());
       count_refused(r.error_status);
-      log_refused(c, r.error_status, out.size() - mark);
+      log_refused(c, r.error_status, c->out.bytes_since(mark));
       last = true;
       used = in.size();
       break;
     }
-    srv->owner->count_request();
-    srv->requests.fetch_add(1, std::memory_order_relaxed);
-    if (!answer(srv, c, req, out)) {
+    owner->count_request();
+    requests.fetch_add(1, std::memory_order_relaxed);
+    if (!answer(this, c, req) || c->peer.close_after) {
       last = true;
       used = in.size();
       break;
@@ -238,21 +351,29 @@ void HttpServer::Impl::on_read(net::Conn& s, char* p, size_t n) {
       break;
     }
   }
+  if (s.closed()) {  // a write failed
+    account(c);
+    return;
+  }
   in.erase(0, used);
   if (!in.empty() && used > 0) c->request_started = now;  // the next request has begun
   if (in.empty()) c->request_started = 0;
-  flush(c, out);
-  if (s.closed()) return;
+  c->last = last;
+  const bool sent = send(c);
+  account(c);
+  if (!sent) return;
   if (c->takeover) {
     s.pause();
     c->request_started = 0;
     if (c->unsent() == 0) hand_over(c);
     return;
   }
-  if (last)
+  if (last) {
     s.drain();  // closes now if nothing is left to write
-  else if (c->unsent() > srv->owner->options().max_unsent)
+  } else if (c->unsent() > max_unsent && s.reading()) {
     s.pause();  // a client that does not read its answers stops being read
+    owner->stats().read_pauses.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 namespace {
@@ -263,6 +384,7 @@ void adopt(HttpServer::Impl* srv, int fd) {
   net::list_add(srv->conns, c, &Conn::slot);
   srv->owner->connections_inc();
   c->peer.loop = srv->index;
+  c->sndbuf = srv->owner->options().sndbuf;
   if (!c->sock.open(&srv->loop, fd, *srv, srv->read_buf, c)) return;  // freed in on_closed
   c->sock.peer_ip(c->peer.ip);
 }
@@ -326,10 +448,22 @@ void on_sweep(uv_timer_t* t) {
                       now - c->request_started > static_cast<uint64_t>(o.header_timeout_ms);
     // Idle keep-alive connections, and clients that stopped reading their
     // answers (nothing read or written for the idle timeout; their unsent
-    // bytes, bounded by max_unsent plus one batch, are freed with them).
+    // bytes, bounded by max_unsent plus one answer, are freed with them).
     const net::Expiry e = c->sock.expired(now, static_cast<uint64_t>(o.idle_timeout_ms), c->unsent(),
                                           /*busy=*/c->request_started != 0);
-    if (slow || e != net::Expiry::None) c->sock.close();
+    if (c->unsent() > 0) c->sock.note_progress(now);  // the kernel's progress too, for the total bound's choice
+    if (slow)
+      srv->close(c, HttpClose::HeaderTimeout);
+    else if (e != net::Expiry::None)
+      srv->close(c, e == net::Expiry::Stalled ? HttpClose::Stalled : HttpClose::Idle);
+  }
+  stalest(srv);  // published for the other loops' choice
+  // Another loop's connections may have taken the process over the total
+  // bound: this loop's stalest go too, if that loop's own could not bring
+  // it under.
+  if (srv->owner->stats().unsent_bytes.load(std::memory_order_relaxed) > o.max_unsent_total && !srv->checking) {
+    srv->checking = true;
+    uv_check_start(&srv->over_total, on_over_total);
   }
 }
 
@@ -394,6 +528,9 @@ bool HttpServer::start(std::string& err) {
       auto* s = static_cast<Impl*>(a->data);
       if (s->listen_fd >= 0) uv_close(reinterpret_cast<uv_handle_t*>(&s->listener), nullptr);
       uv_close(reinterpret_cast<uv_handle_t*>(&s->sweep), nullptr);
+      uv_close(reinterpret_cast<uv_handle_t*>(&s->over_total), nullptr);
+      s->stopping.store(true, std::memory_order_release);
+      uv_close(reinterpret_cast<uv_handle_t*>(&s->over_asked), nullptr);
       uv_close(reinterpret_cast<uv_handle_t*>(&s->stop_async), nullptr);
       uv_close(reinterpret_cast<uv_handle_t*>(&s->incoming_async), nullptr);
       for (Conn* c : s->conns) c->sock.close();
@@ -402,6 +539,10 @@ bool HttpServer::start(std::string& err) {
     uv_timer_init(&s.loop, &s.sweep);
     s.sweep.data = &s;
     uv_timer_start(&s.sweep, on_sweep, 250, 250);
+    uv_check_init(&s.loop, &s.over_total);
+    s.over_total.data = &s;
+    uv_async_init(&s.loop, &s.over_asked, on_over_asked);
+    s.over_asked.data = &s;
   }
   for (size_t i = 0; i < loops_.size(); ++i)
     threads_.push_back(named_thread("rest-" + std::to_string(i), [s = loops_[i].get()] {

@@ -29,17 +29,18 @@ ListCache::Answer& ListCache::put(const Snapshot& s, bool live, std::optional<in
   Entry& e = entries_[k];
   e.epoch = s.epoch;
   e.seq = s.seq;
-  e.answer = Answer{std::move(body), {}, false};
+  e.answer = Answer{net::make_shared_bytes(std::move(body)), nullptr, false};
   return e.answer;
 }
 
-const std::string* ListCache::gzip(Answer& a) {
+const net::SharedBytes& ListCache::gzip(Answer& a) {
   if (!a.gz_ready) {
-    if (!gzip_compress(a.body, a.gz)) a.gz.clear();
+    std::string z;
+    if (gzip_compress(*a.body, z)) a.gz = net::make_shared_bytes(std::move(z));
     a.gz_ready = true;
     gzips_.add();
   }
-  return a.gz.empty() ? nullptr : &a.gz;
+  return a.gz;
 }
 
 }  // namespace oddsrelay::rest

@@ -4,7 +4,10 @@
 // seq of its own (each batch applies at least one record), so an answer
 // changes exactly when the state does. Between two batches every poller of
 // the same list gets the same bytes, built once, gzip-encoded at most once.
-// Owned by one REST loop; bounded (cleared whole past kMaxEntries).
+// Owned by one REST loop; bounded (cleared whole past kMaxEntries). The
+// bytes are shared and immutable (protocol/net/out_queue.h): a connection
+// queues a reference, and an entry replaced by a newer state stays alive
+// for the connections still sending it.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include <unordered_map>
 
 #include "engine/core/snapshot.h"
+#include "protocol/net/out_queue.h"
 #include "rest/tally.h"
 
 namespace oddsrelay::rest {
@@ -22,9 +26,9 @@ class ListCache {
   static constexpr size_t kMaxEntries = 4096;
 
   struct Answer {
-    std::string body;
-    std::string gz;         // valid when gz_ready
-    bool gz_ready = false;  // gzip was tried (gz empty: it failed)
+    net::SharedBytes body;
+    net::SharedBytes gz;    // valid when gz_ready
+    bool gz_ready = false;  // gzip was tried (gz null: it failed)
   };
   // The answer cached for these parameters at this state, or null.
   Answer* find(const Snapshot& s, bool live, std::optional<int32_t> sport, std::optional<uint32_t> limit);
@@ -32,7 +36,7 @@ class ListCache {
   Answer& put(const Snapshot& s, bool live, std::optional<int32_t> sport, std::optional<uint32_t> limit,
               std::string body);
   // The gzip form of `a`, compressed on first use; null on a zlib failure.
-  const std::string* gzip(Answer& a);
+  const net::SharedBytes& gzip(Answer& a);
 
   uint64_t hits() const { return hits_.get(); }  // any thread
   uint64_t misses() const { return misses_.get(); }

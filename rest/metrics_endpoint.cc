@@ -35,7 +35,8 @@ void append_metrics(const metrics::Registry& registry, const http::Request& req,
   http::append_response(out, h, body);
 }
 
-void MetricsHandler::handle(const http::Request& req, const Peer&, std::string& out, Takeover&) {
+void MetricsHandler::handle(const http::Request& req, Peer&, net::OutQueue& queue, Takeover&) {
+  std::string& out = queue.tail();
   if (req.path != "/metrics") return append_error(out, 404, err::kNotFound, req.keep_alive);
   if (req.method != "GET") return append_error(out, 405, err::kMethodNotAllowed, req.keep_alive, "Allow: GET\r\n");
   append_metrics(registry_, req, out);

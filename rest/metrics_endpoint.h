@@ -19,7 +19,7 @@ void append_metrics(const metrics::Registry& registry, const http::Request& req,
 class MetricsHandler : public HttpHandler {
  public:
   explicit MetricsHandler(const metrics::Registry& registry) : registry_(registry) {}
-  void handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) override;
+  void handle(const http::Request& req, Peer& peer, net::OutQueue& out, Takeover& takeover) override;
   void refuse(int status, const char* why, std::string& out) override;
 
  private:

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "protocol/api/api_keys.h"
+#include "rest/conn_limits.h"
 #include "rest/handshake_limiter.h"
 #include "rest/http_server.h"
 #include "rest/loop_caches.h"
@@ -39,15 +40,21 @@ struct Call;
 class RestApi : public HttpHandler {
  public:
   explicit RestApi(RestInputs in);
-  void handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) override;
+  void handle(const http::Request& req, Peer& peer, net::OutQueue& out, Takeover& takeover) override;
   void refuse(int status, const char* why, std::string& out) override;
 
-  void set_server(const HttpServer* s) { inputs.server = s; }
+  void set_server(const HttpServer* s) {
+    inputs.server = s;
+    stats = s ? &s->stats() : &own_stats;
+  }
   bool ready() const { return !inputs.ready || inputs.ready->load(std::memory_order_acquire); }
 
   RestInputs inputs;
   RateLimiter limiter;
   HandshakeLimiter handshakes;
+  ConnLimits conn_limits;                          // HTTP connections per key and per address
+  HttpStats own_stats;                             // without a server (tests)
+  HttpStats* stats = &own_stats;                   // the server's: the limits' refusals are counted there
   std::vector<std::unique_ptr<LoopCaches>> loops;  // one per REST loop (inputs.http_threads)
   bool has_catalog = false;
   StreamSigner stream_signer;
@@ -57,8 +64,10 @@ class RestApi : public HttpHandler {
 
  private:
   // The answer, without the access line; the key it was answered for.
-  const ApiKey* dispatch(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover);
-  void dispatch(Call& c, const Peer& peer, Takeover& takeover);
+  const ApiKey* dispatch(const http::Request& req, Peer& peer, net::OutQueue& out, Takeover& takeover);
+  void dispatch(Call& c, Peer& peer, Takeover& takeover);
+  // The connection limits' verdict for an answer: false once refused (429, closing).
+  bool admit_connection(Call& c, Peer& peer, const ApiKey* key);
 };
 
 }  // namespace oddsrelay::rest

@@ -53,6 +53,7 @@ struct RestInputs {
   const std::atomic<bool>* ready = nullptr;
   uint32_t http_threads = 1;          // REST loops (HttpServerOptions::threads): one set of answer caches each
   uint32_t handshakes_per_slot = 12;  // stream handshakes per minute per connection slot; 0 = unbounded
+  uint32_t http_per_address = 256;    // HTTP connections per client address on keyless routes; 0 = unbounded
   std::function<void(json::Writer&)> bus_status;  // the NATS publisher or follower; unset: null
   const metrics::Registry* metrics = nullptr;     // GET /metrics here (any key); null: 404, --metrics-listen serves it
   // Behind a reverse proxy (docs/deploy.md): whose X-Forwarded-For to

@@ -162,7 +162,10 @@ std::vector<std::string_view> route_paths() {
 }
 
 RestApi::RestApi(RestInputs in)
-    : inputs(std::move(in)), limiter(inputs.rate_window_s), handshakes(inputs.handshakes_per_slot) {
+    : inputs(std::move(in)),
+      limiter(inputs.rate_window_s),
+      handshakes(inputs.handshakes_per_slot),
+      conn_limits(inputs.http_per_address) {
   for (uint32_t i = 0; i < std::max<uint32_t>(1, inputs.http_threads); ++i)
     loops.push_back(std::make_unique<LoopCaches>(inputs.catalog, inputs.catalog_updates));
   has_catalog = inputs.catalog != nullptr;
@@ -177,6 +180,7 @@ RestApi::RestApi(RestInputs in)
   explorer_api_key.permissions = kPermLive | kPermPrematch | kPermOdds | kPermScores;  // read-only
   explorer_api_key.rate_limit = 600;
   explorer_api_key.ws_connections = 100;  // shared by every visitor of the page
+  explorer_api_key.http_connections = 1024;
 }
 
 void RestApi::refuse(int status, const char* why, std::string& out) {
@@ -207,10 +211,10 @@ std::string logged_key(const http::Request& req, const ApiKey* key) {
 }  // namespace
 
 // Every answer through dispatch(); with --access-log, one line for it.
-void RestApi::handle(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
+void RestApi::handle(const http::Request& req, Peer& peer, net::OutQueue& out, Takeover& takeover) {
   if (!access_log::log().on()) return (void)dispatch(req, peer, out, takeover);
   const auto t0 = std::chrono::steady_clock::now();
-  const size_t mark = out.size();
+  const net::OutQueue::Mark mark = out.mark();
   const ApiKey* key = dispatch(req, peer, out, takeover);
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
   const std::string client = format_ip(client_address(peer.ip, req, inputs.trusted_proxies));
@@ -221,19 +225,30 @@ void RestApi::handle(const http::Request& req, const Peer& peer, std::string& ou
   line.key_unknown = !key && !name.empty();
   line.method = req.method;
   line.path = req.path;
-  line.status = takeover ? 101 : written_status(std::string_view(out).substr(mark));
-  line.bytes = out.size() - mark;
+  line.status = takeover ? 101 : written_status(out.head_since(mark));
+  line.bytes = out.bytes_since(mark);
   line.micros = static_cast<uint64_t>(us.count());
   access_log::request(line, wall_ms());
 }
 
-const ApiKey* RestApi::dispatch(const http::Request& req, const Peer& peer, std::string& out, Takeover& takeover) {
+const ApiKey* RestApi::dispatch(const http::Request& req, Peer& peer, net::OutQueue& out, Takeover& takeover) {
   Call c(req, out, *this, *loops.at(peer.loop));
   dispatch(c, peer, takeover);
   return c.key;
 }
 
-void RestApi::dispatch(Call& c, const Peer& peer, Takeover& takeover) {
+bool RestApi::admit_connection(Call& c, Peer& peer, const ApiKey* key) {
+  const bool ok = key ? conn_limits.admit_key(peer, *key)
+                      : conn_limits.admit_address(peer, client_address(peer.ip, c.req, inputs.trusted_proxies));
+  if (ok) return true;
+  (key ? stats->refused_key_limit : stats->refused_address_limit).fetch_add(1, std::memory_order_relaxed);
+  c.close = peer.close_after = true;
+  // A slot frees as soon as another connection closes: worth a retry soon.
+  c.error(429, key ? err::kTooManyHttpConnections : err::kTooManyAddressConnections, "Retry-After: 1\r\n");
+  return false;
+}
+
+void RestApi::dispatch(Call& c, Peer& peer, Takeover& takeover) {
   const http::Request& req = c.req;
   const Route* route = nullptr;
   for (const auto& r : kRoutes)
@@ -251,7 +266,10 @@ void RestApi::dispatch(Call& c, const Peer& peer, Takeover& takeover) {
     return c.error(405, err::kMethodNotAllowed, allow);
   }
   if (!ready() && req.path != "/healthz") return c.error(503, err::kStarting, "Retry-After: 1\r\n");
-  if (route->flags & kPublic) return route->answer(c);
+  if (route->flags & kPublic) {
+    if (admit_connection(c, peer, nullptr)) route->answer(c);
+    return;
+  }
 
   bool wrong_origin = false;
   auto keys = inputs.keys->load();
@@ -261,6 +279,9 @@ void RestApi::dispatch(Call& c, const Peer& peer, Takeover& takeover) {
   if (!key || !key->enabled) return c.error(401, err::kInvalidKey);
   if (!key->allows_ip(client_address(peer.ip, req, inputs.trusted_proxies))) return c.error(403, err::kIpNotAllowed);
   if (!origin_allowed(req, *key, inputs.public_url)) return c.error(403, err::kOriginNotAllowed);
+  // Streams are the relay's to count (ws_connections): the upgrade's
+  // connection leaves this listener at once.
+  if (!stream && !admit_connection(c, peer, key)) return;
   if (!stream) c.snap = inputs.snapshots->load();  // one snapshot per response
   // Permissions, for every route and every /rdstn command, here and only
   // here: the data this answer will carry against what the key holds.

@@ -247,6 +247,11 @@ std::shared_ptr<const KeyStore> KeyStore::parse(std::string_view json) {
         key.allow_origins.push_back(std::move(*p));
       }
     }
+    if (k.HasMember("http_connections")) {
+      if (!k["http_connections"].IsUint() || k["http_connections"].GetUint() == 0)
+        throw std::runtime_error(where + ".http_connections is not a positive integer");
+      key.http_connections = k["http_connections"].GetUint();
+    }
     if (k.HasMember("ws_connections")) {
       if (!k["ws_connections"].IsUint() || k["ws_connections"].GetUint() == 0)
         throw std::runtime_error(where + ".ws_connections is not a positive integer");

@@ -66,8 +66,9 @@ struct ApiKey {
   // any. Requests without Origin or Referer are not browser requests and
   // are not held to it.
   std::vector<OriginPattern> allow_origins;
-  uint32_t ws_connections = 5;     // concurrent /ws + /pt-ws streams (docs/api.md "Limits")
-  std::string widget_json = "{}";  // per-key widget settings, raw JSON
+  uint32_t ws_connections = 5;      // concurrent /ws + /pt-ws streams (docs/api.md "Limits")
+  uint32_t http_connections = 256;  // concurrent HTTP connections that used the key (rest/conn_limits.h)
+  std::string widget_json = "{}";   // per-key widget settings, raw JSON
   std::optional<WebhookConfig> webhook;
   bool allows_ip(const std::array<uint8_t, 16>& ip) const;
   bool allows_origin(const WebOrigin& o) const;

@@ -42,6 +42,9 @@ inline constexpr const char* kExplorerKeyOrigin = "This demo key only works from
 // WebSocket handshakes and messages
 inline constexpr const char* kTooManyStreams = "Too many WebSocket connections for this API key";  // docs/api.md
 inline constexpr const char* kTooManyHandshakes = "Too many stream handshakes for this API key";   // 429
+// HTTP connections (rest/conn_limits.h): 429, then the connection closes
+inline constexpr const char* kTooManyHttpConnections = "Too many HTTP connections for this API key";
+inline constexpr const char* kTooManyAddressConnections = "Too many HTTP connections from this address";
 inline constexpr const char* kUpgradeRequired = "WebSocket upgrade required: send Upgrade: websocket";
 inline constexpr const char* kBadWsVersion = "Unsupported WebSocket version: use 13";
 inline constexpr const char* kBadWsKey = "Missing or invalid Sec-WebSocket-Key";

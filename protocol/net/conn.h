@@ -72,6 +72,11 @@ class Conn {
   void close();   // -> Closed (once); on_closed comes from the loop (not for a never opened one)
   // TCP keepalive: a peer that vanished without a FIN leaves the kernel's tables.
   void keepalive(unsigned secs) { uv_tcp_keepalive(&tcp_, 1, secs); }
+  // SO_SNDBUF (the kernel doubles it; autotuning is off from then on).
+  void send_buffer(int bytes) {
+    int b = bytes;
+    uv_send_buffer_size(reinterpret_cast<uv_handle_t*>(&tcp_), &b);
+  }
 
   // Sends `n` buffers: what the socket takes now, the rest with one
   // uv_write, whose bytes must stay valid until on_written. Only when

@@ -52,11 +52,10 @@ void list(Call& c, bool live) {
   ListCache& cache = c.cache.lists;
   ListCache::Answer* a = cache.find(*c.snap, live, sport, limit);
   if (!a) a = &cache.put(*c.snap, live, sport, limit, encode(*c.snap, live, sport, limit));
-  const std::string* gz = a->body.size() > Call::kGzipMin && c.accepts_gzip() ? cache.gzip(*a) : nullptr;
-  if (gz)
-    c.send_json(200, *gz, "gzip");
-  else
-    c.send_json(200, a->body, {});
+  // The connection queues a reference to the cached bytes, not a copy.
+  if (a->body->size() > Call::kGzipMin && c.accepts_gzip())
+    if (const net::SharedBytes& gz = cache.gzip(*a)) return c.send_shared(200, gz, "gzip");
+  c.send_shared(200, a->body, {});
 }
 
 }  // namespace

@@ -146,6 +146,8 @@ void status(Call& c) {
     c.w.StartArray();
     for (uint64_t n : in.server->loop_requests()) c.w.Uint64(n);
     c.w.EndArray();
+    // Unsent bytes, closes by reason, connection-limit refusals (rest/http_stats.h).
+    metrics::write_status_fields(c.w, in.server->stats(), http_stats());
     c.w.EndObject();
   }
   c.w.EndObject();
@@ -156,7 +158,7 @@ void status(Call& c) {
 // instead and this route answers 404.
 void metrics(Call& c) {
   if (!c.api.inputs.metrics) return c.error(404, err::kNotFound);
-  append_metrics(*c.api.inputs.metrics, c.req, c.out);
+  append_metrics(*c.api.inputs.metrics, c.req, c.out.tail());
 }
 
 }  // namespace oddsrelay::rest::api

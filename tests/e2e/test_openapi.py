@@ -9,6 +9,7 @@ journal. Tampered answers (a field renamed, retyped, added; a required header
 dropped) and undocumented routes or statuses must fail the check."""
 import copy
 import gzip
+import http.client
 import json
 import os
 import re
@@ -647,6 +648,39 @@ class ReplayedFixtures(unittest.TestCase):
             call(srv.port, "/v1/event?id=5009", status=404)  # removed
             call(srv.port, "/rdstn", method="POST", status=200, body=json.dumps(
                 [["ga", ["bm1_el1", "bm1_el2", "bm1_5009", "bm1_s7-6001"]], ["g", ["bm1_ep1", "bm1_5009"]], ["sl"], ["sp"]]))
+
+
+class ConnectionLimits(unittest.TestCase):
+    """The connection limits' 429s (docs/api.md "Limits"): with one
+    connection per address held on a keyless route, every keyless route
+    refuses the next connection's request; with a key's one slot held,
+    its next connection is refused."""
+
+    def test_429_past_the_address_and_key_limits(self):
+        tmp = tempfile.mkdtemp(prefix="oddsrelay-openapi-")
+        try:
+            keys = h.write_keys(tmp, {"keys": [{"key": FULL, "name": "one", "http_connections": 1,
+                                                 "permissions": ["live"]}]})
+            with h.Server("--keys", keys, "--progress", "0", "--http-connections-per-address", "1") as srv:
+                srv.wait_for(r"serving http://")
+                held = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+                held.request("GET", "/healthz")
+                r = held.getresponse()
+                r.read()
+                self.assertEqual(r.status, 200)
+                for method, path, body in PUBLIC:
+                    call(srv.port, path, key=None, method=method, body=body, status=429)
+                held.request("GET", "/v1/sports", headers={"X-API-Key": FULL})  # moves its slot to the key
+                r = held.getresponse()
+                r.read()
+                self.assertEqual(r.status, 200)
+                self.assertEqual(call(srv.port, "/v1/sports", status=429)[2],
+                                 {"error": "Too many HTTP connections for this API key"})
+                held.close()
+                rc, log = srv.stop()
+                self.assertEqual(rc, 0, log)
+        finally:
+            shutil.rmtree(tmp)
 
 
 class Starting(unittest.TestCase):

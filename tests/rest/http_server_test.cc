@@ -21,15 +21,16 @@ namespace {
 // part of a response, then throws).
 class Throwing : public HttpHandler {
  public:
-  void handle(const http::Request& req, const Peer&, std::string& out, Takeover&) override {
+  void handle(const http::Request& req, Peer&, net::OutQueue& out, Takeover&) override {
     if (req.path == "/boom") throw std::runtime_error("a bug in a handler");
     if (req.path == "/half") {
-      out += "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\npartial";
+      out.append("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n");
+      out.share(net::make_shared_bytes("partial"));
       throw std::logic_error("half a response");
     }
     http::ResponseHead h;
     h.keep_alive = req.keep_alive;
-    http::append_response(out, h, "\"ok\"");
+    http::append_response(out.tail(), h, "\"ok\"");
   }
   void refuse(int status, const char* why, std::string& out) override {
     http::ResponseHead h;
@@ -101,10 +102,10 @@ TEST(HttpServer, HandlerExceptionAnswers500AndTheServerGoesOn) {
 // Answers with the index of the loop that served the connection.
 class WhichLoop : public HttpHandler {
  public:
-  void handle(const http::Request& req, const Peer& peer, std::string& out, Takeover&) override {
+  void handle(const http::Request& req, Peer& peer, net::OutQueue& out, Takeover&) override {
     http::ResponseHead h;
     h.keep_alive = req.keep_alive;
-    http::append_response(out, h, "loop=" + std::to_string(peer.loop));
+    http::append_response(out.tail(), h, "loop=" + std::to_string(peer.loop));
   }
   void refuse(int, const char*, std::string&) override {}
 };

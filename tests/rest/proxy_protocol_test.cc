@@ -111,10 +111,10 @@ TEST(ProxyLine, TakenFromATrustedPeerOnly) {
 // Answers with the address the listener says the connection comes from.
 class EchoPeer : public HttpHandler {
  public:
-  void handle(const http::Request& req, const Peer& peer, std::string& out, Takeover&) override {
+  void handle(const http::Request& req, Peer& peer, net::OutQueue& out, Takeover&) override {
     http::ResponseHead h;
     h.keep_alive = req.keep_alive;
-    http::append_response(out, h, "peer=" + format_ip(peer.ip));
+    http::append_response(out.tail(), h, "peer=" + format_ip(peer.ip));
   }
   void refuse(int status, const char* why, std::string& out) override {
     http::ResponseHead h;

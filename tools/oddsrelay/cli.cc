@@ -263,6 +263,29 @@ const Flag kFlags[] = {
      "close keep-alive connections idle this long\n"
      "(default 60000)",
      number(1, 3'600'000, &Options::idle_timeout_ms)},
+    {"--http-max-unsent", "BYTES",
+     "an HTTP connection that owes its client more than\n"
+     "this (cached answers counted by their size) is not\n"
+     "read: its pipelined requests wait (default 4M)",
+     number(64 * 1024, uint64_t{1} << 32, &Options::http_max_unsent, true)},
+    {"--http-max-unsent-total", "BYTES",
+     "all HTTP connections together: past this the one\n"
+     "that has gone longest without write progress is\n"
+     "closed, then the next (default 1G)",
+     number(1 << 20, uint64_t{1} << 40, &Options::http_max_unsent_total, true)},
+    {"--http-sndbuf", "BYTES",
+     "SO_SNDBUF of each HTTP connection (the kernel\n"
+     "doubles it): what a slow reader can park in the\n"
+     "kernel, and what one write copies there (default\n"
+     "128K; 0 = the kernel's autotuning, megabytes a\n"
+     "connection on loopback)",
+     number(0, uint64_t{64} << 20, &Options::http_sndbuf, true)},
+    {"--http-connections-per-address", "N",
+     "HTTP connections a client address may hold on the\n"
+     "keyless routes (pages, /healthz); one more: 429\n"
+     "and closed (default 256; 0 = unbounded; keys have\n"
+     "their own http_connections)",
+     number(0, 1'000'000, &Options::http_per_address)},
     {"--http-threads", "N",
      "REST loops, each on its own thread (1..64; default\n"
      "half the cores, at least 1, at most 4); one\n"

@@ -38,8 +38,12 @@ struct Options {
   std::string catalog;                    // market catalog file; empty: the one built in
   int64_t catalog_reload_ms = 3'600'000;  // --catalog FILE read again this often; 0: only on SIGHUP
   double progress_s = 5;
-  int64_t header_timeout_ms = 10'000;  // a request must be complete this long after its first byte
-  int64_t idle_timeout_ms = 60'000;    // idle keep-alive connections are closed after this
+  int64_t header_timeout_ms = 10'000;                // a request must be complete this long after its first byte
+  int64_t idle_timeout_ms = 60'000;                  // idle keep-alive connections are closed after this
+  int64_t http_max_unsent = 4 << 20;                 // an HTTP connection owing more is not read
+  int64_t http_max_unsent_total = int64_t{1} << 30;  // all HTTP connections: past it the stalest is closed
+  int64_t http_sndbuf = 128 << 10;                   // SO_SNDBUF of HTTP connections; 0 = the kernel's autotuning
+  int64_t http_per_address = 256;      // HTTP connections per client address on keyless routes; 0 = unbounded
   int64_t http_threads = 0;            // REST loops; 0 until parsed: then the default, default_http_threads()
   int64_t rate_window_s = 60;          // rate-limit window (docs/api.md: 60 s; shorter only for tests)
   int64_t ws_update_ms = 1000;         // /ws live_update interval

@@ -222,6 +222,7 @@ rest::RestInputs rest_inputs(Node& n) {
   in.rate_window_s = static_cast<int>(opt.rate_window_s);
   in.http_threads = static_cast<uint32_t>(opt.http_threads);
   in.handshakes_per_slot = static_cast<uint32_t>(opt.handshake_rate);
+  in.http_per_address = static_cast<uint32_t>(opt.http_per_address);
   in.ready = &n.ready;
   in.trusted_proxies = opt.trust_proxy;
   in.public_url = opt.public_url;
@@ -250,6 +251,9 @@ int start_listeners(Node& n) {
   n.http_opts.port = opt.port;
   n.http_opts.header_timeout_ms = static_cast<int>(opt.header_timeout_ms);
   n.http_opts.idle_timeout_ms = static_cast<int>(opt.idle_timeout_ms);
+  n.http_opts.max_unsent = static_cast<size_t>(opt.http_max_unsent);
+  n.http_opts.max_unsent_total = static_cast<size_t>(opt.http_max_unsent_total);
+  n.http_opts.sndbuf = static_cast<size_t>(opt.http_sndbuf);
   n.http_opts.threads = static_cast<uint32_t>(opt.http_threads);
   n.http_opts.trusted_proxies = &opt.trust_proxy;
   n.http = std::make_unique<rest::HttpServer>(n.http_opts, *n.api);

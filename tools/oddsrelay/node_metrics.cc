@@ -126,6 +126,7 @@ void register_node_metrics(metrics::Registry& registry, const NodeParts& parts) 
     metrics::write_process(w, p.started_ms);
     w.single("oddsrelay_http_connections", Type::Gauge, "HTTP connections open on the main listener.",
              p.http.connections());
+    metrics::write_families(w, p.http.stats(), rest::http_stats());
     rest::write_request_metrics(w, ready ? p.relay->stats().refused_limit.load() : 0);
     metrics::write_data_path(w);
     if (!ready) return;

@@ -1,15 +1,17 @@
-// The per-key stream limit across every relay loop: one count per API key
-// of the streams it holds open, behind a mutex. Taken when a loop accepts a
-// stream, given back when the stream closes; both are rare next to frames,
-// so the lock is never on the fan-out path, and the count is exact however
-// many loops there are.
+// A per-key connection limit across every loop: one count per API key (or
+// any other 64-bit id: rest/conn_limits.h counts client addresses too) of
+// the connections it holds open, behind a mutex. The relay's stream limit
+// (ws_connections: taken when a relay loop accepts a stream, given back
+// when the stream closes) and the REST listener's (http_connections) each
+// keep one. Both are rare next to frames and requests, so the lock is never
+// on a hot path, and the count is exact however many loops there are.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
 
-namespace oddsrelay::relay {
+namespace oddsrelay::rest {
 
 class KeySlots {
  public:
@@ -41,4 +43,4 @@ class KeySlots {
   std::unordered_map<uint64_t, uint32_t> held_;
 };
 
-}  // namespace oddsrelay::relay
+}  // namespace oddsrelay::rest
