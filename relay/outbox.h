@@ -58,7 +58,8 @@ class Outbox {
   // streams (or filter buckets) that send it.
   FrameRef framed(StreamConn* c, FrameRef f) {
     if (!f) return f;
-    if (c->is_sse()) return f.other(Framing::Sse, [this](const FrameRef& w) { return sse_event(w, (*snap)->epoch); });
+    if (c->behavior->sse)
+      return f.other(Framing::Sse, [this](const FrameRef& w) { return sse_event(w, (*snap)->epoch); });
     if (!c->deflate || !deflatable(f->bytes())) return f;
     return f.other(Framing::Deflated, [this](const FrameRef& w) {
       stats_.frames_deflated.fetch_add(1, std::memory_order_relaxed);

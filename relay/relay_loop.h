@@ -3,8 +3,9 @@
 // REST listener (adoptions), encoded batches from the hub (batches); both
 // through lock-free queues and uv_async_send. Each batch's shared frames are
 // wrapped once for this loop (one cross-thread reference per frame), handed
-// to the protocol modules (pt_stream.h, ws_stream.h), and each connection
-// then gets one write per loop turn.
+// to the protocol modules (pt_stream.h, ws_stream.h; a connection reaches
+// its own through stream_module.h), and each connection then gets one
+// write per loop turn.
 #pragma once
 
 #include <concurrentqueue/concurrentqueue.h>
@@ -102,6 +103,7 @@ class RelayLoop : private net::ConnHandler {
   ws::Inflater inflater_;
   PtStreams pt_{ctx_};
   WsStreams ws_{ctx_};
+  StreamModule* const modules_[kModules] = {&pt_, &ws_};  // by ModuleId
   std::vector<StreamConn*> all_;
   std::vector<StreamConn*> parked_;
   std::vector<SharedBatchPtr> took_;  // this drain's batches; capacity reused
