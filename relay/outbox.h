@@ -12,7 +12,8 @@
 #include "protocol/ws_deflate.h"
 #include "relay/close_reason.h"
 #include "relay/deflated_frame.h"
-#include "relay/relay_server.h"
+#include "relay/relay_options.h"
+#include "relay/relay_stats.h"
 #include "relay/sse.h"
 #include "relay/stream_conn.h"
 

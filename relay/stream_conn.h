@@ -15,7 +15,7 @@
 #include "protocol/net/conn.h"
 #include "protocol/net/conn_list.h"
 #include "protocol/ws_frame.h"
-#include "relay/relay_server.h"
+#include "relay/relay_options.h"
 #include "relay/resume_window.h"
 #include "relay/send_queue.h"
 #include "relay/stream_behavior.h"
