@@ -43,36 +43,31 @@ RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& st
   stop_.data = this;
   uv_timer_init(&loop_, &tick_);
   tick_.data = this;
-  uv_timer_init(&loop_, &live_timer_);
-  live_timer_.data = this;
-  ws_.arm_timer = [this](uint64_t delay) {
-    uv_timer_start(
-        &live_timer_,
-        [](uv_timer_t* h) {
-          auto* self = static_cast<RelayLoop*>(h->data);
-          self->now();
-          self->ws_.on_timer();
-          self->finish_turn();
-        },
-        delay, 0);
-  };
-  uv_timer_init(&loop_, &conflate_timer_);
-  conflate_timer_.data = this;
-  pt_.arm_timer = [this](uint64_t delay) {
-    uv_timer_start(
-        &conflate_timer_,
-        [](uv_timer_t* h) {
-          auto* self = static_cast<RelayLoop*>(h->data);
-          self->now();
-          self->pt_.on_timer();
-          self->finish_turn();
-        },
-        delay, 0);
-  };
+  for (size_t i = 0; i < kModules; ++i) init_timer(timers_[i], *modules_[i]);
   ctx_.flush_now = [this](StreamConn* c) { flush(c); };
 }
 
 RelayLoop::~RelayLoop() { uv_loop_close(&loop_); }
+
+// A module's one-shot timer (the /ws live_update pacing, the /pt-ws
+// conflation flushes): the module's on_timer, then this turn's writes.
+void RelayLoop::init_timer(ModuleTimer& t, StreamModule& m) {
+  uv_timer_init(&loop_, &t.handle);
+  t.handle.data = &t;
+  t.loop = this;
+  t.module = &m;
+  m.arm_timer = [&t](uint64_t delay) {
+    uv_timer_start(
+        &t.handle,
+        [](uv_timer_t* h) {
+          auto* timer = static_cast<ModuleTimer*>(h->data);
+          timer->loop->now();
+          timer->module->on_timer();
+          timer->loop->finish_turn();
+        },
+        delay, 0);
+  };
+}
 
 void RelayLoop::run() {
   now();
@@ -498,8 +493,7 @@ void RelayLoop::shutdown() {
   uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&live_timer_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&conflate_timer_), nullptr);
+  for (ModuleTimer& t : timers_) uv_close(reinterpret_cast<uv_handle_t*>(&t.handle), nullptr);
 }
 
 }  // namespace oddsrelay::relay

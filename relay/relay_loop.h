@@ -87,13 +87,15 @@ class RelayLoop : private net::ConnHandler {
   void watch_slow(uint64_t t);
   void heartbeat(uint64_t t);
   void shutdown();
+  struct ModuleTimer;
+  void init_timer(ModuleTimer& t, StreamModule& m);
 
   const RelayOptions& opts_;
   RelayStats& stats_;
   KeySlots& slots_;
   uv_loop_t loop_;
   uv_async_t wake_, stop_;
-  uv_timer_t tick_, live_timer_, conflate_timer_;
+  uv_timer_t tick_;
   bool stopping_ = false;
   net::ReadBuffer read_buf_;
 
@@ -104,6 +106,12 @@ class RelayLoop : private net::ConnHandler {
   PtStreams pt_{ctx_};
   WsStreams ws_{ctx_};
   StreamModule* const modules_[kModules] = {&pt_, &ws_};  // by ModuleId
+  struct ModuleTimer {
+    uv_timer_t handle;
+    RelayLoop* loop;
+    StreamModule* module;
+  };
+  ModuleTimer timers_[kModules];  // one per module, by ModuleId
   std::vector<StreamConn*> all_;
   std::vector<StreamConn*> parked_;
   std::vector<SharedBatchPtr> took_;  // this drain's batches; capacity reused
