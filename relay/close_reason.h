@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "protocol/ws_frame.h"
-#include "relay/relay_server.h"
+#include "relay/relay_stats.h"
 
 namespace oddsrelay::relay {
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "relay/relay_server.h"
+#include "relay/relay_stats.h"
 #include "relay/stream_conn.h"
 
 namespace oddsrelay::relay {

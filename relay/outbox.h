@@ -12,7 +12,8 @@
 #include "protocol/ws_deflate.h"
 #include "relay/close_reason.h"
 #include "relay/deflated_frame.h"
-#include "relay/relay_server.h"
+#include "relay/relay_options.h"
+#include "relay/relay_stats.h"
 #include "relay/sse.h"
 #include "relay/stream_conn.h"
 
@@ -58,7 +59,8 @@ class Outbox {
   // streams (or filter buckets) that send it.
   FrameRef framed(StreamConn* c, FrameRef f) {
     if (!f) return f;
-    if (c->is_sse()) return f.other(Framing::Sse, [this](const FrameRef& w) { return sse_event(w, (*snap)->epoch); });
+    if (c->behavior->sse)
+      return f.other(Framing::Sse, [this](const FrameRef& w) { return sse_event(w, (*snap)->epoch); });
     if (!c->deflate || !deflatable(f->bytes())) return f;
     return f.other(Framing::Deflated, [this](const FrameRef& w) {
       stats_.frames_deflated.fetch_add(1, std::memory_order_relaxed);

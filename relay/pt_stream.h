@@ -7,7 +7,6 @@
 #pragma once
 
 #include <algorithm>
-#include <functional>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -16,33 +15,26 @@
 #include "relay/conflation.h"
 #include "relay/frame_encoder.h"
 #include "relay/outbox.h"
+#include "relay/stream_module.h"
 
 namespace oddsrelay::relay {
 
-class PtStreams {
+class PtStreams final : public StreamModule {
  public:
   explicit PtStreams(StreamContext& ctx) : ctx_(ctx) {}
 
-  void add(StreamConn* c);     // accepted: listed and counted
-  void remove(StreamConn* c);  // no more frames
-  // The stream's start: `v` Resumed with a resume asked: the window's
-  // batches from `first`; otherwise the connect snapshot (with the refusal's
-  // reason when one was asked).
-  void start(StreamConn* c, ResumeWindow::Verdict v, size_t first);
+  void add(StreamConn* c) override;
+  void remove(StreamConn* c) override;
+  void start(StreamConn* c, ResumeWindow::Verdict v, size_t first) override;
+  // /pt-ws has no client messages (no subscribe step): they are ignored.
+  void on_text(StreamConn*, std::string_view) override {}
   // A batch (already in ctx.snap's state) to every stream; conflating
   // buckets hold it until their next flush.
   void fan_out(const LoopBatch& batch);
-  // The loop's conflation timer fired: flushes the buckets that are due.
-  void on_timer();
-  // Arms the loop's conflation timer to fire in `delay` ms (RelayLoop).
-  std::function<void(uint64_t delay)> arm_timer;
-  template <class F>
-  void for_each(F&& f) const {
-    for (const Bucket& b : buckets_)
-      for (StreamConn* c : b.conns) f(c);
-  }
+  // The conflation timer fired: flushes the buckets that are due.
+  void on_timer() override;
   size_t size() const { return size_; }
-  void restart() { cache_seq_ = UINT64_MAX; }  // the state was replaced: connect snapshots are rebuilt
+  void restart() override { cache_seq_ = UINT64_MAX; }
 
  private:
   struct Bucket;

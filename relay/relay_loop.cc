@@ -43,36 +43,31 @@ RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& st
   stop_.data = this;
   uv_timer_init(&loop_, &tick_);
   tick_.data = this;
-  uv_timer_init(&loop_, &live_timer_);
-  live_timer_.data = this;
-  ws_.arm_timer = [this](uint64_t delay) {
-    uv_timer_start(
-        &live_timer_,
-        [](uv_timer_t* h) {
-          auto* self = static_cast<RelayLoop*>(h->data);
-          self->now();
-          self->ws_.on_timer();
-          self->finish_turn();
-        },
-        delay, 0);
-  };
-  uv_timer_init(&loop_, &conflate_timer_);
-  conflate_timer_.data = this;
-  pt_.arm_timer = [this](uint64_t delay) {
-    uv_timer_start(
-        &conflate_timer_,
-        [](uv_timer_t* h) {
-          auto* self = static_cast<RelayLoop*>(h->data);
-          self->now();
-          self->pt_.on_timer();
-          self->finish_turn();
-        },
-        delay, 0);
-  };
+  for (size_t i = 0; i < kModules; ++i) init_timer(timers_[i], *modules_[i]);
   ctx_.flush_now = [this](StreamConn* c) { flush(c); };
 }
 
 RelayLoop::~RelayLoop() { uv_loop_close(&loop_); }
+
+// A module's one-shot timer (the /ws live_update pacing, the /pt-ws
+// conflation flushes): the module's on_timer, then this turn's writes.
+void RelayLoop::init_timer(ModuleTimer& t, StreamModule& m) {
+  uv_timer_init(&loop_, &t.handle);
+  t.handle.data = &t;
+  t.loop = this;
+  t.module = &m;
+  m.arm_timer = [&t](uint64_t delay) {
+    uv_timer_start(
+        &t.handle,
+        [](uv_timer_t* h) {
+          auto* timer = static_cast<ModuleTimer*>(h->data);
+          timer->loop->now();
+          timer->module->on_timer();
+          timer->loop->finish_turn();
+        },
+        delay, 0);
+  };
+}
 
 void RelayLoop::run() {
   now();
@@ -144,13 +139,14 @@ void RelayLoop::restart(const SharedBatch& t) {
   }
   ctx_.snap = t.batch->snapshot;
   ctx_.window.clear();
-  pt_.restart();
-  ws_.restart();
+  for (StreamModule* m : modules_) m->restart();
   ctx_.publish_window_stats();
 }
 
 void RelayLoop::adopt(Adoption& a) {
   auto* c = new StreamConn(this, std::move(a.ticket), opts_);
+  const StreamBehavior& how = *c->behavior;
+  c->module = modules_[static_cast<size_t>(how.module)];
   if (!c->sock.open(&loop_, a.fd, *this, read_buf_, c, /*read=*/false)) {
     c->state = ConnState::Closed;  // freed in on_closed
     load.fetch_sub(1, std::memory_order_relaxed);
@@ -164,19 +160,16 @@ void RelayLoop::adopt(Adoption& a) {
   c->opened_ms = now();
   log_stream(c, true);
   Outbox& out = ctx_.out;
-  c->deflate = c->ticket.deflate_offered && opts_.ws_compression && !c->is_sse();
+  c->deflate = c->ticket.deflate_offered && opts_.ws_compression && how.can_deflate;
   if (c->deflate) {
     c->parser.set_inflater(&inflater_);
     stats_.deflate_negotiated.fetch_add(1, std::memory_order_relaxed);
   }
-  c->q.push_exempt(c->is_sse() ? sse_head() : upgrade_response(c->ticket.accept, c->deflate));
+  c->q.push_exempt(how.head(c->ticket, c->deflate));
   out.mark(c);
   if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
     // docs/api.md: the extra handshake completes, gets the error, and is closed.
-    if (c->is_pt())
-      out.send_exempt(c, text_frame(std::string("{\"error\":\"") + rest::err::kTooManyStreams + "\"}"));
-    else
-      out.send_exempt(c, ws_error(rest::err::kTooManyStreams, ctx_.snap->seq));
+    out.send_exempt(c, how.refusal(rest::err::kTooManyStreams, ctx_.snap->seq));
     close_with(c, CloseReason::KeyLimit);
   } else {
     stats_.accepted.fetch_add(1, std::memory_order_relaxed);
@@ -210,10 +203,7 @@ void RelayLoop::begin_reading(StreamConn* c, std::string pending) {
 }
 
 void RelayLoop::accept_stream(StreamConn* c) {
-  if (c->is_pt())
-    pt_.add(c);
-  else
-    ws_.add(c);
+  c->module->add(c);
   start_stream(c);
 }
 
@@ -244,10 +234,7 @@ void RelayLoop::start_stream(StreamConn* c) {
     l = ctx_.window.find(t.resume_epoch, t.resume_seq, ctx_.snap->epoch, ctx_.snap->seq);
   if (t.resume != rest::StreamTicket::Resume::None)
     (l.verdict == V::Resumed ? stats_.resumed : stats_.resume_refused).fetch_add(1, std::memory_order_relaxed);
-  if (c->is_pt())
-    pt_.start(c, l.verdict, l.first);
-  else
-    ws_.start(c, l.verdict, l.first);
+  c->module->start(c, l.verdict, l.first);
 }
 
 void RelayLoop::on_read(net::Conn& s, char* p, size_t n) { on_readable(stream_of(s), p, n); }
@@ -264,7 +251,7 @@ void RelayLoop::on_closed(net::Conn& s) { delete stream_of(s); }
 void RelayLoop::on_readable(StreamConn* c, char* p, size_t n) {
   if (c->closed()) return;
   now();
-  if (n == 0 || c->parser.done() || c->is_sse()) return;  // an SSE client has nothing to say
+  if (n == 0 || c->parser.done() || !c->behavior->reads_client) return;  // an SSE client has nothing to say
   ParserHandler h{this, c};
   std::string& in = c->sock.in;
   if (in.empty()) {
@@ -298,9 +285,10 @@ void RelayLoop::close_with(StreamConn* c, CloseReason why, std::optional<std::st
   c->close_code = code ? code : info.code;
   c->close_reason = text.value_or(info.text);
   unlist(c);
-  if (why != CloseReason::KeyLimit) c->q.clear();  // the refusal's error frame goes out before its close
-  if (!c->is_sse()) c->q.push_final(close_frame(c->close_code, c->close_reason));  // SSE: the socket just closes
-  c->state = c->is_sse() ? ConnState::ClosingWrite : ConnState::Closing;
+  if (why != CloseReason::KeyLimit) c->q.clear();   // the refusal's error frame goes out before its close
+  const bool handshake = c->behavior->close_frame;  // SSE: the socket just closes
+  if (handshake) c->q.push_final(close_frame(c->close_code, c->close_reason));
+  c->state = handshake ? ConnState::Closing : ConnState::ClosingWrite;
   c->close_deadline = now() + static_cast<uint64_t>(opts_.close_grace_ms);
   ctx_.out.mark(c);
 }
@@ -350,10 +338,7 @@ void RelayLoop::on_written(net::Conn& s, int status, size_t bytes) {
 void RelayLoop::unlist(StreamConn* c) {
   if (c->listed() || c->state == ConnState::Parked) slots_.give_back(c->ticket.key_id);
   if (c->state == ConnState::Parked) std::erase(parked_, c);
-  if (c->is_pt())
-    pt_.remove(c);
-  else
-    ws_.remove(c);
+  c->module->remove(c);
 }
 
 // One access line when a stream opens, one when it is gone: its close code
@@ -363,7 +348,7 @@ void RelayLoop::log_stream(const StreamConn* c, bool open) {
   access_log::Stream s;
   s.client = c->ticket.client;
   s.key = c->ticket.key_name;
-  s.path = c->is_sse() ? "/pt-sse" : c->is_pt() ? "/pt-ws" : "/ws";
+  s.path = c->behavior->path;
   s.open = open;
   if (!open) {
     const CloseInfo& lost = close_info(CloseReason::Lost);
@@ -391,8 +376,7 @@ void RelayLoop::drop(StreamConn* c) {
 }
 
 void RelayLoop::on_message(StreamConn* c, ws::Opcode op, std::string_view payload) {
-  // /pt-ws has no client messages (no subscribe step): they are ignored.
-  if (!c->is_pt() && op == ws::kText && !c->closing()) ws_.on_text(c, payload);
+  if (op == ws::kText && !c->closing()) c->module->on_text(c, payload);
 }
 
 void RelayLoop::on_ping(StreamConn* c, std::string_view payload) {
@@ -478,14 +462,14 @@ void RelayLoop::heartbeat(uint64_t t) {
   const uint64_t limit = 2 * static_cast<uint64_t>(opts_.ping_interval_ms);
   std::vector<StreamConn*> silent;
   auto beat = [&](StreamConn* c) {
-    if (c->is_sse()) c->last_pong = t;  // no pongs over SSE: TCP keepalive finds a vanished peer
+    if (!c->behavior->pongs) c->last_pong = t;  // no pongs over SSE: TCP keepalive finds a vanished peer
     if (t - c->last_pong > limit)
       silent.push_back(c);
     else
       ctx_.out.send(c, ping);
   };
-  for (StreamConn* c : ws_.streams()) beat(c);
-  pt_.for_each(beat);
+  for (StreamConn* c : all_)
+    if (c->listed()) beat(c);  // accepted and open: in its module's list
   const std::string reason = close_text(CloseReason::Heartbeat, std::to_string(limit / 1000) + " s");
   for (StreamConn* c : silent) close_with(c, CloseReason::Heartbeat, reason);
 }
@@ -509,8 +493,7 @@ void RelayLoop::shutdown() {
   uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&live_timer_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&conflate_timer_), nullptr);
+  for (ModuleTimer& t : timers_) uv_close(reinterpret_cast<uv_handle_t*>(&t.handle), nullptr);
 }
 
 }  // namespace oddsrelay::relay

@@ -3,8 +3,9 @@
 // REST listener (adoptions), encoded batches from the hub (batches); both
 // through lock-free queues and uv_async_send. Each batch's shared frames are
 // wrapped once for this loop (one cross-thread reference per frame), handed
-// to the protocol modules (pt_stream.h, ws_stream.h), and each connection
-// then gets one write per loop turn.
+// to the protocol modules (pt_stream.h, ws_stream.h; a connection reaches
+// its own through stream_module.h), and each connection then gets one
+// write per loop turn.
 #pragma once
 
 #include <concurrentqueue/concurrentqueue.h>
@@ -86,13 +87,15 @@ class RelayLoop : private net::ConnHandler {
   void watch_slow(uint64_t t);
   void heartbeat(uint64_t t);
   void shutdown();
+  struct ModuleTimer;
+  void init_timer(ModuleTimer& t, StreamModule& m);
 
   const RelayOptions& opts_;
   RelayStats& stats_;
   KeySlots& slots_;
   uv_loop_t loop_;
   uv_async_t wake_, stop_;
-  uv_timer_t tick_, live_timer_, conflate_timer_;
+  uv_timer_t tick_;
   bool stopping_ = false;
   net::ReadBuffer read_buf_;
 
@@ -102,6 +105,13 @@ class RelayLoop : private net::ConnHandler {
   ws::Inflater inflater_;
   PtStreams pt_{ctx_};
   WsStreams ws_{ctx_};
+  StreamModule* const modules_[kModules] = {&pt_, &ws_};  // by ModuleId
+  struct ModuleTimer {
+    uv_timer_t handle;
+    RelayLoop* loop;
+    StreamModule* module;
+  };
+  ModuleTimer timers_[kModules];  // one per module, by ModuleId
   std::vector<StreamConn*> all_;
   std::vector<StreamConn*> parked_;
   std::vector<SharedBatchPtr> took_;  // this drain's batches; capacity reused

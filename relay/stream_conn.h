@@ -1,7 +1,8 @@
-// One /ws or /pt-ws connection as a relay loop holds it: its socket
-// (protocol/net/conn.h, the loop's business), its send queue (the protocol
-// modules' business) and where the stream stands in its life, as one
-// state. Loop thread only.
+// One /ws, /pt-ws or /pt-sse connection as a relay loop holds it: its
+// socket (protocol/net/conn.h, the loop's business), its send queue (the
+// protocol modules' business), how its kind behaves (stream_behavior.h,
+// chosen once here) and where the stream stands in its life, as one state.
+// Loop thread only.
 #pragma once
 
 #include <algorithm>
@@ -14,14 +15,16 @@
 #include "protocol/net/conn.h"
 #include "protocol/net/conn_list.h"
 #include "protocol/ws_frame.h"
-#include "relay/relay_server.h"
+#include "relay/relay_options.h"
 #include "relay/resume_window.h"
 #include "relay/send_queue.h"
+#include "relay/stream_behavior.h"
 #include "relay/stream_filter.h"
 
 namespace oddsrelay::relay {
 
 class RelayLoop;
+class StreamModule;
 
 // Classes of events a stream may see, by its key's permissions (protocol/api/access.h).
 inline constexpr uint8_t kLiveEvents = 1, kPrematchEvents = 2;
@@ -50,10 +53,16 @@ enum class ConnState : uint8_t {
 
 struct StreamConn {
   StreamConn(RelayLoop* l, rest::StreamTicket t, const RelayOptions& o)
-      : loop(l), ticket(std::move(t)), parser(o.max_message), q(o.max_queue_bytes) {}
+      : loop(l),
+        ticket(std::move(t)),
+        behavior(&behavior_for(ticket.kind)),
+        parser(o.max_message),
+        q(o.max_queue_bytes) {}
   net::Conn sock;  // its `in`: the start of a frame not yet complete (parked: all it sent)
   RelayLoop* loop;
   rest::StreamTicket ticket;
+  const StreamBehavior* behavior;
+  StreamModule* module = nullptr;  // its kind's protocol module in its loop (RelayLoop::adopt)
   ws::FrameParser parser;
   SendQueue q;
   std::vector<uv_buf_t> bufs;  // the write in flight; capacity reused
@@ -84,9 +93,6 @@ struct StreamConn {
   uint64_t over_soft_since = 0;  // 0: at or under the soft limit
   std::vector<Subscription> subs;
 
-  // /pt-ws and /pt-sse: the push relay's streams (PtStreams).
-  bool is_pt() const { return ticket.kind != rest::StreamTicket::Kind::Ws; }
-  bool is_sse() const { return ticket.kind == rest::StreamTicket::Kind::Sse; }
   bool open() const { return state == ConnState::Open; }
   bool closing() const { return state == ConnState::Closing || state == ConnState::ClosingWrite; }
   bool closed() const { return state == ConnState::Closed; }

@@ -6,7 +6,6 @@
 // here. Loop thread only.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -14,33 +13,30 @@
 
 #include "relay/hub.h"
 #include "relay/outbox.h"
+#include "relay/stream_module.h"
 
 namespace oddsrelay::relay {
 
-class WsStreams {
+class WsStreams final : public StreamModule {
  public:
   explicit WsStreams(StreamContext& ctx) : ctx_(ctx) {}
 
-  void add(StreamConn* c);     // accepted: listed and counted
-  void remove(StreamConn* c);  // no more frames; its subscriptions go
-  void start(StreamConn* c, ResumeWindow::Verdict v, size_t first);
+  void add(StreamConn* c) override;
+  void remove(StreamConn* c) override;  // its subscriptions go too
+  void start(StreamConn* c, ResumeWindow::Verdict v, size_t first) override;
   // A batch the loop took (ctx.snap is its state now): the markets it
   // changed to their subscribers, its live events to the next live_update.
   void on_batch(const SharedBatch& b);
-  void on_text(StreamConn* c, std::string_view text);  // a client message
+  void on_text(StreamConn* c, std::string_view text) override;
   // Emits the live_update now when the interval allows, else asks for
   // on_timer() after the rest of it.
   void schedule_live_update();
-  void on_timer();
-  const std::vector<StreamConn*>& streams() const { return list_; }
-  // The state was replaced: changes of the old one are not sent, snapshots
-  // are rebuilt.
-  void restart() {
+  void on_timer() override;
+  void restart() override {
     pending_live_.clear();
     cache_seq_ = UINT64_MAX;
   }
 
-  std::function<void(uint64_t delay_ms)> arm_timer;  // the loop's one-shot timer
   void error(StreamConn* c, std::string_view msg);
 
  private:

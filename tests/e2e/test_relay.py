@@ -5,7 +5,10 @@ refusals, the connect sequence, seq markers without gaps, filters and
 permissions, the per-key limit shared by both streams, ping/pong, the /ws
 heartbeat, live_update pacing, protocol errors with their close codes, and
 peers that reset. /ws subscriptions run on a feed the test writes
-(scripted_feed.py), so each change and what must (not) follow it is exact."""
+(scripted_feed.py), so each change and what must (not) follow it is exact;
+one test subscribes, unsubscribes and disconnects while a thread keeps
+changing the event (CI runs it again under ASan, where a connection left in
+the event's subscriber list is a use-after-free)."""
 import asyncio
 import contextlib
 import json
@@ -14,6 +17,7 @@ import select
 import socket
 import struct
 import subprocess
+import threading
 import time
 import unittest
 
@@ -380,11 +384,35 @@ FENCE_REPLY = {"error": "Malformed message: expected a JSON object"}
 # Each test has its own events, so the order the tests run in does not matter.
 E_ALL, E_RESUB, E_UNSUB, E_WITNESS, E_MKT_GONE = (key_of(n) for n in (9001, 9002, 9003, 9004, 9005))
 E_GONE_SCORED, E_GONE_BARE, NODE_A, NODE_B = (key_of(n) for n in (9006, 9007, 9008, 9009))
+E_HOT, E_HOT_WITNESS = key_of(9010), key_of(9011)
 PREMATCH = [key_of(9100 + i, live=False) for i in range(100)]
 SCORED = {E_ALL, E_GONE_SCORED}
 MARKETS = {E_ALL: (1001, 1004, 1007), E_RESUB: (1001, 1007), E_UNSUB: (1001,), E_WITNESS: (1001,),
            E_MKT_GONE: (1001, 1007), E_GONE_SCORED: (1001, 1007), E_GONE_BARE: (1001, 1007),
-           NODE_A: (1001,), NODE_B: (1001,)}
+           NODE_A: (1001,), NODE_B: (1001,), E_HOT: (1001,), E_HOT_WITNESS: (1001,)}
+
+
+class Changer(threading.Thread):
+    """Changes E_HOT, then E_HOT_WITNESS, in one write every 100 ms, each
+    time to a new price: a witness message shows the relay has handled the
+    E_HOT change before it, and a price seen twice is a change sent twice."""
+
+    def __init__(self, feed):
+        super().__init__(daemon=True)
+        self.feed, self.stop, self.error = feed, threading.Event(), None
+
+    def run(self):
+        price = 200
+        try:
+            while not self.stop.wait(0.1):
+                price += 1
+                self.feed.write(market_rec(E_HOT, 1001, price=price), market_rec(E_HOT_WITNESS, 1001, price=price))
+        except BaseException as e:  # reported by the test
+            self.error = e
+
+
+def is_market(m, key):
+    return m.get("type") == "market" and m.get("event_id") == key
 
 
 class WsSubscriptions(unittest.TestCase):
@@ -536,6 +564,65 @@ class WsSubscriptions(unittest.TestCase):
                 self.assertEqual(await self.exchange(ws, {"unsubscribe": {"event_id": E_UNSUB}}),
                                  [{"error": "Not subscribed to that event"}])
         h.run_async(go())
+
+    def assert_once_each(self, msgs, who):
+        """Each change reaches a subscriber once: a connection listed twice
+        for the event would get it twice."""
+        seen = [(m["event_id"], m["outcomes"]["s"]["2001"][0]) for m in msgs if m.get("type") == "market"]
+        self.assertEqual(len(seen), len(set(seen)), f"{who} got a change twice: {seen}")
+
+    async def subscribe_unsubscribe_disconnect(self, n):
+        """One client's round, E_HOT changing all along."""
+        ws = await websockets.connect(f"ws://127.0.0.1:{self.srv.port}/ws?api_key={FULL}", max_size=None,
+                                      max_queue=None)
+        self.assertEqual(wsmsg(await ws.recv())["type"], "snapshot")
+        # E_HOT's current state comes before the second "subscribed": the
+        # next E_HOT message is a change.
+        await ws.send(json.dumps({"subscribe": {"event_id": E_HOT}}))
+        await ws.send(json.dumps({"subscribe": {"event_id": E_HOT_WITNESS}}))
+        msgs = await self.until(ws, lambda m: m.get("type") == "subscribed" and m["event_id"] == E_HOT_WITNESS)
+        msgs += await self.until(ws, lambda m: is_market(m, E_HOT))
+        msgs += await self.exchange(ws, {"unsubscribe": {"event_id": E_HOT}})  # handled: no E_HOT from here on
+        after = []
+        for _ in range(3):  # three changes of both events later
+            after += await self.until(ws, lambda m: is_market(m, E_HOT_WITNESS))
+        after += await self.exchange(ws)
+        self.assertEqual([m for m in after if is_market(m, E_HOT)], [], f"round {n}: E_HOT after its unsubscribe")
+        self.assert_once_each(msgs + after, f"round {n}")
+        if n % 2:
+            ws.transport.abort()  # gone without a close: the server finds out on its read
+        else:
+            await ws.close()
+
+    def test_unsubscribe_then_disconnect_while_the_event_keeps_changing(self):
+        # A watcher stays subscribed throughout; each round's client
+        # subscribes, unsubscribes and goes. Were the unsubscribed client
+        # left in E_HOT's list, the next change would reach it (freed: ASan
+        # stops the server) or a later client the allocator put at its
+        # address would get each change twice.
+        changer = Changer(self.feed)
+
+        async def go():
+            async with self.open() as watcher:
+                seen = await self.exchange(watcher, {"subscribe": {"event_id": E_HOT}})
+                changer.start()
+                for n in range(8):
+                    await self.subscribe_unsubscribe_disconnect(n)
+                    # E_HOT changes after the client is gone: the relay walks its subscribers.
+                    seen += await self.until(watcher, lambda m: is_market(m, E_HOT))
+                    seen += await self.until(watcher, lambda m: is_market(m, E_HOT))
+                seen += await self.exchange(watcher)
+                self.assert_once_each(seen, "the watcher")
+                self.assertGreaterEqual(len([m for m in seen if is_market(m, E_HOT)]), 17)
+
+        try:
+            h.run_async(go(), 120)
+        finally:
+            changer.stop.set()
+            changer.join(30)
+        self.assertIsNone(changer.error)
+        h.wait_until(lambda: h.status(self.srv.port, FULL)["relay"]["ws_connections"] == 0,
+                     what="every /ws stream counted gone")
 
     def test_a_removed_market_is_sent_as_null_outcomes(self):
         async def go():

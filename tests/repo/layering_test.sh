@@ -12,6 +12,8 @@
 #   engine/bus                     the cluster's log (input and output)
 #   rest/, relay/                  the outputs: each sees the engine, never
 #                                  the other output, the log or the bus
+#     relay/webhooks/              the webhook output: beside the streams in
+#                                  relay/, neither includes the other
 #   tools/                         the binaries: may wire anything together
 #
 # Usage: layering_test.sh [REPO_ROOT]  (default: two levels up)
@@ -37,7 +39,13 @@ if [ "${1:-}" = "--self-test" ]; then
     echo "layering_test: FAIL: engine/core/engine.cc including protocol/net/ was not caught" >&2
     exit 1
   fi
-  echo "layering_test: self-test ok (relay/ -> rest/ and engine/ -> protocol/net/ includes fail the check)"
+  sed -i '$d' "$scratch/engine/core/engine.cc"
+  echo '#include "relay/webhooks/webhooks.h"' >> "$scratch/relay/hub.cc"
+  if bash "$0" "$scratch" >/dev/null 2>&1; then
+    echo "layering_test: FAIL: relay/hub.cc including relay/webhooks/ was not caught" >&2
+    exit 1
+  fi
+  echo "layering_test: self-test ok (relay/ -> rest/, engine/ -> protocol/net/ and relay/ -> relay/webhooks/ includes fail the check)"
   exit 0
 fi
 
@@ -58,6 +66,7 @@ rules=(
   "engine/bus/:$core engine/catalog/ engine/storage/ engine/sources/ engine/bus/"
   "rest/:$core engine/catalog/ engine/settlement/ engine/views/ rest/"
   "relay/:$core engine/catalog/ engine/settlement/ engine/views/ relay/"
+  "relay/webhooks/:$core engine/catalog/ engine/settlement/ engine/views/ relay/webhooks/"
   "tools/:protocol/ engine/ rest/ relay/ tools/"
 )
 
@@ -91,6 +100,11 @@ while IFS= read -r -d '' file; do
     if [[ $inc == protocol/net/* && $file != protocol/net/* && $file != rest/* && $file != relay/* && $file != tools/* ]]; then
       ok=0
       allowed="$allowed (not protocol/net/: only the outputs and tools sit on sockets)"
+    fi
+    # relay/webhooks/ is a sibling of the stream code, not a part of it.
+    if [[ $inc == relay/webhooks/* && $file != relay/webhooks/* && $file != tools/* ]]; then
+      ok=0
+      allowed="$allowed (not relay/webhooks/: a sibling output, only tools/ wires it)"
     fi
     # a header beside the file (same folder, no path) is always fine
     if [[ $inc != */* ]]; then ok=1; fi

@@ -30,7 +30,7 @@
 #include "protocol/api/access_log.h"
 #include "protocol/api/api_keys.h"
 #include "relay/relay_server.h"
-#include "relay/webhooks.h"
+#include "relay/webhooks/webhooks.h"
 #include "rest/http_server.h"
 #include "rest/metrics_endpoint.h"
 #include "rest/rest_api.h"

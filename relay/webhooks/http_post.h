@@ -1,6 +1,6 @@
 // A minimal blocking HTTP/1.1 POST for webhook delivery: one request per
 // connection, connect and whole-exchange timeouts, the status code back;
-// over TLS when given a client context (relay/tls_client.h), verifying the
+// over TLS when given a client context (relay/webhooks/tls_client.h), verifying the
 // endpoint's certificate and host name. Runs on a webhook endpoint's own
 // thread, never on a loop.
 #pragma once

@@ -1,4 +1,4 @@
-#include "relay/webhooks.h"
+#include "relay/webhooks/webhooks.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include "protocol/clock.h"
 #include "protocol/hmac.h"
 #include "protocol/named_thread.h"
-#include "relay/http_post.h"
+#include "relay/webhooks/http_post.h"
 
 namespace oddsrelay::relay {
 

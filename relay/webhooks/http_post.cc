@@ -1,4 +1,4 @@
-#include "relay/http_post.h"
+#include "relay/webhooks/http_post.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -13,7 +13,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "relay/tls_client.h"
+#include "relay/webhooks/tls_client.h"
 
 namespace oddsrelay::relay {
 

@@ -32,7 +32,7 @@
 #include "protocol/api/api_keys.h"
 #include "protocol/json_out.h"
 #include "protocol/metrics/stat_table.h"
-#include "relay/tls_client.h"
+#include "relay/webhooks/tls_client.h"
 
 namespace oddsrelay::relay {
 

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "relay/webhooks.h"
+#include "relay/webhooks/webhooks.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay::relay {

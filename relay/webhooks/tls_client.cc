@@ -1,4 +1,4 @@
-#include "relay/tls_client.h"
+#include "relay/webhooks/tls_client.h"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>

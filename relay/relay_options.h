@@ -1,0 +1,35 @@
+// The relay's settings (the --max-queue-bytes, --ws-*, --relay-threads
+// family of flags): what every loop, protocol module and connection reads,
+// in a header of its own so that those lower files need not include the
+// top object (relay_server.h) to know them.
+#pragma once
+
+#include <cstddef>
+
+namespace oddsrelay::relay {
+
+struct RelayOptions {
+  size_t max_queue_bytes = 8 << 20;  // per connection; past it: close 1008
+  int live_update_ms = 1000;         // /ws live_update at most this often
+  int ping_interval_ms = 30'000;     // server ping (/ws and /pt-ws); no pong for 2 intervals: terminated
+  // A stream whose writes have not progressed for this long, or that has
+  // held more than a quarter of max_queue_bytes for this long, is closed
+  // 1008 (a slow consumer: Redis's soft output-buffer limit, NATS's slow
+  // consumer). 0: never.
+  int slow_timeout_ms = 30'000;
+  size_t max_message = 64 * 1024;           // largest client message (close 1009 past it)
+  int close_grace_ms = 2'000;               // after our close frame, wait this long for the client's
+  size_t resume_window_bytes = 128u << 20;  // encoded batches kept for `resume=EPOCH:SEQ`, at most...
+  int resume_window_ms = 60'000;            // ...and for at most this long
+  unsigned threads = 1;                     // relay loops (--relay-threads)
+  // --ws-compression shared: permessage-deflate answered when offered,
+  // each frame compressed once per loop and shared (docs/architecture.md);
+  // off: never negotiated.
+  bool ws_compression = true;
+};
+
+// --relay-threads' default: half the cores (the engine, the journal and
+// REST need the rest), at least 1, at most 16.
+unsigned default_relay_threads();
+
+}  // namespace oddsrelay::relay
