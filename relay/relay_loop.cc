@@ -31,7 +31,7 @@ StreamConn* stream_of(net::Conn& s) { return static_cast<StreamConn*>(s.owner); 
 
 }  // namespace
 
-RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, KeySlots& slots,
+RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, rest::KeySlots& slots,
                      bool publishes_window, const std::atomic<uint64_t>* hub_seq)
     : opts_(opts), stats_(stats), slots_(slots), ctx_(opts, stats, std::move(start)) {
   ctx_.publishes_window = publishes_window;
