@@ -40,7 +40,8 @@ struct Conn {
   bool proxy_checked = false;    // the connection's first bytes were looked at for a PROXY line
   bool last = false;             // answered its last request: closes once written
   bool sized = false;            // its send buffer was set (before its first answer)
-  size_t sndbuf = 0;             // HttpServerOptions::sndbuf
+  size_t sndbuf = 0;             // its SO_SNDBUF now: HttpServerOptions::sndbuf, grown by quick drains
+  uint64_t full_since = 0;       // loop ms when its socket last refused bytes (a write waits); 0 = none
   Takeover takeover;             // set: hand the socket over once nothing is unsent
   size_t unsent() const { return out.size(); }
 };
@@ -105,7 +106,24 @@ void hand_over(Conn* c) {
 // Writes what c owes (what the socket takes now, the rest with one
 // uv_write whose pieces stay queued until on_written), unless a write is in
 // flight. False if the connection closed.
-bool send(Conn* c) {
+// A connection whose socket filled and then drained its whole queue within
+// kQuickDrainMs reads as fast as we write: its send buffer doubles, up to
+// kSndbufGrowth times the configured one, so a large answer to a fast
+// reader goes in one write rather than one per loop turn. A slow reader
+// never drains quickly and keeps the bound (--http-sndbuf).
+constexpr uint64_t kQuickDrainMs = 2;
+constexpr size_t kSndbufGrowth = 8;
+
+void grow_if_quick(Conn* c, size_t configured, uint64_t now) {
+  if (c->full_since == 0 || !c->out.empty()) return;
+  const bool quick = now - c->full_since <= kQuickDrainMs;
+  c->full_since = 0;
+  if (!quick || configured == 0 || c->sndbuf >= configured * kSndbufGrowth) return;
+  c->sndbuf = std::min(c->sndbuf * 2, configured * kSndbufGrowth);
+  c->sock.send_buffer(static_cast<int>(c->sndbuf));
+}
+
+bool send(Conn* c, uint64_t now) {
   constexpr unsigned kMaxBufs = 64;  // pieces per writev; the rest goes after
   // The send buffer is bounded at the first answer, not at accept: a
   // connection handed to the relay (an upgrade; the relay writes its 101)
@@ -123,6 +141,7 @@ bool send(Conn* c) {
       return false;
     }
     c->out.consume(static_cast<size_t>(took));  // what is in flight stays queued
+    if (c->sock.writing() && c->full_since == 0) c->full_since = now == 0 ? 1 : now;
   }
   return true;
 }
@@ -228,7 +247,9 @@ void HttpServer::Impl::on_written(net::Conn& s, int status, size_t bytes) {
     account(c);
     return;
   }
-  const bool sent = send(c);
+  const uint64_t now = uv_now(&loop);
+  const bool sent = send(c, now);
+  if (sent) grow_if_quick(c, owner->options().sndbuf, now);
   account(c);
   if (!sent || s.state() == net::ConnState::Draining) return;  // closes once nothing is written
   if (c->takeover && c->unsent() == 0) {
@@ -290,7 +311,7 @@ bool take_proxy_line(HttpServer::Impl* srv, Conn* c) {
     log_refused(c, 400, c->out.bytes_since(mark));
     c->sock.in.clear();
     c->last = true;
-    if (send(c)) c->sock.drain();
+    if (send(c, uv_now(&srv->loop))) c->sock.drain();
     srv->account(c);
     return false;
   }
@@ -322,7 +343,7 @@ void HttpServer::Impl::process(Conn* c) {
   while (used < in.size()) {
     // Over the bound: what the socket takes now goes first; what it cannot
     // take stops the answering until the client reads.
-    if (c->unsent() > max_unsent && (!send(c) || c->unsent() > max_unsent)) break;
+    if (c->unsent() > max_unsent && (!send(c, uv_now(&loop)) || c->unsent() > max_unsent)) break;
     http::Request req;
     http::ParseResult r = c->parser.parse(std::string_view(in).substr(used), req);
     if (r.status == http::ParseStatus::Incomplete) break;
@@ -359,7 +380,7 @@ void HttpServer::Impl::process(Conn* c) {
   if (!in.empty() && used > 0) c->request_started = now;  // the next request has begun
   if (in.empty()) c->request_started = 0;
   c->last = last;
-  const bool sent = send(c);
+  const bool sent = send(c, uv_now(&loop));
   account(c);
   if (!sent) return;
   if (c->takeover) {

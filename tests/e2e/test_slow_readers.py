@@ -12,6 +12,9 @@ its own client). Not under a sanitizer (RSS means nothing there)."""
 import asyncio
 import http.client
 import json
+import re
+import socket
+import subprocess
 import time
 import unittest
 
@@ -83,6 +86,41 @@ class SlowReaders(h.WithKeys):
             held.close()
             # The slot is free once the holder's connection is gone.
             h.wait_until(lambda: h.request(srv.port, "/v1/sports", SLOW)[0].status == 200, 10, "a free slot")
+
+    def test_a_fast_reader_earns_a_larger_send_buffer_a_slow_one_keeps_the_bound(self):
+        """--http-sndbuf bounds what a slow reader parks in the kernel; a
+        connection that drains its answers at once has its buffer doubled
+        (up to 8x), so a large answer goes out in one write. Read from the
+        server side of each connection with ss (the kernel's tb)."""
+        with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--http-sndbuf", "64K") as srv:
+            srv.wait_for(r"serving http://")
+            fast = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+            for _ in range(20):
+                fast.request("GET", "/v1/markets", headers={"X-API-Key": HEALTHY})
+                r = fast.getresponse()
+                self.assertEqual(r.status, 200)
+                self.assertGreater(len(r.read()), 400_000)
+            slow = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            slow.sendall(b"GET /v1/markets HTTP/1.1\r\nHost: x\r\nX-API-Key: " + SLOW.encode() + b"\r\n\r\n")
+            slow.recv(32)
+            time.sleep(0.5)
+
+            def server_tb(client):
+                port = client.getsockname()[1]
+                out = subprocess.run(["ss", "-tmnH", "state", "established", f"( dport = :{port} )"],
+                                     capture_output=True, text=True, check=True).stdout
+                m = re.search(r"tb(\d+)", out)
+                self.assertIsNotNone(m, out)
+                return int(m.group(1))
+
+            fast_tb, slow_tb = server_tb(fast.sock), server_tb(slow)
+            print(f"send buffers: fast reader {fast_tb}, slow reader {slow_tb}")
+            self.assertEqual(slow_tb, 2 * 64 * 1024)  # the bound, doubled by the kernel
+            self.assertGreater(fast_tb, 2 * 64 * 1024)
+            self.assertLessEqual(fast_tb, 2 * 8 * 64 * 1024)
+            fast.close()
+            slow.close()
 
 
 if __name__ == "__main__":
