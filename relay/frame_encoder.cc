@@ -121,6 +121,10 @@ FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated, 
     n = std::snprintf(buf, sizeof buf, ",\"conflated\":%llu", static_cast<unsigned long long>(conflated));
     p.append(buf, static_cast<size_t>(n));
   }
+  if (stamps.arrived_us) {
+    n = std::snprintf(buf, sizeof buf, ",\"arrived_us\":%lld", static_cast<long long>(stamps.arrived_us));
+    p.append(buf, static_cast<size_t>(n));
+  }
   if (stamps.applied_us) {
     n = std::snprintf(buf, sizeof buf, ",\"applied_us\":%lld,\"encoded_us\":%lld",
                       static_cast<long long>(stamps.applied_us), static_cast<long long>(stamps.encoded_us));

@@ -43,6 +43,7 @@ struct ResumeNote {
 // The server's own clocks on a batch, in microseconds since the Unix epoch
 // (docs/api.md, "Latency stamps"); 0 = not stamped.
 struct Stamps {
+  int64_t arrived_us = 0;  // the batch's first record reached the node (0: not stamped)
   int64_t applied_us = 0;  // the engine had applied the batch's records
   int64_t encoded_us = 0;  // the relay's hub had encoded its frames
 };

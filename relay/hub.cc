@@ -89,6 +89,7 @@ SharedBatchPtr Hub::encode(const BatchPtr& batch) {
   sb->from = b.first_seq;
   sb->seq = cur.seq;
   sb->at = b.newest_at;
+  sb->stamps.arrived_us = b.arrived_us;
   sb->stamps.applied_us = b.sealed_us;
   stats_.batches.fetch_add(1, std::memory_order_relaxed);
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "engine/bus/log_reader.h"
+#include "protocol/clock.h"
 #include "protocol/feed_reader.h"
 #include "protocol/named_thread.h"
 
@@ -150,6 +151,7 @@ void BusSource::check_silence(bus::LogReader& reader, bool& open) {
 }
 
 BusSource::Step BusSource::take(const bus::LogMessage& m, feed::FeedParser& parser) {
+  const int64_t came = mono_ns();  // the message's records arrived together
   const uint64_t seq = stats_.seq.load(std::memory_order_relaxed);
   const bus::Fit f = bus::fit(m, epoch_, seq);
   if (f == bus::Fit::Old) {
@@ -179,9 +181,10 @@ BusSource::Step BusSource::take(const bus::LogMessage& m, feed::FeedParser& pars
   bus::for_each_line(m.data, [&](std::string_view line) {
     if (!bad.empty()) return;
     feed::Record rec;
-    if (parser.parse(line, rec) == feed::LineStatus::Record)
+    if (parser.parse(line, rec) == feed::LineStatus::Record) {
+      rec.arrived_ns = came;
       recs.push_back(std::move(rec));
-    else
+    } else
       bad = parser.error().empty() ? "not a record" : parser.error();
   });
   if (!bad.empty()) {

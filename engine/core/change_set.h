@@ -42,6 +42,10 @@ struct Batch {
   std::vector<feed::Record> records;
   int64_t newest_at = 0;  // the largest `at` of `records` (0: none), noted as they applied
   int64_t sealed_us = 0;  // wall clock (us since the epoch) when the engine had applied it all; the relay's INFO stamps
+  // When its first record arrived (Record::arrived_ns), on sealed_us's wall
+  // clock: sealed_us minus the monotonic time since; 0 = none was stamped.
+  // sealed_us - arrived_us is the batch's queueing and batching.
+  int64_t arrived_us = 0;
   // The state was replaced whole (an edge rejoining its log after a hole,
   // Engine::replace_state): no records, no changes, and nothing before it
   // leads to `snapshot`; outputs start over from it.

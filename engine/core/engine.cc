@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <utility>
 
+#include "protocol/clock.h"
+
 namespace oddsrelay {
 
 namespace {
@@ -256,6 +258,8 @@ ApplyResult Engine::apply(feed::Record&& rec) {
   work_.feed_clock = std::max(work_.feed_clock, rec.at);
   ++work_.seq;
   newest_at_ = std::max(newest_at_, rec.at);
+  if (rec.arrived_ns && (first_arrived_ns_ == 0 || rec.arrived_ns < first_arrived_ns_))
+    first_arrived_ns_ = rec.arrived_ns;
   records_.push_back(std::move(rec));
   // One writer: a plain store, not a locked add (readers only need a recent value).
   applied_.store(applied_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -372,6 +376,7 @@ BatchPtr Engine::replace_state(Engine& other) {
   gone_.clear();
   records_.clear();
   newest_at_ = 0;
+  first_arrived_ns_ = 0;
   touched_ = nullptr;
   // The new state's nodes carry `other`'s batch numbers: past both engines'
   // numbers, every one of them counts as shared from here on.
@@ -429,6 +434,8 @@ BatchPtr Engine::seal(int64_t apply_start_ns, bool catch_up) {
   timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   batch->sealed_us = static_cast<int64_t>(now.tv_sec) * 1'000'000 + now.tv_nsec / 1000;
+  if (const int64_t first = std::exchange(first_arrived_ns_, 0))
+    batch->arrived_us = batch->sealed_us - std::max<int64_t>(0, mono_ns() - first) / 1000;
   const size_t nchanges = changes_.size(), nrecords = records_.size();
   batch->changes = std::move(changes_);
   batch->records = std::move(records_);

@@ -127,7 +127,8 @@ class Engine {
   RetentionIndex retiring_;
   EventEntry* touched_ = nullptr;  // the entry the record being applied changed
   std::vector<feed::Record> records_;
-  int64_t newest_at_ = 0;  // of records_ (Batch::newest_at)
+  int64_t newest_at_ = 0;         // of records_ (Batch::newest_at)
+  int64_t first_arrived_ns_ = 0;  // the oldest Record::arrived_ns of records_ (Batch::arrived_us); 0 = none
   // Frees replaced versions off this thread; declared before store_, so it
   // outlives the store (whose own destructor frees what it still holds).
   Reclaimer reclaimer_;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "engine/storage/feed_file.h"
+#include "protocol/clock.h"
 #include "protocol/named_thread.h"
 
 namespace oddsrelay {
@@ -33,7 +34,11 @@ void SimSource::run() {
   sim.open(start, start, out);
   auto push_all = [&] {
     status_.records.fetch_add(out.size(), std::memory_order_relaxed);
-    for (auto& r : out) pipeline_.push(std::move(r));
+    const int64_t made = mono_ns();  // a step's records are made together
+    for (auto& r : out) {
+      r.arrived_ns = made;
+      pipeline_.push(std::move(r));
+    }
     out.clear();
   };
   push_all();
@@ -95,6 +100,7 @@ void ReplaySource::run() {
         std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(100)));
       if (stop_.load(std::memory_order_relaxed)) break;  // stopped while waiting: the record is not due yet
     }
+    rec.arrived_ns = mono_ns();  // paced: when it fell due; at max speed: when it was read
     pipeline_.push(std::move(rec));
     status_.records.fetch_add(1, std::memory_order_relaxed);
     rec = feed::Record{};

@@ -393,6 +393,20 @@ class Cluster(unittest.TestCase):
         ingest.wait_for(r"serving http://")
         a, b = self.edge(), self.edge()
         wait_until(lambda: status(a.port)["seq"] > 1500, "edges following", 60)
+        # An edge stamps records as the bus delivers them (docs/api.md
+        # "Latency stamps on INFO"): its INFOs carry arrived_us, before the
+        # engine applied them.
+        raw = RawWs(b.port, f"/pt-ws?api_key={KEY}&protocol=v2")
+        groups = []
+        while len(groups) < 20:
+            op, p = raw.recv_frame()
+            if op == 1 and p.startswith(b"INFO"):
+                body = json.loads(p.decode().split("\x1f", 2)[2])
+                if "ready" not in body:
+                    groups.append(body)
+        raw.close()
+        for g in groups:
+            self.assertLessEqual(g["arrived_us"], g["applied_us"], g)
         rc, out = a.stop()
         self.assertEqual(rc, 0, out)
         a = self.edge()

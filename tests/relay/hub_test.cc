@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/core/engine.h"
+#include "protocol/clock.h"
 #include "relay/relay_server.h"
 #include "relay/stream_conn.h"
 #include "tests/test_util.h"
@@ -75,6 +76,25 @@ TEST_F(HubFixture, InfoCarriesRecordsAndMicrosecondStamps) {
   EXPECT_EQ(info, "INFO\x1FPUB\x1F{\"seq\":" + std::to_string(sb->seq) + ",\"from\":" + std::to_string(sb->from) +
                       ",\"at\":1200,\"applied_us\":" + std::to_string(sb->stamps.applied_us) +
                       ",\"encoded_us\":" + std::to_string(sb->stamps.encoded_us) + "}");
+}
+
+// A batch whose records were stamped on arrival carries the oldest stamp
+// into the INFO, first of the three.
+TEST_F(HubFixture, InfoCarriesTheArrivalOfTheGroupsFirstRecord) {
+  Hub hub(engine.current(), stats);
+  feed::Record first = test::event(1000, "7", 1, true), second = test::event(1200, "8", 1, true);
+  first.arrived_ns = mono_ns() - 2'000'000;
+  second.arrived_ns = mono_ns();
+  BatchPtr b = apply({std::move(first), std::move(second)});
+  SharedBatchPtr sb = hub.encode(b);
+  ASSERT_TRUE(sb);
+  EXPECT_EQ(sb->stamps.arrived_us, b->arrived_us);
+  EXPECT_GE(sb->stamps.applied_us - sb->stamps.arrived_us, 2'000);
+  EXPECT_EQ(text(sb->marker), "INFO\x1FPUB\x1F{\"seq\":" + std::to_string(sb->seq) +
+                                  ",\"from\":" + std::to_string(sb->from) +
+                                  ",\"at\":1200,\"arrived_us\":" + std::to_string(sb->stamps.arrived_us) +
+                                  ",\"applied_us\":" + std::to_string(sb->stamps.applied_us) +
+                                  ",\"encoded_us\":" + std::to_string(sb->stamps.encoded_us) + "}");
 }
 
 TEST_F(HubFixture, PrematchEventOnlyForKeysThatSeePrematchAndNoOdds) {

@@ -157,7 +157,10 @@ void on_text(Client* c, std::string_view p) {
       return;
     }
     if (json_number(body, "at", at) && measuring) {
-      const int64_t at_us = static_cast<int64_t>(at * 1000.0);
+      // From the group's arrival at the server (arrived_us), else the feed's `at`.
+      double arrived = 0;
+      const int64_t at_us =
+          json_number(body, "arrived_us", arrived) ? static_cast<int64_t>(arrived) : static_cast<int64_t>(at * 1000.0);
       L->r.latency.add(now - at_us);
       double applied = 0, encoded = 0;
       if (json_number(body, "applied_us", applied) && json_number(body, "encoded_us", encoded)) {

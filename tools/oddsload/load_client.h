@@ -2,7 +2,7 @@
 // one libuv loop, each parsing every frame it gets. /pt-ws: INFO frames
 // close each turn's batches ({"seq","from","at"}); the client checks that
 // consecutive INFOs leave no gap (or say they conflated) and takes the
-// delivery latency of the turn as now - at; per odds channel, that line
+// delivery latency of the turn as now - arrived_us (else now - at); per odds channel, that line
 // times ("ls") never go back; INFO stamps (applied_us, encoded_us) split
 // the latency into stages. /ws: every message is counted;
 // latency from the `ts` of live_update and market messages. Optionally one

@@ -56,14 +56,15 @@ Baseline mode (perf/relay/run.sh, nchan):
   --version             the version and the commit it was built from
   --help                this text
 
-Latency is now - `at` of the INFO frame that closes a turn of batches (/ws:
-`ts` of live_update and market messages); `at` comes from the feed in
-milliseconds, so figures carry up to 1 ms of quantisation. Where the INFO
-carries the server's microsecond stamps (applied_us, encoded_us), the
-latency is also reported per stage in microseconds: record->engine (`at` to
-the engine having applied the group; carries the `at` quantisation),
-engine->relay (to the relay having encoded it) and relay->subscriber (to
-this client parsing the INFO). --json adds them as
+Latency is now - the arrival of the group the INFO frame closes: its
+`arrived_us` (the server's microsecond stamp of when the group's first
+record reached it) where the server sends one, else its `at` (the feed's
+milliseconds, up to 1 ms of quantisation); /ws: `ts` of live_update and
+market messages. Where the INFO carries the server's stamps (applied_us,
+encoded_us), the latency is also reported per stage in microseconds:
+record->engine (arrival to the engine having applied the group: queueing
+and batching), engine->relay (to the relay having encoded it) and
+relay->subscriber (to this client parsing the INFO). --json adds them as
 "latency_us":{"total":{...},"record_engine":{...},...}.
 )";
 
