@@ -23,11 +23,13 @@
 #       records/s (the first subscriber's busiest channel at most 4 frames
 #       a second; a Python client, perf/relay/stream_state.py, ends with
 #       REST's state once the replay is done)
-#   Sweep: subscribers at 10%, 20%, 40%, 70% and 100% of the W1 size (100,
-#       200, 400, 700, 1,000), simulator at 1,000 records/s, server on one
-#       core, with and without compression: the most subscribers served
-#       with p99 record->subscriber at or under 5 ms (a direction stops at
-#       its first point over 5 ms). Beside it, the same sweep against
+#   Sweep: subscribers at 10%, 20%, 30%, 40%, 50%, 70% and 100% of the W1
+#       size (100, 200, 300, 400, 500, 700, 1,000), simulator at 1,000
+#       records/s, server on one core, with and without compression: the
+#       most subscribers served with p99 record->subscriber at or under
+#       5 ms (a direction stops at its first point over 5 ms), and each
+#       point's server CPU per delivered frame (oddsrelay's relay loops
+#       beside it) with its ratio to uWebSockets' at the same point. Beside it, the same sweep against
 #       uWebSockets (plain and shared compressor) fed without a forwarder:
 #       perf/relay/capture.py records the frames of /pt-ws once, with their
 #       arrival times, and perf/relay/uws_server.js --replay publishes them
@@ -46,9 +48,10 @@
 # beside the load client, not the server) forwards every frame to the
 # baseline's publisher (pipelined HTTP POSTs) and stamps INFO `at` with the
 # moment it publishes, so a baseline's latency counts from its own input;
-# ours counts from the feed record's `at` (integer ms: up to 1 ms against
-# us). oddsrelay's INFOs also carry microsecond stamps: its latency is
-# printed per stage too.
+# ours counts from the group's arrival at the server (INFO arrived_us, in
+# microseconds; the feed's `at` only where a replayed capture has none).
+# oddsrelay's INFOs also carry its later stamps: its latency is printed per
+# stage too.
 # No ratio is printed with a run that is not sound: oddsload exited 0, every
 # subscriber connected and none was closed early, frames were delivered
 # (and, for a baseline, forwarded), and no subscriber saw a sequence gap or
@@ -349,14 +352,29 @@ print("\n### Latency sweep: simulator at 1000 records/s, server on one core (--r
       "uws-*: uWebSockets publishing a capture of the same frames itself\n")
 # The stages say where a p99 goes: the engine, the relay's encoding, or the
 # sockets and the client (relay->subscriber).
-print("| stream | subscribers | deliveries/s | server CPU % | p50 ms | p99 ms | p99.9 ms | p99 ms record->engine / engine->relay / relay->subscriber | sound |")
-print("|---|---|---|---|---|---|---|---|---|")
+# CPU per delivered frame, in microseconds: the whole server, and for
+# oddsrelay its relay loops alone (threads relay-N).
+def us_per_frame(d, key="cpu_s"):
+    frames = d["frames_per_s"] * d["wall_s"]
+    return 1e6 * d[key] / frames if frames > 0 and key in d else float("nan")
+print("| stream | subscribers | deliveries/s | server CPU % | CPU us/frame (loops) | p50 ms | p99 ms | p99.9 ms | p99 ms record->engine / engine->relay / relay->subscriber | sound |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for mode, n, d, why in rows:
     st = d.get("latency_us", {})
     stages = " / ".join(f"{st[k]['p99'] / 1000:.2f}" for k in ("record_engine", "engine_relay", "relay_subscriber") if k in st)
-    print(f"| {mode} | {d['connected']}/{n} | {d['frames_per_s']:,.0f} | {100 * d['cpu_s'] / d['wall_s']:.0f} | "
+    per = f"{us_per_frame(d):.2f}" + (f" ({us_per_frame(d, 'relay_cpu_s'):.2f})" if not mode.startswith("uws-") else "")
+    print(f"| {mode} | {d['connected']}/{n} | {d['frames_per_s']:,.0f} | {100 * d['cpu_s'] / d['wall_s']:.0f} | {per} | "
           f"{d['p50_ms']:.2f} | {d['p99_ms']:.2f} | {d['p999_ms']:.2f} | {stages} | {'yes' if not why else ', '.join(why)} |")
 print()
+# Each point both servers reached: oddsrelay's CPU per frame over
+# uWebSockets' (the goal below saturation: loops at most 0.8x, process 1.0x).
+by = {(m, n): d for m, n, d, why in rows if not why}
+for (mode, n), d in by.items():
+    u = by.get(("uws-" + mode, n))
+    if mode.startswith("uws-") or not u or not us_per_frame(u) > 0:
+        continue
+    print(f"CPU per frame, {mode} at {n}: oddsrelay {us_per_frame(d) / us_per_frame(u):.2f}x uWebSockets' "
+          f"(loops {us_per_frame(d, 'relay_cpu_s') / us_per_frame(u):.2f}x)")
 modes = list(dict.fromkeys(m for m, *_ in rows))
 for mode in (m for m in modes if not m.startswith("uws-")):
     beside = f"; uWebSockets (uws-{mode}): {best.get('uws-' + mode, 0)}" if "uws-" + mode in modes else ""
@@ -482,7 +500,8 @@ report "Shapes: $w1 subscribers, 1000 records/s" "$w1" "oddsrelay=$dir/w1_ours.j
   "oddsrelay 50 filters=$dir/s_filters.json" "oddsrelay --sse=$dir/s_sse.json" \
   "oddsrelay --conflate-ms 250=$dir/s_conflate.json" || status=1
 echo "Sweep: subscribers at 1000 records/s, server on one core" >&2
-if [ "$secs" -lt 10 ]; then points="$((w1 / 5)) $w1"; else points="$((w1 / 10)) $((w1 / 5)) $((w1 * 2 / 5)) $((w1 * 7 / 10)) $w1"; fi
+if [ "$secs" -lt 10 ]; then points="$((w1 / 5)) $w1"; else
+  points="$((w1 / 10)) $((w1 / 5)) $((w1 * 3 / 10)) $((w1 * 2 / 5)) $((w1 / 2)) $((w1 * 7 / 10)) $w1"; fi
 sweep=()
 capture_frames
 for mode in plain compress uws-plain uws-compress; do

@@ -3,9 +3,11 @@
 // sample of), and both views are written from that table: the status JSON
 // object's fields and the exposition's families cannot drift apart, and a
 // new counter is one line. Components keep their counters as atomics in a
-// stats struct (relay/relay_server.h, relay/webhooks.h, the journal's
-// LogStats); the tables sit next to them, the node's collectors
-// (tools/oddsrelay/node_metrics.cc) write the families.
+// stats struct (relay/relay_stats.h, relay/webhooks/webhooks.h,
+// rest/http_stats.h, the journal's LogStats, the bus's PublisherStats and
+// BusSourceStats); the tables sit next to them (the bus's in
+// tools/oddsrelay/bus_node.cc, beside its status), and the node's
+// collectors (tools/oddsrelay/node_metrics.cc) write the families.
 #pragma once
 
 #include <atomic>

@@ -407,6 +407,14 @@ class Cluster(unittest.TestCase):
         raw.close()
         for g in groups:
             self.assertLessEqual(g["arrived_us"], g["applied_us"], g)
+        # Each role's bus counters in /metrics come from the table that
+        # writes its /v1/status fields (tools/oddsrelay/bus_node.cc).
+        for port, families in ((b.port, ("# TYPE oddsrelay_bus_pending_messages gauge",
+                                         "# TYPE oddsrelay_bus_stalls_total counter")),
+                               (ingest.port, ("# TYPE oddsrelay_bus_buffered_bytes gauge",))):
+            text = h.request(port, "/metrics", KEY)[1].decode()
+            for family in families:
+                self.assertIn(family, text)
         rc, out = a.stop()
         self.assertEqual(rc, 0, out)
         a = self.edge()

@@ -44,8 +44,55 @@ void write_link_fields(json::Writer& w, const char* role, const bus::NatsLink& l
 
 }  // namespace
 
+metrics::StatTable<bus::PublisherStats> publisher_stats() {
+  using S = bus::PublisherStats;
+  using metrics::Type;
+  static constexpr metrics::Stat<S> kPublisherStats[] = {
+      {"acked_seq", &S::acked_seq},
+      {"sent_seq", &S::sent_seq},
+      {"buffered_messages", &S::buffered_messages},
+      {"buffered_bytes",
+       &S::buffered_bytes,
+       {"oddsrelay_bus_buffered_bytes", Type::Gauge, "Bytes of records held for the bus."}},
+      {"messages", &S::messages},
+      {"records", &S::records},
+      {"dropped_records", &S::dropped_records},
+      {"syncs", &S::syncs},
+      {"gaps", &S::gaps},
+      {"errors", &S::errors},
+      {"snapshots", &S::snapshots},
+      {"snapshot_failures", &S::snapshot_failures},
+      {"last_snapshot_seq", &S::last_snapshot_seq},
+      {"last_snapshot_bytes", &S::last_snapshot_bytes},
+      {"last_snapshot_ms", &S::last_snapshot_ms},
+  };
+  return kPublisherStats;
+}
+
+metrics::StatTable<BusSourceStats> follower_stats() {
+  using S = BusSourceStats;
+  using metrics::Type;
+  static constexpr metrics::Stat<S> kFollowerStats[] = {
+      {"seq", &S::seq},
+      {"stream_seq", &S::stream_seq},
+      {"pending",
+       &S::pending,
+       {"oddsrelay_bus_pending_messages", Type::Gauge,
+        "Messages of the log stream beyond this edge's position (each holds one batch)."}},
+      {"messages", &S::messages},
+      {"resubscribes", &S::resubscribes},
+      {"old_messages", &S::old_messages},
+      {"read_on", &S::read_on},
+      {"stalls",
+       &S::stalls,
+       {"oddsrelay_bus_stalls_total", Type::Counter,
+        "Times this edge heard nothing for --bus-stale-after while the stream moved on."}},
+      {"rejoins", &S::rejoins},
+  };
+  return kFollowerStats;
+}
+
 void write_publisher_status(json::Writer& w, const bus::NatsLink& link, const bus::BusPublisher& p) {
-  const bus::PublisherStats& s = p.stats();
   w.StartObject();
   write_link_fields(w, "ingest", link);
   w.Key("stream_warning");
@@ -54,36 +101,7 @@ void write_publisher_status(json::Writer& w, const bus::NatsLink& link, const bu
   json::str(w, p.state());
   w.Key("error");
   json::str(w, p.last_error());
-  w.Key("acked_seq");
-  w.Uint64(s.acked_seq.load());
-  w.Key("sent_seq");
-  w.Uint64(s.sent_seq.load());
-  w.Key("buffered_messages");
-  w.Uint64(s.buffered_messages.load());
-  w.Key("buffered_bytes");
-  w.Uint64(s.buffered_bytes.load());
-  w.Key("messages");
-  w.Uint64(s.messages.load());
-  w.Key("records");
-  w.Uint64(s.records.load());
-  w.Key("dropped_records");
-  w.Uint64(s.dropped_records.load());
-  w.Key("syncs");
-  w.Uint64(s.syncs.load());
-  w.Key("gaps");
-  w.Uint64(s.gaps.load());
-  w.Key("errors");
-  w.Uint64(s.errors.load());
-  w.Key("snapshots");
-  w.Uint64(s.snapshots.load());
-  w.Key("snapshot_failures");
-  w.Uint64(s.snapshot_failures.load());
-  w.Key("last_snapshot_seq");
-  w.Uint64(s.last_snapshot_seq.load());
-  w.Key("last_snapshot_bytes");
-  w.Uint64(s.last_snapshot_bytes.load());
-  w.Key("last_snapshot_ms");
-  w.Uint64(s.last_snapshot_ms.load());
+  metrics::write_status_fields(w, p.stats(), publisher_stats());
   w.Key("disconnects");
   w.Uint64(link.disconnects());
   w.EndObject();
@@ -106,28 +124,11 @@ void write_follower_status(json::Writer& w, const bus::NatsLink& link, const Bus
   w.Uint64(j.snapshot_bytes);
   w.Key("join_ms");
   w.Double(j.millis);
-  w.Key("seq");
-  w.Uint64(s.seq.load());
-  w.Key("stream_seq");
-  w.Uint64(s.stream_seq.load());
-  w.Key("pending");
-  w.Uint64(s.pending.load());
-  w.Key("messages");
-  w.Uint64(s.messages.load());
-  w.Key("resubscribes");
-  w.Uint64(s.resubscribes.load());
-  w.Key("old_messages");
-  w.Uint64(s.old_messages.load());
-  w.Key("read_on");
-  w.Uint64(s.read_on.load());
+  metrics::write_status_fields(w, s, follower_stats());
   w.Key("behind");
   w.Bool(s.behind.load());
-  w.Key("stalls");
-  w.Uint64(s.stalls.load());
   w.Key("rejoining");
   w.Bool(s.rejoining.load());
-  w.Key("rejoins");
-  w.Uint64(s.rejoins.load());
   w.Key("disconnects");
   w.Uint64(link.disconnects());
   w.EndObject();

@@ -4,6 +4,7 @@
 #include "protocol/metrics/data_path.h"
 #include "protocol/metrics/process.h"
 #include "rest/request_metrics.h"
+#include "tools/oddsrelay/bus_node.h"
 
 namespace oddsrelay {
 
@@ -64,20 +65,14 @@ void write_bus(TextWriter& w, const NodeParts& p) {
     w.single("oddsrelay_bus_unacked_records", Type::Gauge,
              "Records handed to the publisher that JetStream has not acknowledged yet.",
              behind(p.engine.current()->seq, s.acked_seq.load()));
-    w.single("oddsrelay_bus_buffered_bytes", Type::Gauge, "Bytes of records held for the bus.",
-             s.buffered_bytes.load());
+    metrics::write_families(w, s, publisher_stats());
   }
   if (edge) {
-    w.single("oddsrelay_bus_pending_messages", Type::Gauge,
-             "Messages of the log stream beyond this edge's position (each holds one batch).",
-             edge->stats().pending.load());
+    metrics::write_families(w, edge->stats(), follower_stats());
     w.single("oddsrelay_bus_upstream_ready", Type::Gauge,
              "1 while this edge follows the log (upstream_ready in /v1/status): connected, not rejoining, not "
              "silent while the stream moved on.",
              uint64_t{edge->upstream_ready()});
-    w.single("oddsrelay_bus_stalls_total", Type::Counter,
-             "Times this edge heard nothing for --bus-stale-after while the stream moved on.",
-             edge->stats().stalls.load());
   }
 }
 
