@@ -17,6 +17,7 @@ void prematch(Call& c);  // GET /v1/prematch
 void event(Call& c);     // GET /v1/event
 void declare_event(Call& c, Needs& n);
 void odds(Call& c);           // GET and POST /v1/odds
+void odds_history(Call& c);   // GET /v1/odds/history
 void scores(Call& c);         // GET /v1/scores
 void settlements(Call& c);    // GET /v1/settlements
 void markets(Call& c);        // GET /v1/markets

@@ -45,7 +45,7 @@ const IntFlag kIntFlags[] = {
     {"--stream-ttl", 1, 30 * 86400, &Options::stream_ttl_s},
     {"--webhook-retries", 1, 1000, &Options::webhook_retries},
     {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},
-    {"--history-bytes", 1 << 20, int64_t{1} << 40, &Options::history_bytes},
+    {"--history-bytes", 64 << 10, int64_t{1} << 40, &Options::history_bytes},
 };
 }  // namespace
 

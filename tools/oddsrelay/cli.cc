@@ -251,7 +251,7 @@ const Flag kFlags[] = {
      "memory bound of the odds history: past it the\n"
      "oldest points go first and answers say\n"
      "`held_from` (default 256M)",
-     number(1 << 20, uint64_t{1} << 40, &Options::history_bytes, true)},
+     number(64 << 10, uint64_t{1} << 40, &Options::history_bytes, true)},
     {"--resume-window", "SPEC",
      "what /pt-ws and /ws keep for `resume=EPOCH:SEQ`:\n"
      "BYTES[K|M|G] and/or SECONDS followed by s, comma-\n"

@@ -220,6 +220,7 @@ rest::RestInputs rest_inputs(Node& n) {
   const Options& opt = n.opt;
   rest::RestInputs in;
   in.snapshots = &n.engine.store();
+  in.history = n.history.get();
   in.keys = n.key_store.get();
   in.catalog = n.catalog;
   in.catalog_updates = &n.catalog_source->published();
