@@ -106,8 +106,7 @@ int64_t EventHistory::cut_before(uint64_t seq) {
 
 int64_t EventHistory::oldest_ts() const {
   int64_t oldest = INT64_MAX;
-  for (const OutcomeHistory& o : outcomes_)
-    o.points.for_each([&](const Point& p) { oldest = std::min(oldest, p.ts); });
+  for (const OutcomeHistory& o : outcomes_) o.points.for_each([&](const Point& p) { oldest = std::min(oldest, p.ts); });
   return oldest;
 }
 

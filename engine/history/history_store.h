@@ -23,9 +23,9 @@ inline constexpr size_t kDefaultHistoryBytes = size_t{256} << 20;
 // What an answer states besides the event's points.
 struct HeldState {
   std::string epoch;
-  uint64_t seq = 0;        // every point held has a seq <= this
-  int64_t clock = 0;       // the newest `at` applied (feed time)
-  int64_t held_from = 0;   // points from this ts on are all held; 0: nothing was dropped
+  uint64_t seq = 0;       // every point held has a seq <= this
+  int64_t clock = 0;      // the newest `at` applied (feed time)
+  int64_t held_from = 0;  // points from this ts on are all held; 0: nothing was dropped
   uint64_t events = 0, points = 0, bytes = 0;
 };
 

@@ -31,7 +31,8 @@ inline constexpr const char* kBadHistoryOutcome = "Invalid outcome parameter: ex
 inline constexpr const char* kBadHistoryFrom = "Invalid from parameter: expected unix ms";
 inline constexpr const char* kBadHistoryTo = "Invalid to parameter: expected unix ms";
 inline constexpr const char* kHistoryFromAfterTo = "Invalid from parameter: after to";
-inline constexpr const char* kBadHistoryInterval = "Invalid interval parameter: expected raw, 1s, 10s, 1m, 5m, 15m or 1h";
+inline constexpr const char* kBadHistoryInterval =
+    "Invalid interval parameter: expected raw, 1s, 10s, 1m, 5m, 15m or 1h";
 inline constexpr const char* kBadHistoryFormat = "Invalid format parameter: expected json or csv";
 inline constexpr const char* kHorizonExceeded = "horizon_exceeded";  // with held_from
 inline constexpr const char* kGroupsNeedSport = "groups=1 needs a sport parameter: groups are sport-scoped";

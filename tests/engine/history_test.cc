@@ -63,9 +63,9 @@ using V = std::vector<std::string>;
 TEST(HistoryPoints, PriceFlagsAndLineSuspensionMakePointsRepeatsDoNot) {
   Rig r;
   r.feed({market(1000, kId, 1, {{"s", 0, {{1, 150, 0}, {2, 250, 0}}}}),
-          market(2000, kId, 1, {{"s", 0, {{1, 150, 0}, {2, 250, 0}}}}),  // nothing moved
-          market(3000, kId, 1, {{"s", 0, {{1, 160, 0}, {2, 250, 0}}}}),  // price of 1
-          market(4000, kId, 1, {{"s", 0, {{1, 160, 4}, {2, 250, 0}}}}),  // flags of 1
+          market(2000, kId, 1, {{"s", 0, {{1, 150, 0}, {2, 250, 0}}}}),    // nothing moved
+          market(3000, kId, 1, {{"s", 0, {{1, 160, 0}, {2, 250, 0}}}}),    // price of 1
+          market(4000, kId, 1, {{"s", 0, {{1, 160, 4}, {2, 250, 0}}}}),    // flags of 1
           market(5000, kId, 1, {{"s", 1, {{1, 160, 4}, {2, 250, 0}}}})});  // the line's s: both
   EXPECT_EQ(r.points("s", 1), (V{"1000:150/0/0@1", "3000:160/0/0@3", "4000:160/4/0@4", "5000:160/4/1@5"}));
   EXPECT_EQ(r.points("s", 2), (V{"1000:250/0/0@1", "5000:250/0/1@5"}));
@@ -76,7 +76,7 @@ TEST(HistoryPoints, LeavingTheMarketIsANullPointAndRepricingGoesOn) {
   r.feed({market(1000, kId, 1, {{"s2.5", 0, {{1, 190, 0}, {2, 195, 0}}}, {"s3.5", 0, {{1, 300, 0}, {2, 140, 0}}}}),
           market(2000, kId, 1, {{"s2.5", 0, {{1, 190, 0}}}, {"s3.5", 0, {{1, 300, 0}, {2, 140, 0}}}}),  // 2 dropped
           market(3000, kId, 1, {{"s3.5", 0, {{1, 300, 0}, {2, 140, 0}}}}),  // line s2.5 withdrawn
-          market(4000, kId, 1, {}),                                        // market removed
+          market(4000, kId, 1, {}),                                         // market removed
           market(5000, kId, 1, {{"s2.5", 0, {{1, 185, 0}, {2, 199, 0}}}}),  // priced again
           market(6000, kId, 2, {{"s", 0, {{7, 111, 0}}}}),                  // another market: no point here
           test::rec("{\"at\":7000,\"op\":\"remove\",\"id\":\"" + kId + "\"}")});
@@ -89,9 +89,9 @@ TEST(HistoryPoints, LeavingTheMarketIsANullPointAndRepricingGoesOn) {
 TEST(HistoryPoints, CloseIsTheLastPricedPointBeforeTheEventWentLive) {
   Rig r;
   r.feed({test::event(500, kId, 1, false), market(1000, kId, 1, {{"s", 0, {{1, 150, 0}}}}),
-          market(2000, kId, 1, {{"s", 0, {{1, 170, 0}}}}), market(2500, kId, 1, {}),
-          test::event(3000, kId, 1, true), market(4000, kId, 1, {{"s", 0, {{1, 120, 0}}}}),
-          test::event(5000, kId, 1, false), test::event(6000, kId, 1, true)});
+          market(2000, kId, 1, {{"s", 0, {{1, 170, 0}}}}), market(2500, kId, 1, {}), test::event(3000, kId, 1, true),
+          market(4000, kId, 1, {{"s", 0, {{1, 120, 0}}}}), test::event(5000, kId, 1, false),
+          test::event(6000, kId, 1, true)});
   r.store.read(number_of(kId), [&](const EventHistory* h, const HeldState& st) {
     ASSERT_TRUE(h);
     EXPECT_EQ(h->live_seq(), 5u);
@@ -171,16 +171,17 @@ TEST(HistoryEncoding, SimulatorPointsTakeAtMostEightBytes) {
   ASSERT_GT(st.points, 0u);
   const double encoded = static_cast<double>(series_bytes) / static_cast<double>(st.points);
   const double held = static_cast<double>(st.bytes) / static_cast<double>(st.points);
-  std::printf("history: %llu points of %llu outcomes; %.2f bytes a point encoded, %.2f with every overhead "
-              "(%zu bytes an outcome)\n",
-              static_cast<unsigned long long>(st.points), static_cast<unsigned long long>(outcomes), encoded, held,
-              EventHistory::kOutcomeBytes);
+  std::printf(
+      "history: %llu points of %llu outcomes; %.2f bytes a point encoded, %.2f with every overhead "
+      "(%zu bytes an outcome)\n",
+      static_cast<unsigned long long>(st.points), static_cast<unsigned long long>(outcomes), encoded, held,
+      EventHistory::kOutcomeBytes);
   EXPECT_LE(encoded, 8.0);
 }
 
 TEST(HistoryCandles, BucketsAlignedOnlyPricedPointsCounted) {
-  std::vector<Point> pts = {{1000, 1, 150, 0, 0, true},  {1500, 2, 170, 0, 0, true}, {1700, 3, 0, 0, 0, false},
-                            {1999, 4, 140, 0, 0, true},  {2000, 5, 160, 4, 0, true}, {9000, 6, 0, 0, 0, false},
+  std::vector<Point> pts = {{1000, 1, 150, 0, 0, true}, {1500, 2, 170, 0, 0, true}, {1700, 3, 0, 0, 0, false},
+                            {1999, 4, 140, 0, 0, true}, {2000, 5, 160, 4, 0, true}, {9000, 6, 0, 0, 0, false},
                             {10500, 7, 155, 0, 0, true}};
   std::vector<Candle> c;
   add_candles(pts, 1000, c);
