@@ -25,9 +25,37 @@ int64_t EventHistory::add_point(OutcomeHistory& o, const Point& p) {
   return grown;
 }
 
+MarketMarks& EventHistory::marks_of(uint32_t market) {
+  auto it = std::lower_bound(marks_.begin(), marks_.end(), market,
+                             [](const MarketMarks& m, uint32_t id) { return m.market() < id; });
+  if (it == marks_.end() || it->market() != market) it = marks_.insert(it, MarketMarks(market));
+  return *it;
+}
+
+bool EventHistory::listed_at(uint64_t seq) const {
+  bool listed = false;
+  for (const auto& [at, l] : listing_) {
+    if (at > seq) break;
+    listed = l;
+  }
+  return listed;
+}
+
+bool EventHistory::idle() const {
+  if (!outcomes_.empty() || (!listing_.empty() && listing_.back().second)) return false;
+  return std::all_of(marks_.begin(), marks_.end(), [](const MarketMarks& m) { return m.removed(); });
+}
+
 int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t seq) {
   const size_t bytes_before = bytes_;
   const uint32_t m = rec.market;
+  seen(seq);
+  {
+    MarketMarks& mm = marks_of(m);
+    const size_t b = mm.bytes();
+    mm.add(seq, at, &rec);
+    bytes_ += mm.bytes() - b;
+  }
   // The market's range of outcomes_; outcomes new to it are collected
   // apart and the list sorted again once.
   std::vector<char> seen;  // per outcome of that range: still in the record
@@ -72,6 +100,14 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
 
 int64_t EventHistory::on_remove(int64_t at, uint64_t seq) {
   int64_t grown = 0;
+  for (MarketMarks& mm : marks_)
+    if (!mm.removed()) {
+      const size_t b = mm.bytes();
+      mm.add(seq, at, nullptr);
+      grown += static_cast<int64_t>(mm.bytes() - b);
+    }
+  if (listing_.empty() || listing_.back().second) listing_.emplace_back(seq, false);
+  bytes_ += static_cast<size_t>(grown);
   for (OutcomeHistory& o : outcomes_)
     if (o.points.last().priced) grown += add_point(o, Point{at, seq, 0, 0, 0, false});
   return grown;
@@ -79,6 +115,8 @@ int64_t EventHistory::on_remove(int64_t at, uint64_t seq) {
 
 void EventHistory::on_event(std::string_view key, bool live, uint64_t seq) {
   if (key != key_) key_ = key;
+  seen(seq);
+  if (listing_.empty() || !listing_.back().second) listing_.emplace_back(seq, true);
   if (!live || live_seq_ != 0) return;
   live_seq_ = seq;
   for (OutcomeHistory& o : outcomes_) o.close = o.last_priced;
@@ -93,6 +131,7 @@ int64_t EventHistory::cut_before(uint64_t seq) {
     points_ -= dropped;
     freed += static_cast<int64_t>(before) - static_cast<int64_t>(o.points.bytes());
   }
+  for (MarketMarks& mm : marks_) freed += mm.cut_before(seq);
   // An outcome out of the book whose points are all cut goes whole (its
   // open and close with it): what it costs besides its points is most of
   // what a short series holds. One still in the book stays, so that its

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/core/market.h"
+#include "engine/history/market_marks.h"
 #include "engine/history/point_series.h"
 #include "protocol/feed_record.h"
 
@@ -55,6 +57,15 @@ class EventHistory {
   const std::string& key() const { return key_; }
   uint64_t live_seq() const { return live_seq_; }  // 0: not live yet
   const std::vector<OutcomeHistory>& outcomes() const { return outcomes_; }
+  const std::vector<MarketMarks>& marks() const { return marks_; }  // sorted by market
+  // Whether an `event` record had listed it (and no `remove` since) after
+  // the record at `seq`; and the seq of its first record.
+  bool listed_at(uint64_t seq) const;
+  uint64_t first_seq() const { return first_seq_; }
+  // Nothing left that an answer at or after now could show: no outcome, no
+  // market (not even empty rungs), not listed. The memory bound drops such
+  // an event whole.
+  bool idle() const;
   size_t bytes() const { return bytes_; }
   uint64_t points() const { return points_; }
 
@@ -63,10 +74,17 @@ class EventHistory {
 
  private:
   int64_t add_point(OutcomeHistory& o, const Point& p);
+  MarketMarks& marks_of(uint32_t market);
+  void seen(uint64_t seq) {
+    if (first_seq_ == 0) first_seq_ = seq;
+  }
 
   std::string key_;
   uint64_t live_seq_ = 0;
-  std::vector<OutcomeHistory> outcomes_;  // sorted by key
+  std::vector<OutcomeHistory> outcomes_;            // sorted by key
+  std::vector<MarketMarks> marks_;                  // sorted by market
+  std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing
+  uint64_t first_seq_ = 0;
   size_t bytes_ = sizeof(EventHistory);
   uint64_t points_ = 0;
 };

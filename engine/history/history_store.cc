@@ -29,6 +29,14 @@ void HistoryStore::apply(const Batch& batch) {
     uint64_t seq = batch.first_seq;
     if (first_seq_ == 0) first_seq_ = seq;
     for (const feed::Record& r : batch.records) {
+      if (clock_.empty() || r.at > held_.clock) {
+        if (clock_.size() == clock_.capacity()) {
+          held_.bytes -= clock_.capacity() * sizeof(clock_[0]);
+          clock_.reserve(clock_.size() + clock_.size() / 4 + 64);
+          held_.bytes += clock_.capacity() * sizeof(clock_[0]);
+        }
+        clock_.emplace_back(r.at, seq);
+      }
       held_.clock = std::max(held_.clock, r.at);
       switch (r.op()) {
         case feed::Op::Market: {
@@ -83,7 +91,7 @@ void HistoryStore::enforce_bound() {
     const uint64_t cut = lo + std::max<uint64_t>(1, (held_.seq - lo) / 8);
     for (auto it = events_.begin(); it != events_.end();) {
       held_.bytes -= static_cast<uint64_t>(it->second.cut_before(cut));
-      if (!it->second.outcomes().empty()) {
+      if (!it->second.idle()) {
         ++it;
         continue;
       }
@@ -92,6 +100,7 @@ void HistoryStore::enforce_bound() {
     }
     lo = cut_seq_ = cut;
   }
+  held_.held_from_seq = cut_seq_;
   int64_t oldest = INT64_MAX;
   uint64_t points = 0;
   for (auto& [number, h] : events_) {
@@ -107,6 +116,26 @@ void HistoryStore::read(uint64_t number, const std::function<void(const EventHis
   std::shared_lock lock(mu_);
   auto it = events_.find(number);
   fn(it == events_.end() ? nullptr : &it->second, held_);
+}
+
+void HistoryStore::read_many(
+    const std::vector<uint64_t>& numbers,
+    const std::function<void(const std::vector<const EventHistory*>&, const HeldState&)>& fn) const {
+  std::shared_lock lock(mu_);
+  std::vector<const EventHistory*> hs;
+  hs.reserve(numbers.size());
+  for (uint64_t n : numbers) {
+    auto it = events_.find(n);
+    hs.push_back(it == events_.end() ? nullptr : &it->second);
+  }
+  fn(hs, held_);
+}
+
+uint64_t HistoryStore::seq_at(int64_t at) const {
+  auto it = std::upper_bound(clock_.begin(), clock_.end(), at,
+                             [](int64_t t, const std::pair<int64_t, uint64_t>& c) { return t < c.first; });
+  if (it == clock_.end()) return held_.seq;
+  return it->second - 1;
 }
 
 HeldState HistoryStore::state() const {

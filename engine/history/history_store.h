@@ -12,6 +12,8 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "engine/core/change_set.h"
 #include "engine/history/event_history.h"
@@ -23,9 +25,10 @@ inline constexpr size_t kDefaultHistoryBytes = size_t{256} << 20;
 // What an answer states besides the event's points.
 struct HeldState {
   std::string epoch;
-  uint64_t seq = 0;       // every point held has a seq <= this
-  int64_t clock = 0;      // the newest `at` applied (feed time)
-  int64_t held_from = 0;  // points from this ts on are all held; 0: nothing was dropped
+  uint64_t seq = 0;            // every point held has a seq <= this
+  int64_t clock = 0;           // the newest `at` applied (feed time)
+  int64_t held_from = 0;       // points from this ts on are all held; 0: nothing was dropped
+  uint64_t held_from_seq = 0;  // and from this seq on (the book at a moment too)
   uint64_t events = 0, points = 0, bytes = 0;
 };
 
@@ -41,6 +44,14 @@ class HistoryStore {
   // shared lock; keep it short (it holds the writer off).
   void read(uint64_t number, const std::function<void(const EventHistory*, const HeldState&)>& fn) const;
   HeldState state() const;
+  // Any thread: fn(histories of `numbers`, each or null, state) under one
+  // shared lock, for an answer about several events at once.
+  void read_many(const std::vector<uint64_t>& numbers,
+                 const std::function<void(const std::vector<const EventHistory*>&, const HeldState&)>& fn) const;
+  // The log position of the book at feed time `at`: the record before the
+  // first one whose `at` passed it (for a feed in time order, the last
+  // record with `at` <= it); 0 before the first record held.
+  uint64_t seq_at(int64_t at) const;  // call inside read/read_many (under the lock)
 
  private:
   EventHistory& entry(uint64_t number, const std::string& id);
@@ -52,6 +63,9 @@ class HistoryStore {
   HeldState held_;
   uint64_t cut_seq_ = 0;  // points before this seq were dropped for the bound
   uint64_t first_seq_ = 0;
+  // (at, seq) each time the feed clock moved on: seq_at's index. 16 bytes a
+  // record whose `at` is new (counted in the bound, never cut yet).
+  std::vector<std::pair<int64_t, uint64_t>> clock_;
 };
 
 }  // namespace oddsrelay::history

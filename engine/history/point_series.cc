@@ -9,6 +9,22 @@ namespace {
 constexpr uint64_t kNull = 1, kQuote = 2;
 }
 
+// Moves `st` past point `p`. `st` holds the last priced point's quote, so
+// whether `p` is a change the engine stamps an outcome's `ts` with (a new
+// price or flags, or a return to the book: engine/core/market.h,
+// build_market) is read before it moves.
+void PointSeries::advance(State& st, const Point& p) {
+  if (p.priced && (!st.priced || st.price != p.price || st.flags != p.flags)) st.change_ts = p.ts;
+  st.ts = p.ts;
+  st.seq = p.seq;
+  st.priced = p.priced;
+  if (p.priced) {
+    st.price = p.price;
+    st.flags = p.flags;
+    st.s = p.s;
+  }
+}
+
 void PointSeries::append(const Point& pt) {
   // Grown by a quarter rather than doubled: the bytes held are what the
   // memory bound counts, and a doubled vector is a third empty on average.
@@ -16,40 +32,31 @@ void PointSeries::append(const Point& pt) {
   put_varint(bytes_, zigzag(pt.ts - tail_.ts));
   const bool quote = pt.priced && (pt.flags != tail_.flags || pt.s != tail_.s);
   put_varint(bytes_, ((pt.seq - tail_.seq) << 2) | (pt.priced ? 0 : kNull) | (quote ? kQuote : 0));
-  tail_.ts = pt.ts;
-  tail_.seq = pt.seq;
   if (pt.priced) {
     put_varint(bytes_, zigzag(static_cast<int64_t>(pt.price) - tail_.price));
-    tail_.price = pt.price;
-    if (quote) {
-      put_varint(bytes_, (static_cast<uint64_t>(pt.flags) << 8) | pt.s);
-      tail_.flags = pt.flags;
-      tail_.s = pt.s;
-    }
+    if (quote) put_varint(bytes_, (static_cast<uint64_t>(pt.flags) << 8) | pt.s);
   }
-  last_priced_ = pt.priced;
+  advance(tail_, pt);
   ++count_;
 }
 
 Point PointSeries::decode(const uint8_t*& p, State& st) {
   Point pt;
-  st.ts += unzigzag(get_varint(p));
+  pt.ts = st.ts + unzigzag(get_varint(p));
   const uint64_t h = get_varint(p);
-  st.seq += h >> 2;
-  pt.ts = st.ts;
-  pt.seq = st.seq;
+  pt.seq = st.seq + (h >> 2);
   if (!(h & kNull)) {
-    st.price = static_cast<int32_t>(st.price + unzigzag(get_varint(p)));
-    if (h & kQuote) {
-      const uint64_t q = get_varint(p);
-      st.flags = static_cast<uint32_t>(q >> 8);
-      st.s = static_cast<uint8_t>(q & 0xff);
-    }
     pt.priced = true;
-    pt.price = st.price;
+    pt.price = static_cast<int32_t>(st.price + unzigzag(get_varint(p)));
     pt.flags = st.flags;
     pt.s = st.s;
+    if (h & kQuote) {
+      const uint64_t q = get_varint(p);
+      pt.flags = static_cast<uint32_t>(q >> 8);
+      pt.s = static_cast<uint8_t>(q & 0xff);
+    }
   }
+  advance(st, pt);
   return pt;
 }
 
@@ -74,6 +81,20 @@ uint32_t PointSeries::cut_before(uint64_t seq) {
   bytes_.swap(rest);
   count_ -= dropped;
   return dropped;
+}
+
+PointSeries::Quote PointSeries::quote_at(uint64_t seq) const {
+  State st = base_;
+  const uint8_t* p = bytes_.data();
+  const uint8_t* end = p + bytes_.size();
+  while (p < end) {
+    State before = st;
+    if (decode(p, st).seq > seq) {
+      st = before;
+      break;
+    }
+  }
+  return Quote{st.priced, st.price, st.flags, st.s, st.change_ts};
 }
 
 }  // namespace oddsrelay::history

@@ -36,26 +36,41 @@ class PointSeries {
   // Drops the points with seq < `seq`; returns how many.
   uint32_t cut_before(uint64_t seq);
 
+  // The outcome as the book held it after the record at `seq` (for
+  // GET /v1/odds?at=): priced or not, its quote, and `ts` as the engine
+  // serves it (the last change of price or flags, or its return to the
+  // book). Exact for any seq at or after the last cut.
+  struct Quote {
+    bool priced = false;
+    int32_t price = 0;
+    uint32_t flags = 0;
+    uint8_t s = 0;
+    int64_t ts = 0;
+  };
+  Quote quote_at(uint64_t seq) const;
+
   uint32_t count() const { return count_; }
   size_t bytes() const { return bytes_.capacity(); }
   // The newest point (priced = false before any): the tail state is the
   // last priced point's, moved to the null point's ts and seq after one.
-  Point last() const { return Point{tail_.ts, tail_.seq, tail_.price, tail_.flags, tail_.s, last_priced_}; }
+  Point last() const { return Point{tail_.ts, tail_.seq, tail_.price, tail_.flags, tail_.s, tail_.priced}; }
 
  private:
   struct State {
     int64_t ts = 0;
     uint64_t seq = 0;
-    int32_t price = 0;  // of the last priced point
+    int32_t price = 0;  // of the last priced point, as flags and s
     uint32_t flags = 0;
     uint8_t s = 0;
+    bool priced = false;    // the last point
+    int64_t change_ts = 0;  // ts of the last priced point that changed price or flags, or came back
   };
   static Point decode(const uint8_t*& p, State& st);
+  static void advance(State& st, const Point& p);
 
   std::vector<uint8_t> bytes_;
   State base_, tail_;  // before the first stored point, after the last
   uint32_t count_ = 0;
-  bool last_priced_ = false;
 };
 
 }  // namespace oddsrelay::history

@@ -34,6 +34,8 @@ inline constexpr const char* kHistoryFromAfterTo = "Invalid from parameter: afte
 inline constexpr const char* kBadHistoryInterval =
     "Invalid interval parameter: expected raw, 1s, 10s, 1m, 5m, 15m or 1h";
 inline constexpr const char* kBadHistoryFormat = "Invalid format parameter: expected json or csv";
+inline constexpr const char* kBadOddsAt = "Invalid at parameter: expected unix ms";  // GET /v1/odds?at=
+inline constexpr const char* kOddsAtNoHistory = "Invalid at parameter: the odds history is off (--history off)";
 inline constexpr const char* kHorizonExceeded = "horizon_exceeded";  // with held_from
 inline constexpr const char* kGroupsNeedSport = "groups=1 needs a sport parameter: groups are sport-scoped";
 

@@ -249,6 +249,8 @@ class Live(unittest.TestCase):
         self.assertEqual(hist["id"], ev)
         self.assertTrue(self.get(f"/v1/odds/history?id={pre}&interval=1m&from=0")["success"])
         self.assertTrue(call(self.port, f"/v1/odds/history?id={ev}&format=csv", status=200))
+        at = self.get(f"/v1/odds?ids={ev},{pre},bogus&at={hist['to']}")
+        self.assertTrue(at["seq"] > 0 and at["epoch"])
         self.assertTrue(self.get(f"/v1/odds?ids={ev}", headers={"Accept-Encoding": "gzip"})["data"][ev])
         post = call(self.port, "/v1/odds", method="POST", status=200,
                     body=json.dumps({"sport": 1, "market": 1001, "events": [ev, pre]}))[2]
@@ -317,6 +319,7 @@ class Live(unittest.TestCase):
             "/v1/event?id=424242": (404, "Event not found"),
             f"/v1/event?id={self.live}&sport=2": (404, "Event not found"),
             "/v1/odds": (400, "Missing ids parameter"),
+            "/v1/odds?ids=1&at=x": (400, "Invalid at parameter: expected unix ms"),
             "/v1/odds/history": (400, "Missing id parameter"),
             "/v1/odds/history?id=424242": (404, "Event not found"),
             f"/v1/odds/history?id={self.live}&interval=2m": (
