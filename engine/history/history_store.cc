@@ -29,14 +29,7 @@ void HistoryStore::apply(const Batch& batch) {
     uint64_t seq = batch.first_seq;
     if (first_seq_ == 0) first_seq_ = seq;
     for (const feed::Record& r : batch.records) {
-      if (clock_.empty() || r.at > held_.clock) {
-        if (clock_.size() == clock_.capacity()) {
-          held_.bytes -= clock_.capacity() * sizeof(clock_[0]);
-          clock_.reserve(clock_.size() + clock_.size() / 4 + 64);
-          held_.bytes += clock_.capacity() * sizeof(clock_[0]);
-        }
-        clock_.emplace_back(r.at, seq);
-      }
+      held_.bytes += static_cast<uint64_t>(clock_.add(r.at, seq));
       held_.clock = std::max(held_.clock, r.at);
       switch (r.op()) {
         case feed::Op::Market: {
@@ -131,12 +124,7 @@ void HistoryStore::read_many(
   fn(hs, held_);
 }
 
-uint64_t HistoryStore::seq_at(int64_t at) const {
-  auto it = std::upper_bound(clock_.begin(), clock_.end(), at,
-                             [](int64_t t, const std::pair<int64_t, uint64_t>& c) { return t < c.first; });
-  if (it == clock_.end()) return held_.seq;
-  return it->second - 1;
-}
+uint64_t HistoryStore::seq_at(int64_t at) const { return clock_.seq_at(at, held_.seq); }
 
 HeldState HistoryStore::state() const {
   std::shared_lock lock(mu_);

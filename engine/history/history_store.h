@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/core/change_set.h"
+#include "engine/history/clock_index.h"
 #include "engine/history/event_history.h"
 
 namespace oddsrelay::history {
@@ -63,9 +64,7 @@ class HistoryStore {
   HeldState held_;
   uint64_t cut_seq_ = 0;  // points before this seq were dropped for the bound
   uint64_t first_seq_ = 0;
-  // (at, seq) each time the feed clock moved on: seq_at's index. 16 bytes a
-  // record whose `at` is new (counted in the bound, never cut yet).
-  std::vector<std::pair<int64_t, uint64_t>> clock_;
+  ClockIndex clock_;  // seq_at's index
 };
 
 }  // namespace oddsrelay::history
