@@ -14,6 +14,7 @@
 #include "engine/catalog/catalog.h"
 #include "engine/core/published.h"
 #include "engine/core/snapshot.h"
+#include "engine/history/history_store.h"
 #include "protocol/api/api_keys.h"
 #include "protocol/api/origins.h"
 #include "protocol/api/stream_upgrade.h"
@@ -28,6 +29,7 @@ class HttpServer;
 
 struct RestInputs {
   const SnapshotStore* snapshots = nullptr;
+  const history::HistoryStore* history = nullptr;  // --history off: null, /v1/odds/history answers 404
   const Published<KeyStore>* keys = nullptr;
   CatalogPtr catalog;  // the market dictionary; null: /v1/markets answers 404
   const Published<Catalog>* catalog_updates =

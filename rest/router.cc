@@ -30,6 +30,7 @@ enum RouteFlags : uint8_t {
   kPublic = 1 << 0,   // no key: the page or the URL carries its own credential
   kStream = 1 << 1,   // a WebSocket upgrade, handed to the relay
   kCatalog = 1 << 2,  // answered from the market catalog
+  kHistory = 1 << 3,  // answered from the odds history (--history)
 };
 
 struct Route {
@@ -61,6 +62,7 @@ constexpr Route kRoutes[] = {
     {"/v1/prematch", "GET, OPTIONS", need(Data::PrematchEvent), 0, api::prematch},
     {"/v1/event", "GET, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, api::event, api::declare_event},
     {"/v1/odds", "GET, POST, OPTIONS", need(Data::Price), 0, api::odds},
+    {"/v1/odds/history", "GET, OPTIONS", need(Data::Price), kHistory, api::odds_history},
     {"/v1/scores", "GET, OPTIONS", need(Data::Score), 0, api::scores},
     {"/v1/status", "GET, OPTIONS", kNothing, 0, api::status},
     {"/metrics", "GET", kNothing, 0, api::metrics},  // like /v1/status, for Prometheus (docs/metrics.md)
@@ -254,7 +256,9 @@ void RestApi::dispatch(Call& c, Peer& peer, Takeover& takeover) {
   for (const auto& r : kRoutes)
     if (req.path == r.path) route = &r;
   const bool stream = route && (route->flags & kStream);
-  if (route && ((stream && !inputs.open_stream) || ((route->flags & kCatalog) && !has_catalog))) route = nullptr;
+  if (route && ((stream && !inputs.open_stream) || ((route->flags & kCatalog) && !has_catalog) ||
+                ((route->flags & kHistory) && !inputs.history)))
+    route = nullptr;
   if (req.method == "OPTIONS" && !stream) {  // CORS preflight: no key needed
     std::string allow = std::string("Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n") + Call::kAllowHeaders +
                         "Access-Control-Max-Age: 86400\r\n";

@@ -25,6 +25,18 @@ inline constexpr const char* kIpNotAllowed = "Source address not allowed for thi
 inline constexpr const char* kOriginNotAllowed = "Origin not allowed for this API key";  // 403, allow_origins
 inline constexpr const char* kBadOddsBody =
     "Invalid body: expected {\"sport\": <int>, \"market\": <int>, \"events\": [<event id>, ...]}";
+// GET /v1/odds/history (docs/api.md "Odds history"): 400s naming the parameter
+inline constexpr const char* kBadHistoryMarket = "Invalid market parameter: expected a market id";
+inline constexpr const char* kBadHistoryOutcome = "Invalid outcome parameter: expected an outcome id";
+inline constexpr const char* kBadHistoryFrom = "Invalid from parameter: expected unix ms";
+inline constexpr const char* kBadHistoryTo = "Invalid to parameter: expected unix ms";
+inline constexpr const char* kHistoryFromAfterTo = "Invalid from parameter: after to";
+inline constexpr const char* kBadHistoryInterval =
+    "Invalid interval parameter: expected raw, 1s, 10s, 1m, 5m, 15m or 1h";
+inline constexpr const char* kBadHistoryFormat = "Invalid format parameter: expected json or csv";
+inline constexpr const char* kBadOddsAt = "Invalid at parameter: expected unix ms";  // GET /v1/odds?at=
+inline constexpr const char* kOddsAtNoHistory = "Invalid at parameter: the odds history is off (--history off)";
+inline constexpr const char* kHorizonExceeded = "horizon_exceeded";  // with held_from
 inline constexpr const char* kGroupsNeedSport = "groups=1 needs a sport parameter: groups are sport-scoped";
 
 inline constexpr const char* kNoStreamCoverage = "No stream coverage for this event";

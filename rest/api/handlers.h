@@ -16,18 +16,20 @@ void live(Call& c);      // GET /v1/live
 void prematch(Call& c);  // GET /v1/prematch
 void event(Call& c);     // GET /v1/event
 void declare_event(Call& c, Needs& n);
-void odds(Call& c);           // GET and POST /v1/odds
-void scores(Call& c);         // GET /v1/scores
-void settlements(Call& c);    // GET /v1/settlements
-void markets(Call& c);        // GET /v1/markets
-void market_groups(Call& c);  // GET /v1/market-groups
-void status(Call& c);         // GET /v1/status
-void metrics(Call& c);        // GET /metrics (not with --metrics-listen)
-void stream_url(Call& c);     // GET /v1/stream
-void widget_events(Call& c);  // GET /widget-events
-void widget_data(Call& c);    // GET /widget-data
-void widget_page(Call& c);    // GET /widget
-void rdstn(Call& c);          // POST /rdstn
+void odds(Call& c);                          // GET and POST /v1/odds
+void odds_history(Call& c);                  // GET /v1/odds/history
+void odds_at(Call& c, std::string_view at);  // GET /v1/odds?at=: called by odds()
+void scores(Call& c);                        // GET /v1/scores
+void settlements(Call& c);                   // GET /v1/settlements
+void markets(Call& c);                       // GET /v1/markets
+void market_groups(Call& c);                 // GET /v1/market-groups
+void status(Call& c);                        // GET /v1/status
+void metrics(Call& c);                       // GET /metrics (not with --metrics-listen)
+void stream_url(Call& c);                    // GET /v1/stream
+void widget_events(Call& c);                 // GET /widget-events
+void widget_data(Call& c);                   // GET /widget-data
+void widget_page(Call& c);                   // GET /widget
+void rdstn(Call& c);                         // POST /rdstn
 void declare_rdstn(Call& c, Needs& n);
 
 // Routes without a key: the URL or the page carries its own credential.

@@ -62,6 +62,7 @@ bool assemble_gzip(OddsCache& cache, const std::vector<OddsCache::Fragment*>& fr
 }
 
 void get_odds(Call& c) {
+  if (auto at = c.param("at"); at && !at->empty()) return odds_at(c, *at);
   std::vector<const EventEntry*> asked, events;
   std::vector<std::string> missing;
   if (!resolve_ids(c, split_ids(c.param("ids").value_or("")), asked, &missing)) return;

@@ -55,7 +55,7 @@ WS_HEADERS = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Ve
 # which a plain GET opens, has a bad conflate_ms= so that it is refused
 # after every other check (400) instead of opening an endless stream.
 KEYED = [("GET", "/v1/sports", None), ("GET", "/v1/live", None), ("GET", "/v1/prematch", None),
-         ("GET", "/v1/event?id=1", None), ("GET", "/v1/odds?ids=1", None),
+         ("GET", "/v1/event?id=1", None), ("GET", "/v1/odds?ids=1", None), ("GET", "/v1/odds/history?id=1", None),
          ("POST", "/v1/odds", '{"market": 1001, "events": ["1"]}'), ("GET", "/v1/scores", None),
          ("GET", "/v1/settlements?ids=1", None), ("GET", "/v1/markets", None), ("GET", "/v1/market-groups", None),
          ("GET", "/v1/status", None), ("GET", "/metrics", None), ("GET", "/v1/stream?id=1", None),
@@ -245,6 +245,12 @@ class Live(unittest.TestCase):
         self.assertFalse(self.get(f"/v1/event?id={pre}&sport=1")["data"]["live"])
         d = self.get(f"/v1/odds?ids={ev},{pre},bogus,424242")["data"]
         self.assertIn(ev, d)
+        hist = self.get(f"/v1/odds/history?id={ev}")
+        self.assertEqual(hist["id"], ev)
+        self.assertTrue(self.get(f"/v1/odds/history?id={pre}&interval=1m&from=0")["success"])
+        self.assertTrue(call(self.port, f"/v1/odds/history?id={ev}&format=csv", status=200))
+        at = self.get(f"/v1/odds?ids={ev},{pre},bogus&at={hist['to']}")
+        self.assertTrue(at["seq"] > 0 and at["epoch"])
         self.assertTrue(self.get(f"/v1/odds?ids={ev}", headers={"Accept-Encoding": "gzip"})["data"][ev])
         post = call(self.port, "/v1/odds", method="POST", status=200,
                     body=json.dumps({"sport": 1, "market": 1001, "events": [ev, pre]}))[2]
@@ -313,6 +319,11 @@ class Live(unittest.TestCase):
             "/v1/event?id=424242": (404, "Event not found"),
             f"/v1/event?id={self.live}&sport=2": (404, "Event not found"),
             "/v1/odds": (400, "Missing ids parameter"),
+            "/v1/odds?ids=1&at=x": (400, "Invalid at parameter: expected unix ms"),
+            "/v1/odds/history": (400, "Missing id parameter"),
+            "/v1/odds/history?id=424242": (404, "Event not found"),
+            f"/v1/odds/history?id={self.live}&interval=2m": (
+                400, "Invalid interval parameter: expected raw, 1s, 10s, 1m, 5m, 15m or 1h"),
             "/v1/odds?ids=" + ",".join(str(i) for i in range(1, 102)): (400, "Too many ids: at most 100 per request"),
             "/v1/scores?sport=x": (400, "Invalid sport parameter: expected a sport id"),
             "/v1/settlements": (400, "Missing ids parameter"),
@@ -345,7 +356,7 @@ class Live(unittest.TestCase):
                          {"error": "Origin not allowed for this API key"})
         none = "openapi-none-key"
         for path, perm in [("/v1/live", "'live'"), ("/v1/prematch", "'prematch'"), ("/v1/event?id=1", "'live' or 'prematch'"),
-                           ("/v1/odds?ids=1", "'odds'"), ("/v1/scores", "'scores'"), ("/v1/settlements?ids=1", "'scores'"),
+                           ("/v1/odds?ids=1", "'odds'"), ("/v1/odds/history?id=1", "'odds'"), ("/v1/scores", "'scores'"), ("/v1/settlements?ids=1", "'scores'"),
                            ("/v1/markets", "'odds'"), ("/v1/market-groups", "'odds'"), ("/v1/stream?id=1", "'stream'"),
                            ("/widget-events", "'widget'"), ("/widget-data?event_id=1", "'widget'"),
                            ("/widget?event_id=1", "'widget'"), ("/ws", "'live'"),

@@ -7,6 +7,8 @@
 #                                  (protocol/net: the sockets under both outputs)
 #   engine/core, catalog,          the single writer, its snapshots, the
 #     settlement, views            dictionary, settlement, the JSON views
+#   engine/history                 the odds history, made from published
+#                                  batches (REST reads it)
 #   engine/storage                 the log on disk
 #   engine/sources                 the simulator and replay
 #   engine/bus                     the cluster's log (input and output)
@@ -61,10 +63,11 @@ rules=(
   "engine/catalog/:$core engine/catalog/"
   "engine/settlement/:$core engine/catalog/ engine/settlement/"
   "engine/views/:$core engine/catalog/ engine/settlement/ engine/views/"
+  "engine/history/:$core engine/history/"
   "engine/storage/:$core engine/catalog/ engine/storage/"
   "engine/sources/:$core engine/catalog/ engine/storage/ engine/sources/"
   "engine/bus/:$core engine/catalog/ engine/storage/ engine/sources/ engine/bus/"
-  "rest/:$core engine/catalog/ engine/settlement/ engine/views/ rest/"
+  "rest/:$core engine/catalog/ engine/settlement/ engine/views/ engine/history/ rest/"
   "relay/:$core engine/catalog/ engine/settlement/ engine/views/ relay/"
   "relay/webhooks/:$core engine/catalog/ engine/settlement/ engine/views/ relay/webhooks/"
   "tools/:protocol/ engine/ rest/ relay/ tools/"

@@ -45,6 +45,7 @@ const IntFlag kIntFlags[] = {
     {"--stream-ttl", 1, 30 * 86400, &Options::stream_ttl_s},
     {"--webhook-retries", 1, 1000, &Options::webhook_retries},
     {"--webhook-timeout", 10, 600'000, &Options::webhook_timeout_ms},
+    {"--history-bytes", 64 << 10, int64_t{1} << 40, &Options::history_bytes},
 };
 }  // namespace
 
@@ -318,6 +319,19 @@ TEST(Cli, CatalogReload) {
   for (const char* bad : {"0s", "10", "1w", "-1h", ""})
     expect_refused({"--catalog-reload", bad}, "bad --catalog-reload");
   expect_refused({"--catalog-reload"}, "--catalog-reload");
+}
+
+TEST(Cli, History) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({}, o, err));
+  EXPECT_TRUE(o.history);
+  EXPECT_EQ(o.history_bytes, int64_t{256} << 20);
+  ASSERT_TRUE(parse({"--history", "off", "--history-bytes", "64M"}, o, err)) << err;
+  EXPECT_FALSE(o.history);
+  EXPECT_EQ(o.history_bytes, int64_t{64} << 20);
+  EXPECT_FALSE(parse({"--history", "maybe"}, o, err));
+  EXPECT_EQ(err, "bad --history 'maybe' (on or off)");
 }
 
 TEST(Cli, UsageNamesEveryFlag) {

@@ -75,6 +75,14 @@ bool take_retain_ended(const std::string& v, Options& out, std::string& err) {
   err = "bad --retain-ended '" + v + "' (a duration such as 96h, 90m or 30s; 1s..3650d)";
   return false;
 }
+bool take_history(const std::string& v, Options& out, std::string& err) {
+  if (v != "off" && v != "on") {
+    err = "bad --history '" + v + "' (on or off)";
+    return false;
+  }
+  out.history = v == "on";
+  return true;
+}
 bool take_resume_window(const std::string& v, Options& out, std::string& err) {
   return parse_resume_window(v, out, err);
 }
@@ -232,6 +240,18 @@ const Flag kFlags[] = {
      "(default 96h, above the 72 h window for corrected\n"
      "results; shorter only for tests and soaks)",
      custom(take_retain_ended)},
+    {"--history", "on|off",
+     "the odds history of GET /v1/odds/history: a point\n"
+     "per outcome each time a record moves its price,\n"
+     "flags or line `s`, made off the applying thread\n"
+     "and kept in memory until its event leaves at the\n"
+     "retention horizon (default on)",
+     custom(take_history)},
+    {"--history-bytes", "BYTES",
+     "memory bound of the odds history: past it the\n"
+     "oldest points go first and answers say\n"
+     "`held_from` (default 256M)",
+     number(64 << 10, uint64_t{1} << 40, &Options::history_bytes, true)},
     {"--resume-window", "SPEC",
      "what /pt-ws and /ws keep for `resume=EPOCH:SEQ`:\n"
      "BYTES[K|M|G] and/or SECONDS followed by s, comma-\n"

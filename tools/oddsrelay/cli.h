@@ -72,6 +72,8 @@ struct Options {
   uint64_t resume_window_bytes = 128u << 20;        // /pt-ws and /ws resume: frames kept, at most...
   int64_t resume_window_s = 60;                     // ...and for at most this long
   int64_t retain_ended_ms = kDefaultRetainEndedMs;  // retention horizon in feed time (engine/core/retention.h)
+  bool history = true;                              // --history off: no odds history (engine/history/)
+  int64_t history_bytes = int64_t{256} << 20;       // the odds history's memory bound
   std::vector<int32_t> stream_sports = {1, 2, 5};   // live events of these sports have a stream
   rest::TrustedProxies trust_proxy;  // proxies whose X-Forwarded-For / PROXY line is believed; empty: none
   rest::PublicUrl public_url;        // base of the URLs handed out; unset: http://<Host>

@@ -22,6 +22,8 @@
 
 #include "engine/core/pipeline.h"
 #include "engine/core/state_digest.h"
+#include "engine/history/history_recorder.h"
+#include "engine/history/history_store.h"
 #include "engine/sources/sources.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
@@ -118,6 +120,10 @@ struct Node {
   std::unique_ptr<rest::MetricsHandler> metrics_handler;
   std::unique_ptr<rest::HttpServer> metrics_http;
   std::unique_ptr<FeedFileWriter> capture;
+  // The odds history (--history): the store exists from the start, for the
+  // REST inputs; the recorder is a sink like the relay.
+  std::unique_ptr<history::HistoryStore> history;
+  std::unique_ptr<history::HistoryRecorder> history_recorder;
   std::unique_ptr<Pipeline> pipeline;
   const char* shown_host = nullptr;
 };
@@ -214,6 +220,7 @@ rest::RestInputs rest_inputs(Node& n) {
   const Options& opt = n.opt;
   rest::RestInputs in;
   in.snapshots = &n.engine.store();
+  in.history = n.history.get();
   in.keys = n.key_store.get();
   in.catalog = n.catalog;
   in.catalog_updates = &n.catalog_source->published();
@@ -400,6 +407,11 @@ void build_outputs(Node& n) {
   n.webhooks = std::make_unique<relay::Webhooks>(hook_opts, *n.key_store);
   n.pipeline->add_sink(n.webhooks.get());
   n.webhooks->start();
+  if (n.history) {
+    n.history_recorder = std::make_unique<history::HistoryRecorder>(*n.history);
+    n.pipeline->add_sink(n.history_recorder.get());
+    n.history_recorder->start();
+  }
 }
 
 // The feed last: everything it reaches exists. Then the node serves.
@@ -489,6 +501,7 @@ int shut_down(Node& n, uint64_t& last_applied) {
   if (n.publisher) n.publisher->stop(5000);
   n.relay->stop();  // after the last batch: the pipeline calls into it until then
   n.webhooks->stop();
+  if (n.history_recorder) n.history_recorder->stop();
   if (n.capture) n.capture->close();
   if (n.journal) n.journal->close();  // after the pipeline: every sealed batch is written
   n.publisher.reset();
@@ -506,6 +519,7 @@ int run(const Options& opt) {
   if (int rc = load_inputs(n)) return rc;
   take_signals(n);
   n.engine.set_retain_ended_ms(opt.retain_ended_ms);  // before any record: replays must evict alike
+  if (opt.history) n.history = std::make_unique<history::HistoryStore>(static_cast<size_t>(opt.history_bytes));
   if (int rc = start_listeners(n)) return rc;
   if (int rc = build_log(n)) return rc;
   if (int rc = build_recorders(n)) return rc;

@@ -1,0 +1,56 @@
+// The book of one event at a past log position (engine/history/book_at.h).
+#include "engine/history/book_at.h"
+
+#include <algorithm>
+
+namespace oddsrelay::history {
+
+namespace {
+
+const OutcomeHistory* find_outcome(const std::vector<OutcomeHistory>& outs, const OutcomeKey& k) {
+  auto it = std::lower_bound(outs.begin(), outs.end(), k,
+                             [](const OutcomeHistory& o, const OutcomeKey& key) { return o.key < key; });
+  return it != outs.end() && !(k < it->key) ? &*it : nullptr;
+}
+
+}  // namespace
+
+MarketList book_at(const EventHistory& h, uint64_t seq) {
+  MarketList out;
+  for (const MarketMarks& mm : h.marks()) {
+    const auto mark = mm.at_or_before(seq);
+    if (!mark || mark->layout < 0) continue;
+    const MarketLayout& layout = mm.layout(mark->layout);
+    size_t nout = 0;
+    for (const LineLayout& l : layout) nout += l.outcomes.size();
+    Line* lines = nullptr;
+    Outcome* outcomes = nullptr;
+    std::shared_ptr<Market> m = Market::make(mm.market(), layout.size(), nout, &lines, &outcomes);
+    uint32_t at = 0;
+    for (size_t i = 0; i < layout.size(); ++i) {
+      const LineLayout& l = layout[i];
+      Line& line = lines[i];
+      line.key = l.key;
+      line.suspended = 0;
+      line.first = at;
+      line.count = static_cast<uint32_t>(l.outcomes.size());
+      line.ls = mark->at;
+      for (uint32_t id : l.outcomes) {
+        Outcome& o = outcomes[at++];
+        o = Outcome{id, 0, 0, 0, 0};
+        const OutcomeHistory* oh = find_outcome(h.outcomes(), OutcomeKey{mm.market(), l.key, id});
+        if (!oh) continue;
+        const PointSeries::Quote q = oh->points.quote_at(seq);
+        o.price = q.price;
+        o.prev_price = q.price;  // not served by GET /v1/odds
+        o.flags = q.flags;
+        o.ts = q.ts;
+        line.suspended = q.s;
+      }
+    }
+    out.push_back(MarketRef{mm.market(), std::move(m)});
+  }
+  return out;
+}
+
+}  // namespace oddsrelay::history

@@ -1,0 +1,92 @@
+// The history of one event: one series of points per outcome it ever had
+// (market, line, outcome), sorted, so that an answer for the event reads
+// these and nothing else (the index of engine/history/history_store.h is
+// one map entry an event). Point making lives here: a `market` record is a
+// full replacement, so comparing it with each outcome's last point says
+// which outcomes moved, which are new and which left the market.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/core/market.h"
+#include "engine/history/market_marks.h"
+#include "engine/history/point_series.h"
+#include "protocol/feed_record.h"
+
+namespace oddsrelay::history {
+
+struct OutcomeKey {
+  uint32_t market = 0;
+  LineKey line;
+  uint32_t outcome = 0;
+};
+bool operator<(const OutcomeKey& a, const OutcomeKey& b);
+
+struct OutcomeHistory {
+  OutcomeKey key;
+  PointSeries points;
+  // Kept apart from the series, which the memory bound may cut: the first
+  // priced point, the last one, and the last one before the event went
+  // live (set then; docs/api.md "Odds history").
+  Point open, last_priced, close;
+};
+
+class EventHistory {
+ public:
+  explicit EventHistory(std::string key) : key_(std::move(key)) {}
+
+  // A `market` record at `at`, log position `seq`. Returns the bytes the
+  // event's history grew by.
+  int64_t on_market(const feed::MarketRec& rec, int64_t at, uint64_t seq);
+  // A `remove`: every priced outcome leaves the book (a null point each);
+  // the history itself stays until the retention horizon.
+  int64_t on_remove(int64_t at, uint64_t seq);
+  // An `event` record: its display id, and the first one listing it live
+  // fixes every outcome's close.
+  void on_event(std::string_view key, bool live, uint64_t seq);
+
+  // Drops points with seq < `seq`; returns the bytes freed.
+  int64_t cut_before(uint64_t seq);
+  // The ts of its oldest held point, or INT64_MAX.
+  int64_t oldest_ts() const;
+
+  const std::string& key() const { return key_; }
+  uint64_t live_seq() const { return live_seq_; }  // 0: not live yet
+  const std::vector<OutcomeHistory>& outcomes() const { return outcomes_; }
+  const std::vector<MarketMarks>& marks() const { return marks_; }  // sorted by market
+  // Whether an `event` record had listed it (and no `remove` since) after
+  // the record at `seq`; and the seq of its first record.
+  bool listed_at(uint64_t seq) const;
+  uint64_t first_seq() const { return first_seq_; }
+  // Nothing left that an answer at or after now could show: no outcome, no
+  // market (not even empty rungs), not listed. The memory bound drops such
+  // an event whole.
+  bool idle() const;
+  size_t bytes() const { return bytes_; }
+  uint64_t points() const { return points_; }
+
+  // What one outcome costs besides its points' bytes.
+  static constexpr size_t kOutcomeBytes = sizeof(OutcomeHistory);
+
+ private:
+  int64_t add_point(OutcomeHistory& o, const Point& p);
+  MarketMarks& marks_of(uint32_t market);
+  void seen(uint64_t seq) {
+    if (first_seq_ == 0) first_seq_ = seq;
+  }
+
+  std::string key_;
+  uint64_t live_seq_ = 0;
+  std::vector<OutcomeHistory> outcomes_;            // sorted by key
+  std::vector<MarketMarks> marks_;                  // sorted by market
+  std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing
+  uint64_t first_seq_ = 0;
+  size_t bytes_ = sizeof(EventHistory);
+  uint64_t points_ = 0;
+};
+
+}  // namespace oddsrelay::history

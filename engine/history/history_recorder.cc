@@ -1,0 +1,44 @@
+// The history recorder's thread (engine/history/history_recorder.h).
+#include "engine/history/history_recorder.h"
+
+#include <chrono>
+
+#include "protocol/named_thread.h"
+
+namespace oddsrelay::history {
+
+void HistoryRecorder::start() {
+  running_ = true;
+  thread_ = named_thread("history", [this] { run(); });
+}
+
+void HistoryRecorder::on_batch(const BatchPtr& batch) {
+  // Bounded backlog (pipeline.h): a lagging recorder slows the feed.
+  while (backlog_.full() && running_.load(std::memory_order_relaxed) && !stopping_.load(std::memory_order_relaxed))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  backlog_.added(*batch);
+  queue_.enqueue(batch);
+}
+
+void HistoryRecorder::run() {
+  BatchPtr batches[64];
+  for (;;) {
+    size_t n = queue_.wait_dequeue_bulk_timed(batches, 64, 50'000);
+    if (n == 0 && stopping_.load(std::memory_order_acquire) && queue_.size_approx() == 0) break;
+    for (size_t i = 0; i < n; ++i) {
+      backlog_.taken(*batches[i]);
+      store_.apply(*batches[i]);
+      batches[i].reset();
+      applied_.fetch_add(1, std::memory_order_release);
+    }
+  }
+}
+
+void HistoryRecorder::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true, std::memory_order_release);
+  thread_.join();
+  running_ = false;
+}
+
+}  // namespace oddsrelay::history

@@ -1,0 +1,134 @@
+// The history's index, memory bound and log position
+// (engine/history/history_store.h).
+#include "engine/history/history_store.h"
+
+#include <algorithm>
+#include <mutex>
+#include <variant>
+
+namespace oddsrelay::history {
+
+namespace {
+// Per event: the map's node and the key's heap bytes, roughly.
+constexpr size_t kEventBytes = 64;
+}  // namespace
+
+EventHistory& HistoryStore::entry(uint64_t number, const std::string& id) {
+  auto it = events_.find(number);
+  if (it == events_.end()) {
+    it = events_.emplace(number, EventHistory(id)).first;
+    held_.bytes += it->second.bytes() + kEventBytes;
+  }
+  return it->second;
+}
+
+void HistoryStore::apply(const Batch& batch) {
+  std::unique_lock lock(mu_);
+  held_.epoch = batch.snapshot->epoch;
+  if (!batch.reset) {
+    uint64_t seq = batch.first_seq;
+    if (first_seq_ == 0) first_seq_ = seq;
+    for (const feed::Record& r : batch.records) {
+      held_.bytes += static_cast<uint64_t>(clock_.add(r.at, seq));
+      held_.clock = std::max(held_.clock, r.at);
+      switch (r.op()) {
+        case feed::Op::Market: {
+          EventHistory& h = entry(r.number, r.id);
+          const uint64_t points = h.points();
+          held_.bytes += static_cast<uint64_t>(h.on_market(std::get<feed::MarketRec>(r.body), r.at, seq));
+          held_.points += h.points() - points;
+          break;
+        }
+        case feed::Op::Event: {
+          const auto& obj = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
+          entry(r.number, r.id).on_event(r.id, obj && obj->live, seq);
+          break;
+        }
+        case feed::Op::Remove:
+          if (auto it = events_.find(r.number); it != events_.end()) {
+            const uint64_t points = it->second.points();
+            held_.bytes += static_cast<uint64_t>(it->second.on_remove(r.at, seq));
+            held_.points += it->second.points() - points;
+          }
+          break;
+        default:
+          break;
+      }
+      ++seq;
+    }
+  }
+  // Evicted at the horizon: the history goes with the event (unless a later
+  // record of the batch brought the event back).
+  for (const EventChange& c : batch.changes) {
+    if (!(c.bits & kEventEvicted) || batch.snapshot->events.find(c.number)) continue;
+    if (auto it = events_.find(c.number); it != events_.end()) {
+      held_.bytes -= it->second.bytes() + kEventBytes;
+      held_.points -= it->second.points();
+      events_.erase(it);
+    }
+  }
+  held_.seq = batch.snapshot->seq;
+  held_.events = events_.size();
+  enforce_bound();
+}
+
+// Past the bound, the oldest points go: every series is cut before a seq an
+// eighth of the held span further on, until the history is under 7/8 of
+// the bound (so that a cut, which rewrites every series it touches, is
+// rare).
+void HistoryStore::enforce_bound() {
+  if (held_.bytes <= max_bytes_) return;
+  const uint64_t target = max_bytes_ / 8 * 7;
+  uint64_t lo = std::max(cut_seq_, first_seq_);
+  while (held_.bytes > target && lo < held_.seq) {
+    const uint64_t cut = lo + std::max<uint64_t>(1, (held_.seq - lo) / 8);
+    for (auto it = events_.begin(); it != events_.end();) {
+      held_.bytes -= static_cast<uint64_t>(it->second.cut_before(cut));
+      if (!it->second.idle()) {
+        ++it;
+        continue;
+      }
+      held_.bytes -= it->second.bytes() + kEventBytes;
+      it = events_.erase(it);
+    }
+    lo = cut_seq_ = cut;
+  }
+  held_.held_from_seq = cut_seq_;
+  int64_t oldest = INT64_MAX;
+  uint64_t points = 0;
+  for (auto& [number, h] : events_) {
+    oldest = std::min(oldest, h.oldest_ts());
+    points += h.points();
+  }
+  held_.points = points;
+  held_.events = events_.size();
+  held_.held_from = oldest == INT64_MAX ? held_.clock : oldest;
+}
+
+void HistoryStore::read(uint64_t number, const std::function<void(const EventHistory*, const HeldState&)>& fn) const {
+  std::shared_lock lock(mu_);
+  auto it = events_.find(number);
+  fn(it == events_.end() ? nullptr : &it->second, held_);
+}
+
+void HistoryStore::read_many(
+    const std::vector<uint64_t>& numbers,
+    const std::function<void(const std::vector<const EventHistory*>&, const HeldState&)>& fn) const {
+  std::shared_lock lock(mu_);
+  std::vector<const EventHistory*> hs;
+  hs.reserve(numbers.size());
+  for (uint64_t n : numbers) {
+    auto it = events_.find(n);
+    hs.push_back(it == events_.end() ? nullptr : &it->second);
+  }
+  fn(hs, held_);
+}
+
+uint64_t HistoryStore::seq_at(int64_t at) const { return clock_.seq_at(at, held_.seq); }
+
+HeldState HistoryStore::state() const {
+  std::shared_lock lock(mu_);
+  return held_;
+}
+
+}  // namespace oddsrelay::history

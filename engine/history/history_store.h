@@ -1,0 +1,70 @@
+// Every event's odds history, in memory: the index (event number -> its
+// EventHistory), the memory bound, and the log position the histories are
+// consistent with. One writer (the history recorder's thread,
+// engine/history/history_recorder.h) applies published batches; REST
+// threads read one event at a time under a shared lock, so an answer is
+// read from that event's points only and never sees half a batch.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/core/change_set.h"
+#include "engine/history/clock_index.h"
+#include "engine/history/event_history.h"
+
+namespace oddsrelay::history {
+
+inline constexpr size_t kDefaultHistoryBytes = size_t{256} << 20;
+
+// What an answer states besides the event's points.
+struct HeldState {
+  std::string epoch;
+  uint64_t seq = 0;            // every point held has a seq <= this
+  int64_t clock = 0;           // the newest `at` applied (feed time)
+  int64_t held_from = 0;       // points from this ts on are all held; 0: nothing was dropped
+  uint64_t held_from_seq = 0;  // and from this seq on (the book at a moment too)
+  uint64_t events = 0, points = 0, bytes = 0;
+};
+
+class HistoryStore {
+ public:
+  explicit HistoryStore(size_t max_bytes = kDefaultHistoryBytes) : max_bytes_(max_bytes) {}
+
+  // Writer only: the batch's records in log order, then the events that
+  // left at the retention horizon.
+  void apply(const Batch& batch);
+
+  // Any thread: fn(const EventHistory* or null, const HeldState&) under the
+  // shared lock; keep it short (it holds the writer off).
+  void read(uint64_t number, const std::function<void(const EventHistory*, const HeldState&)>& fn) const;
+  HeldState state() const;
+  // Any thread: fn(histories of `numbers`, each or null, state) under one
+  // shared lock, for an answer about several events at once.
+  void read_many(const std::vector<uint64_t>& numbers,
+                 const std::function<void(const std::vector<const EventHistory*>&, const HeldState&)>& fn) const;
+  // The log position of the book at feed time `at`: the record before the
+  // first one whose `at` passed it (for a feed in time order, the last
+  // record with `at` <= it); 0 before the first record held.
+  uint64_t seq_at(int64_t at) const;  // call inside read/read_many (under the lock)
+
+ private:
+  EventHistory& entry(uint64_t number, const std::string& id);
+  void enforce_bound();
+
+  const size_t max_bytes_;
+  mutable std::shared_mutex mu_;
+  std::unordered_map<uint64_t, EventHistory> events_;
+  HeldState held_;
+  uint64_t cut_seq_ = 0;  // points before this seq were dropped for the bound
+  uint64_t first_seq_ = 0;
+  ClockIndex clock_;  // seq_at's index
+};
+
+}  // namespace oddsrelay::history

@@ -1,0 +1,33 @@
+// Varints and zigzag, the byte form of a history point's deltas
+// (engine/history/point_series.h): most deltas of a price series (a few
+// seconds, a few hundred records, a few ticks) fit one or two bytes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace oddsrelay::history {
+
+inline uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+inline void put_varint(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v) | 0x80);
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+// Reads one varint at `p` (the bytes were written by put_varint, so a
+// varint never runs past `end`); advances p.
+inline uint64_t get_varint(const uint8_t*& p) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+}
+
+}  // namespace oddsrelay::history

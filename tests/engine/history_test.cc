@@ -1,0 +1,366 @@
+// The odds history (engine/history/): which records make points (a price,
+// flags or `s` change; an outcome leaving by withdrawal, drop, market
+// removal or `remove`; re-pricing), the byte form's round trip and cut,
+// candles, the close rule, the memory bound, eviction with the event, and
+// that batching does not change a single point.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "engine/core/engine.h"
+#include "engine/core/pipeline.h"
+#include "engine/history/book_at.h"
+#include "engine/history/candles.h"
+#include "engine/history/clock_index.h"
+#include "engine/history/history_recorder.h"
+#include "engine/history/history_store.h"
+#include "engine/history/point_series.h"
+#include "engine/views/json_views.h"
+#include "tests/test_util.h"
+
+namespace oddsrelay::history {
+namespace {
+
+using test::L;
+using test::market;
+
+const std::string kId = "s7-101.5001";
+
+uint64_t number_of(const std::string& id) { return test::event(0, id, 1, false).number; }
+
+// Applies the records one batch each (or all in one) and records them.
+struct Rig {
+  Engine engine;
+  HistoryStore store;
+  explicit Rig(size_t bytes = kDefaultHistoryBytes) : store(bytes) {}
+  void feed(std::vector<feed::Record> recs, bool one_batch = false) {
+    for (auto& r : recs) {
+      engine.apply(std::move(r));
+      if (!one_batch)
+        if (auto b = engine.commit()) store.apply(*b);
+    }
+    if (auto b = engine.commit()) store.apply(*b);
+  }
+  // The points of one outcome as "ts:price/flags/s@seq" or "ts:null@seq".
+  std::vector<std::string> points(const std::string& line, uint32_t outcome, uint32_t m = 1,
+                                  const std::string& id = kId) {
+    std::vector<std::string> out;
+    store.read(number_of(id), [&](const EventHistory* h, const HeldState&) {
+      if (!h) return;
+      for (const OutcomeHistory& o : h->outcomes())
+        if (o.key.market == m && o.key.line.view() == line && o.key.outcome == outcome)
+          o.points.for_each([&](const Point& p) { out.push_back(str(p)); });
+    });
+    return out;
+  }
+  static std::string str(const Point& p) {
+    if (!p.priced) return std::to_string(p.ts) + ":null@" + std::to_string(p.seq);
+    return std::to_string(p.ts) + ":" + std::to_string(p.price) + "/" + std::to_string(p.flags) + "/" +
+           std::to_string(p.s) + "@" + std::to_string(p.seq);
+  }
+};
+
+using V = std::vector<std::string>;
+
+TEST(HistoryPoints, PriceFlagsAndLineSuspensionMakePointsRepeatsDoNot) {
+  Rig r;
+  r.feed({market(1000, kId, 1, {{"s", 0, {{1, 150, 0}, {2, 250, 0}}}}),
+          market(2000, kId, 1, {{"s", 0, {{1, 150, 0}, {2, 250, 0}}}}),    // nothing moved
+          market(3000, kId, 1, {{"s", 0, {{1, 160, 0}, {2, 250, 0}}}}),    // price of 1
+          market(4000, kId, 1, {{"s", 0, {{1, 160, 4}, {2, 250, 0}}}}),    // flags of 1
+          market(5000, kId, 1, {{"s", 1, {{1, 160, 4}, {2, 250, 0}}}})});  // the line's s: both
+  EXPECT_EQ(r.points("s", 1), (V{"1000:150/0/0@1", "3000:160/0/0@3", "4000:160/4/0@4", "5000:160/4/1@5"}));
+  EXPECT_EQ(r.points("s", 2), (V{"1000:250/0/0@1", "5000:250/0/1@5"}));
+}
+
+TEST(HistoryPoints, LeavingTheMarketIsANullPointAndRepricingGoesOn) {
+  Rig r;
+  r.feed({market(1000, kId, 1, {{"s2.5", 0, {{1, 190, 0}, {2, 195, 0}}}, {"s3.5", 0, {{1, 300, 0}, {2, 140, 0}}}}),
+          market(2000, kId, 1, {{"s2.5", 0, {{1, 190, 0}}}, {"s3.5", 0, {{1, 300, 0}, {2, 140, 0}}}}),  // 2 dropped
+          market(3000, kId, 1, {{"s3.5", 0, {{1, 300, 0}, {2, 140, 0}}}}),  // line s2.5 withdrawn
+          market(4000, kId, 1, {}),                                         // market removed
+          market(5000, kId, 1, {{"s2.5", 0, {{1, 185, 0}, {2, 199, 0}}}}),  // priced again
+          market(6000, kId, 2, {{"s", 0, {{7, 111, 0}}}}),                  // another market: no point here
+          test::rec("{\"at\":7000,\"op\":\"remove\",\"id\":\"" + kId + "\"}")});
+  EXPECT_EQ(r.points("s2.5", 1), (V{"1000:190/0/0@1", "3000:null@3", "5000:185/0/0@5", "7000:null@7"}));
+  EXPECT_EQ(r.points("s2.5", 2), (V{"1000:195/0/0@1", "2000:null@2", "5000:199/0/0@5", "7000:null@7"}));
+  EXPECT_EQ(r.points("s3.5", 1), (V{"1000:300/0/0@1", "4000:null@4"}));
+  EXPECT_EQ(r.points("s", 7, 2), (V{"6000:111/0/0@6", "7000:null@7"}));
+}
+
+TEST(HistoryPoints, CloseIsTheLastPricedPointBeforeTheEventWentLive) {
+  Rig r;
+  r.feed({test::event(500, kId, 1, false), market(1000, kId, 1, {{"s", 0, {{1, 150, 0}}}}),
+          market(2000, kId, 1, {{"s", 0, {{1, 170, 0}}}}), market(2500, kId, 1, {}), test::event(3000, kId, 1, true),
+          market(4000, kId, 1, {{"s", 0, {{1, 120, 0}}}}), test::event(5000, kId, 1, false),
+          test::event(6000, kId, 1, true)});
+  r.store.read(number_of(kId), [&](const EventHistory* h, const HeldState& st) {
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->live_seq(), 5u);
+    EXPECT_EQ(st.seq, 8u);
+    ASSERT_EQ(h->outcomes().size(), 1u);
+    const OutcomeHistory& o = h->outcomes()[0];
+    EXPECT_EQ(Rig::str(o.open), "1000:150/0/0@2");
+    EXPECT_EQ(Rig::str(o.close), "2000:170/0/0@3");
+    EXPECT_EQ(Rig::str(o.last_priced), "4000:120/0/0@6");
+  });
+}
+
+TEST(HistoryPoints, BatchingChangesNoPoint) {
+  auto recs = test::sim_records(3000);
+  Rig one, each;
+  one.feed(recs, true);
+  each.feed(recs, false);
+  HeldState a = one.store.state(), b = each.store.state();
+  EXPECT_GT(a.points, 1000u);
+  EXPECT_EQ(a.points, b.points);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.bytes, b.bytes);
+}
+
+TEST(HistoryEncoding, RoundTripAndCut) {
+  std::mt19937_64 rng(7);
+  PointSeries s;
+  std::vector<Point> in;
+  int64_t ts = 1'767'225'600'000;
+  uint64_t seq = 1;
+  for (int i = 0; i < 5000; ++i) {
+    Point p;
+    ts += static_cast<int64_t>(rng() % 20'000) - 2'000;  // sometimes back in time
+    seq += 1 + rng() % 5000;
+    p.ts = ts;
+    p.seq = seq;
+    p.priced = rng() % 10 != 0;
+    if (p.priced) {
+      p.price = static_cast<int32_t>(rng() % 100'000);
+      p.flags = rng() % 4 == 0 ? static_cast<uint32_t>(rng()) : 0;
+      p.s = static_cast<uint8_t>(rng() % 2);
+    }
+    s.append(p);
+    in.push_back(p);
+  }
+  std::vector<Point> out;
+  s.for_each([&](const Point& p) { out.push_back(p); });
+  ASSERT_EQ(out.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(Rig::str(out[i]), Rig::str(in[i])) << i;
+  EXPECT_LT(s.bytes(), in.size() * 12);  // random flags and wide deltas: still well under a Point's 32
+  const uint64_t cut = in[1234].seq;
+  EXPECT_EQ(s.cut_before(cut), 1234u);
+  out.clear();
+  s.for_each([&](const Point& p) { out.push_back(p); });
+  ASSERT_EQ(out.size(), in.size() - 1234);
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(Rig::str(out[i]), Rig::str(in[i + 1234])) << i;
+  s.append(in.back());  // appending after a cut continues from the right state
+  out.clear();
+  s.for_each([&](const Point& p) { out.push_back(p); });
+  EXPECT_EQ(Rig::str(out.back()), Rig::str(in.back()));
+}
+
+TEST(HistoryEncoding, SimulatorPointsTakeAtMostEightBytes) {
+  Rig r;
+  auto recs = test::sim_records(40000);
+  std::set<uint64_t> numbers;
+  for (const auto& rec : recs) numbers.insert(rec.number);
+  r.feed(std::move(recs), true);
+  HeldState st = r.store.state();
+  uint64_t series_bytes = 0, outcomes = 0;
+  for (uint64_t n : numbers)
+    r.store.read(n, [&](const EventHistory* h, const HeldState&) {
+      if (!h) return;
+      for (const OutcomeHistory& o : h->outcomes()) series_bytes += o.points.bytes();
+      outcomes += h->outcomes().size();
+    });
+  ASSERT_GT(st.points, 0u);
+  const double encoded = static_cast<double>(series_bytes) / static_cast<double>(st.points);
+  const double held = static_cast<double>(st.bytes) / static_cast<double>(st.points);
+  std::printf(
+      "history: %llu points of %llu outcomes; %.2f bytes a point encoded, %.2f with every overhead "
+      "(%zu bytes an outcome)\n",
+      static_cast<unsigned long long>(st.points), static_cast<unsigned long long>(outcomes), encoded, held,
+      EventHistory::kOutcomeBytes);
+  EXPECT_LE(encoded, 8.0);
+}
+
+TEST(HistoryCandles, BucketsAlignedOnlyPricedPointsCounted) {
+  std::vector<Point> pts = {{1000, 1, 150, 0, 0, true}, {1500, 2, 170, 0, 0, true}, {1700, 3, 0, 0, 0, false},
+                            {1999, 4, 140, 0, 0, true}, {2000, 5, 160, 4, 0, true}, {9000, 6, 0, 0, 0, false},
+                            {10500, 7, 155, 0, 0, true}};
+  std::vector<Candle> c;
+  add_candles(pts, 1000, c);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ((std::vector<int64_t>{c[0].t0, c[0].open, c[0].high, c[0].low, c[0].close, c[0].n}),
+            (std::vector<int64_t>{1000, 150, 170, 140, 140, 3}));
+  EXPECT_EQ((std::vector<int64_t>{c[1].t0, c[1].open, c[1].close, c[1].n}), (std::vector<int64_t>{2000, 160, 160, 1}));
+  EXPECT_EQ(c[2].t0, 10000);
+  c.clear();
+  add_candles(pts, 10'000, c);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].n, 4u);
+  EXPECT_EQ(c[0].close, 160);
+  EXPECT_EQ(*interval_ms("15m"), 900'000);
+  EXPECT_EQ(*interval_ms("raw"), 0);
+  EXPECT_FALSE(interval_ms("2m"));
+}
+
+TEST(HistoryBound, OldestPointsGoFirstAndTheBoundHolds) {
+  auto recs = test::sim_records(20000);
+  Rig full;
+  full.feed(recs, true);
+  // Room for the book (each outcome in it stays) and a third of the points.
+  const size_t bound = full.store.state().bytes * 3 / 4;
+  Rig r(bound);
+  r.feed(recs);
+  HeldState st = r.store.state();
+  EXPECT_LE(st.bytes, bound);
+  EXPECT_GT(st.held_from, 0);
+  // What is held is exactly the tail of the unbounded history: every point
+  // from the first one still held on.
+  uint64_t held = 0, tail = 0;
+  int64_t oldest = INT64_MAX;
+  uint64_t first_seq = UINT64_MAX;
+  std::set<uint64_t> numbers;
+  for (const auto& rec : recs) numbers.insert(rec.number);
+  for (uint64_t n : numbers)
+    r.store.read(n, [&](const EventHistory* h, const HeldState&) {
+      if (!h) return;
+      for (const OutcomeHistory& o : h->outcomes())
+        o.points.for_each([&](const Point& p) {
+          ++held;
+          oldest = std::min(oldest, p.ts);
+          first_seq = std::min(first_seq, p.seq);
+        });
+    });
+  for (uint64_t n : numbers)
+    full.store.read(n, [&](const EventHistory* h, const HeldState&) {
+      if (!h) return;
+      for (const OutcomeHistory& o : h->outcomes())
+        o.points.for_each([&](const Point& p) { tail += p.seq >= first_seq; });
+    });
+  EXPECT_EQ(st.held_from, oldest);
+  EXPECT_EQ(held, st.points);
+  EXPECT_EQ(held, tail);
+  EXPECT_LT(held, full.store.state().points);
+}
+
+TEST(HistoryEviction, TheHistoryLeavesWithTheEventAtTheHorizon) {
+  Rig r;
+  r.engine.set_retain_ended_ms(10'000);
+  const std::string other = "s7-101.5002";
+  r.feed({test::event(1000, kId, 1, true), market(1000, kId, 1, {{"s", 0, {{1, 150, 0}}}}),
+          test::rec("{\"at\":2000,\"op\":\"score\",\"id\":\"" + kId + "\",\"home\":1,\"away\":0,\"status\":\"ended\"}"),
+          test::rec("{\"at\":3000,\"op\":\"remove\",\"id\":\"" + kId + "\"}"),
+          market(11'000, other, 1, {{"s", 0, {{1, 150, 0}}}})});
+  EXPECT_EQ(r.points("s", 1).size(), 2u);  // still held after its remove
+  r.feed({market(13'001, other, 1, {{"s", 0, {{1, 151, 0}}}})});
+  EXPECT_FALSE(r.engine.current()->events.find(number_of(kId)));
+  EXPECT_TRUE(r.points("s", 1).empty());
+  EXPECT_EQ(r.points("s", 1, 1, other).size(), 2u);
+}
+
+// The book at a moment (GET /v1/odds?at=): after every record of a
+// simulated feed, every event's markets rebuilt from the history encode to
+// the very bytes the engine's own markets do at that seq.
+TEST(HistoryBookAt, EveryEventsBookAtEverySeqIsTheEnginesByteForByte) {
+  auto recs = test::sim_records(4000);
+  Rig r;
+  uint64_t compared = 0, seq = 0;
+  for (auto& rec : recs) {
+    r.engine.apply(std::move(rec));
+    auto b = r.engine.commit();
+    if (!b) continue;
+    r.store.apply(*b);
+    seq = b->snapshot->seq;
+    if (seq % 13 != 0) continue;  // every 13th seq: the whole book each time
+    b->snapshot->events.for_each([&](const EventEntry& e) {
+      auto encode = [](const MarketList& ms) {
+        std::string out;
+        json::StringSink sink(out);
+        json::Writer w(sink);
+        EventEntry tmp;
+        tmp.markets = ms;
+        rest::write_odds(w, tmp, rest::OddsForm::Get);
+        return out;
+      };
+      r.store.read(e.number, [&](const EventHistory* h, const HeldState&) {
+        const MarketList rebuilt = h ? book_at(*h, seq) : MarketList{};
+        ASSERT_EQ(encode(rebuilt), encode(e.markets)) << "event " << e.number << " at seq " << seq;
+        ++compared;
+      });
+    });
+  }
+  EXPECT_GT(compared, 5'000u);
+}
+
+// The feed-time index answers what a scan of every record would.
+TEST(HistoryClock, SeqAtIsTheRecordBeforeTheFirstPastTheTime) {
+  std::mt19937_64 rng(3);
+  ClockIndex idx;
+  std::vector<std::pair<int64_t, uint64_t>> recs;  // every record's (at, seq)
+  int64_t at = 1'767'225'600'000;
+  for (uint64_t seq = 1; seq <= 5000; ++seq) {
+    at += static_cast<int64_t>(rng() % 3000) - 500;  // sometimes back in time, sometimes the same
+    recs.emplace_back(at, seq);
+    idx.add(at, seq);
+  }
+  auto naive = [&](int64_t t) {
+    int64_t clock = INT64_MIN;
+    for (const auto& [a, seq] : recs) {
+      clock = std::max(clock, a);
+      if (clock > t) return seq - 1;
+    }
+    return recs.back().second;
+  };
+  for (int i = 0; i < 3000; ++i) {
+    const int64_t t = recs.front().first - 1000 + static_cast<int64_t>(rng() % 4'000'000);
+    ASSERT_EQ(idx.seq_at(t, recs.back().second), naive(t)) << t;
+  }
+  EXPECT_EQ(idx.seq_at(recs.front().first - 1, 5000), 0u);
+  EXPECT_LT(idx.bytes(), recs.size() * 5);
+}
+
+// The recorder's thread applies what the pipeline delivers while REST-like
+// readers read (under ThreadSanitizer too, in the tsan build's
+// engine_tests): the result is the history of the same records applied in
+// one batch.
+TEST(HistoryRecorder, OnItsOwnThreadWithReadersItRecordsWhatABatchDoes) {
+  const auto recs = test::sim_records(8000);
+  std::set<uint64_t> numbers;
+  for (const auto& rec : recs) numbers.insert(rec.number);
+  Engine engine;
+  Pipeline pipeline(engine, 64);
+  HistoryStore store;
+  HistoryRecorder recorder(store);
+  pipeline.add_sink(&recorder);
+  recorder.start();
+  pipeline.start();
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    uint64_t seen = 0;
+    while (!done.load()) {
+      for (uint64_t n : numbers)
+        store.read(n, [&](const EventHistory* h, const HeldState& st) {
+          if (h) seen += h->points() + st.seq;
+        });
+    }
+    EXPECT_GT(seen, 0u);
+  });
+  for (auto r : recs) pipeline.push(std::move(r));
+  pipeline.stop();
+  recorder.stop();
+  done = true;
+  reader.join();
+  Rig one;
+  one.feed(recs, true);
+  const HeldState a = store.state(), b = one.store.state();
+  EXPECT_EQ(a.seq, recs.size());
+  EXPECT_EQ(a.points, b.points);
+  EXPECT_EQ(a.bytes, b.bytes);
+}
+
+}  // namespace
+}  // namespace oddsrelay::history
