@@ -151,7 +151,7 @@ void Engine::apply_market(feed::Record& rec) {
     if (prev && !ended(e)) work_.bytes += static_cast<uint64_t>(history_on_removal(e.history, edit_, *prev));
     if (exists) ms.erase(it);
   } else {
-    MarketPtr m = build_market(mr, prev, rec.at);
+    MarketPtr m = build_market(mr, prev, rec.at, rec.number);
     if (!ended(e)) work_.bytes += static_cast<uint64_t>(history_on_market(e.history, edit_, prev, *m));
     work_.outcomes += m->outcomes.size();
     work_.bytes += market_bytes(*m);
