@@ -15,9 +15,11 @@ uint64_t event_digest(const EventEntry& e, const StreamFilter& f) {
   if (!e.listed() || !f.wants_sport(e.sport()) || !f.wants_event(e.number)) return 0;
   uint64_t sum = 0;
   if (f.evt && (f.classes & (e.live() ? kLiveEvents : kPrematchEvents))) sum += event_term(e.number);
-  if (f.odds && e.live())
+  if (f.odds && e.live()) {
+    if (f.markets.empty()) return sum + e.odds_digest;  // the event's kept sum
     for (const MarketRef& m : e.markets)
       if (f.wants_market(m.id)) sum += m->digest;
+  }
   return sum;
 }
 

@@ -2,8 +2,9 @@
 // docs/api.md "State digest"): the events its evt: channels list and the
 // outcomes its odds: channels carry, in the state at a group's seq, after
 // its filter. Computed once per bucket and group (pt_stream.cc), never per
-// stream; a pass over the admitted events and their markets, adding each
-// market's sum the engine kept (Market::digest), never hashing an outcome.
+// stream; a pass over the admitted events adding each one's sum the engine
+// kept (EventEntry::odds_digest; with markets=, each admitted market's,
+// Market::digest), never hashing an outcome.
 #pragma once
 
 #include <cstdint>

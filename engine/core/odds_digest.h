@@ -6,8 +6,8 @@
 // a sum of one hash per outcome and per listed event: a client adds and
 // subtracts terms as frames replace markets, and the server keeps each
 // market's sum in the market itself (Market::digest, set where the market
-// is built), so a view's digest is a pass over its events' markets, never
-// over their outcomes.
+// is built) and each event's in its entry (EventEntry::odds_digest), so a
+// view's digest is a pass over its events, never over their outcomes.
 //
 // Terms, each XXH64 with seed 0 of the UTF-8 text (integers in decimal, as
 // the frames carry them):

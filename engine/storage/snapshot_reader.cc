@@ -138,6 +138,7 @@ bool read_entry(const Value& d, feed::FeedParser& parser, EventEntry& e, std::st
   }
   if (auto it = d.FindMember("markets"); it != d.MemberEnd())
     if (!read_markets(it->value, e.markets, err, e.number)) return false;
+  for (const MarketRef& m : e.markets) e.odds_digest += m->digest;
   if (auto it = d.FindMember("withdrawn"); it != d.MemberEnd()) {
     const Value& w = it->value;
     if (!w.IsObject() || !w.HasMember("dropped") || !w["dropped"].IsUint() || !w.HasMember("markets"))

@@ -65,11 +65,10 @@ bool assemble_gzip(OddsCache& cache, const std::vector<OddsCache::Fragment*>& fr
 }
 
 // digest=1: the tail also carries the answer's digest (the sum of each
-// market's, kept by the engine: no outcome is hashed here), seq and epoch.
+// event's, kept by the engine: no outcome is hashed here), seq and epoch.
 std::string digest_tail(const Call& c, const std::vector<const EventEntry*>& events, std::string tail) {
   uint64_t sum = 0;
-  for (const EventEntry* e : events)
-    for (const MarketRef& m : e->markets) sum += m->digest;
+  for (const EventEntry* e : events) sum += e->odds_digest;
   tail.pop_back();  // the closing brace
   tail += ",\"digest\":\"" + digest_hex(sum) + "\",\"seq\":" + std::to_string(c.snap->seq) + ",\"epoch\":";
   json::StringSink sink(tail);

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/core/engine.h"
 #include "engine/core/market.h"
+#include "tests/test_util.h"
 
 namespace oddsrelay {
 namespace {
@@ -58,6 +60,32 @@ TEST(OddsDigest, AMarketsSumIsItsOutcomesTermsAndEmptyRungsAddNothing) {
   // A suspended line changes its outcomes' terms.
   rec.lines[0].suspended = 1;
   EXPECT_NE(build_market(rec, nullptr, 1000, 10000001)->digest, m->digest);
+}
+
+// The engine keeps each event's sum of its markets' as markets are added,
+// replaced and removed, and zeroes it when the event leaves the lists.
+TEST(OddsDigest, TheEngineKeepsEachEventsSumOfItsMarkets) {
+  Engine e;
+  auto kept = [&](uint64_t n) {
+    const EventEntry* x = e.current()->events.find(n);
+    EXPECT_TRUE(x);
+    uint64_t sum = 0;
+    for (const MarketRef& m : x->markets) sum += market_digest(n, *m);
+    EXPECT_EQ(x->odds_digest, sum);
+    return x->odds_digest;
+  };
+  test::apply_all(e, {test::event(1, "7", 1, true), test::market(1, "7", 1001, {{"s", 0, {{2001, 185, 0}}}}),
+                      test::market(1, "7", 1002, {{"s", 0, {{2001, 200, 0}}}, {"s0.5", 0, {}}})});
+  e.commit();
+  const uint64_t two = kept(7);
+  EXPECT_EQ(two, outcome_term(7, 1001, "s", 2001, 185, 0, 0) + outcome_term(7, 1002, "s", 2001, 200, 0, 0));
+  test::apply_all(e, {test::market(2, "7", 1001, {{"s", 1, {{2001, 190, 0}}}}), test::market(2, "7", 1002, {})});
+  e.commit();
+  EXPECT_EQ(kept(7), outcome_term(7, 1001, "s", 2001, 190, 0, 1));
+  test::apply_all(
+      e, {test::rec(R"({"at":3,"op":"remove","id":"7"})"), test::market(3, "7", 1003, {{"s", 0, {{1, 1, 0}}}})});
+  e.commit();
+  EXPECT_EQ(kept(7), outcome_term(7, 1003, "s", 1, 1, 0, 0));
 }
 
 }  // namespace
