@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/core/odds_digest.h"
 #include "engine/views/json_views.h"
 #include "protocol/event_id.h"
 #include "protocol/json_chunk.h"
@@ -108,7 +109,8 @@ FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t c
   return b.finish();
 }
 
-FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated, Stamps stamps) {
+FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated, Stamps stamps,
+                   std::optional<uint64_t> digest) {
   FrameBuilder b;
   std::string& p = b.payload();
   begin_pt(p, "INFO", "PUB");
@@ -129,6 +131,11 @@ FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated, 
     n = std::snprintf(buf, sizeof buf, ",\"applied_us\":%lld,\"encoded_us\":%lld",
                       static_cast<long long>(stamps.applied_us), static_cast<long long>(stamps.encoded_us));
     p.append(buf, static_cast<size_t>(n));
+  }
+  if (digest) {
+    p += ",\"digest\":\"";
+    p += digest_hex(*digest);
+    p += '"';
   }
   p += '}';
   return b.finish();

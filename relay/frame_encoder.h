@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -50,7 +51,9 @@ struct Stamps {
 
 // /pt-ws
 FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask, ResumeNote note = {});
-FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated = 0, Stamps stamps = {});
+// `digest`: a verify=1 stream's view digest at `seq` (relay/view_digest.h).
+FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated = 0, Stamps stamps = {},
+                   std::optional<uint64_t> digest = std::nullopt);
 // `parts`, when given, receives each entry's place (the event numbers are
 // the entries' own).
 FrameRef pt_events(int32_t sport, std::span<const EventItem> events, std::vector<Part>* parts = nullptr);

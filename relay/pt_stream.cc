@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "relay/hub.h"
+#include "relay/view_digest.h"
 
 namespace oddsrelay::relay {
 
@@ -20,7 +21,8 @@ void PtStreams::add(StreamConn* c) {
   const StreamFilter f = c->filter();
   size_t i = 0;
   const uint32_t ms = c->ticket.conflate_ms;
-  while (i < buckets_.size() && !buckets_[i].same(f, ms)) ++i;
+  const bool verify = c->ticket.verify;
+  while (i < buckets_.size() && !buckets_[i].same(f, ms, verify)) ++i;
   if (i == buckets_.size()) {
     // Reuse an empty bucket before growing: distinct filters come and go.
     i = 0;
@@ -32,6 +34,7 @@ void PtStreams::add(StreamConn* c) {
     b.markets.assign(f.markets.begin(), f.markets.end());
     b.connect_gen = 0;
     b.conflate_ms = ms;
+    b.verify = verify;
     b.pending = Conflation();
     b.next_flush = 0;
     b.connect.clear();
@@ -82,17 +85,21 @@ void PtStreams::send_admitted(Bucket& b, const LoopBatch& batch) {
   admitted_.clear();
   for (size_t i = 0; i < batch.frames.size(); ++i)
     if (f.admits(batch.frames[i])) admitted_.push_back(static_cast<uint32_t>(i));
+  const std::optional<uint64_t> digest = digest_of(b);
+  const FrameRef marker = digest ? pt_marker(batch.seq, batch.from, batch.at, 0, batch.stamps, digest) : batch.marker;
   for (StreamConn* c : b.conns) {
     for (uint32_t i : admitted_) send_batch_frame(c, batch.frames[i]);
-    send_marker(c, batch, batch.from, batch.marker);
+    send_marker(c, batch, batch.from, marker, digest);
   }
   ctx_.stats.deliveries.fetch_add(admitted_.size() * b.conns.size(), std::memory_order_relaxed);
 }
 
 void PtStreams::send_frames(const Bucket& b, const LoopBatch& batch, std::span<const LoopBatchFrame> frames) {
+  const std::optional<uint64_t> digest = digest_of(b);
+  const FrameRef marker = digest ? pt_marker(batch.seq, batch.from, batch.at, 0, batch.stamps, digest) : batch.marker;
   for (StreamConn* c : b.conns) {
     for (const LoopBatchFrame& o : frames) send_batch_frame(c, o);
-    send_marker(c, batch, batch.from, batch.marker);
+    send_marker(c, batch, batch.from, marker, digest);
   }
   ctx_.stats.deliveries.fetch_add(frames.size() * b.conns.size(), std::memory_order_relaxed);
 }
@@ -109,17 +116,23 @@ void PtStreams::flush(Bucket& b) {
     return e && e->listed() && e->live();
   });
   ctx_.stats.frames_encoded.fetch_add(merged.frames.size() + 1, std::memory_order_relaxed);
-  merged.marker = pt_marker(merged.seq, merged.from, merged.at, 0, merged.stamps);
+  const std::optional<uint64_t> digest = digest_of(b);
+  merged.marker = pt_marker(merged.seq, merged.from, merged.at, 0, merged.stamps, digest);
   uint64_t delivered = 0;
   for (StreamConn* c : b.conns) {
     if (c->sent_seq >= merged.seq) continue;
     for (const LoopBatchFrame& o : merged.frames) send_batch_frame(c, o);
     const uint64_t from = std::max(merged.from, c->sent_seq + 1);
-    send_marker(c, merged, from, from == merged.from ? merged.marker : FrameRef());
+    send_marker(c, merged, from, from == merged.from ? merged.marker : FrameRef(), digest);
     c->sent_seq = merged.seq;
     delivered += merged.frames.size();
   }
   ctx_.stats.deliveries.fetch_add(delivered, std::memory_order_relaxed);
+}
+
+std::optional<uint64_t> PtStreams::digest_of(const Bucket& b) const {
+  if (!b.verify) return std::nullopt;
+  return view_digest(*ctx_.snap, b.filter());
 }
 
 void PtStreams::on_timer() {
@@ -169,7 +182,8 @@ void PtStreams::send_batch_frame(StreamConn* c, const LoopBatchFrame& o) {
 // frames conflation replaced and, when it replaces a queued INFO, covers
 // that INFO's records too, so the INFOs a client reads keep from = previous
 // seq + 1.
-void PtStreams::send_marker(StreamConn* c, const LoopBatch& batch, uint64_t from, const FrameRef& shared) {
+void PtStreams::send_marker(StreamConn* c, const LoopBatch& batch, uint64_t from, const FrameRef& shared,
+                            std::optional<uint64_t> digest) {
   const bool replaces = c->q.will_replace(kMarkerChannel);
   // Frames replaced since the last INFO, this INFO's replacement included.
   const uint64_t fresh = c->q.take_conflated() + (replaces ? 1 : 0);
@@ -182,7 +196,7 @@ void PtStreams::send_marker(StreamConn* c, const LoopBatch& batch, uint64_t from
   if (k == 0 && shared)
     ctx_.out.send(c, shared, kMarkerChannel);
   else
-    ctx_.out.send(c, pt_marker(batch.seq, f, batch.at, k, batch.stamps), kMarkerChannel);
+    ctx_.out.send(c, pt_marker(batch.seq, f, batch.at, k, batch.stamps, digest), kMarkerChannel);
   if (replaces) c->q.take_conflated();  // the replacement, counted above
 }
 
@@ -300,7 +314,12 @@ void PtStreams::catch_up(StreamConn* c, size_t first, uint64_t seq) {
     // seq inside this batch: the whole batch again (frames replace whole
     // objects, so applying them twice is harmless), its INFO from seq + 1.
     const uint64_t from = std::max(batch.from, seq + 1);
-    send_marker(c, batch, from, from == batch.from ? batch.marker : FrameRef());
+    // Only the catch-up's last INFO is at the current state, the one whose
+    // digest can be had: a verify=1 stream gets it there (the window keeps
+    // no digests of the groups before).
+    std::optional<uint64_t> digest;
+    if (c->ticket.verify && i + 1 == w.size() && batch.seq == ctx_.snap->seq) digest = view_digest(*ctx_.snap, filter);
+    send_marker(c, batch, from, from == batch.from && !digest ? batch.marker : FrameRef(), digest);
     c->sent_seq = batch.seq;
     if (ctx_.flush_now && !c->q.in_flight() && c->q.bytes() >= kFlushEvery) ctx_.flush_now(c);
   }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -48,7 +49,11 @@ class PtStreams final : public StreamModule {
   FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
   void catch_up(StreamConn* c, size_t first, uint64_t seq);
   void send_batch_frame(StreamConn* c, const LoopBatchFrame& o);
-  void send_marker(StreamConn* c, const LoopBatch& batch, uint64_t from, const FrameRef& shared);
+  void send_marker(StreamConn* c, const LoopBatch& batch, uint64_t from, const FrameRef& shared,
+                   std::optional<uint64_t> digest = std::nullopt);
+  // A verify=1 bucket's view digest at the current state (ctx_.snap), once
+  // per bucket and group; none for other buckets.
+  std::optional<uint64_t> digest_of(const Bucket& b) const;
   void refresh_connect_cache();
 
   // Streams by filter (sports, events, markets, classes of events,
@@ -62,6 +67,7 @@ class PtStreams final : public StreamModule {
     uint8_t classes = 0;
     bool odds = false;
     uint32_t conflate_ms = 0;
+    bool verify = false;  // verify=1: its INFOs carry the view's digest
     std::vector<StreamConn*> conns;
     Conflation pending;       // conflate_ms: the batches since the last flush
     uint64_t next_flush = 0;  // loop ms: the earliest the next flush may be
@@ -69,9 +75,10 @@ class PtStreams final : public StreamModule {
     uint64_t connect_gen = 0;
     std::vector<LoopBatchFrame> connect;
     StreamFilter filter() const { return StreamFilter{sports, classes != 0, odds, classes, events, markets}; }
-    bool same(const StreamFilter& f, uint32_t ms) const {
-      return conflate_ms == ms && classes == f.classes && odds == f.odds && std::ranges::equal(sports, f.sports) &&
-             std::ranges::equal(events, f.events) && std::ranges::equal(markets, f.markets);
+    bool same(const StreamFilter& f, uint32_t ms, bool v) const {
+      return conflate_ms == ms && verify == v && classes == f.classes && odds == f.odds &&
+             std::ranges::equal(sports, f.sports) && std::ranges::equal(events, f.events) &&
+             std::ranges::equal(markets, f.markets);
     }
   };
   StreamContext& ctx_;

@@ -127,6 +127,7 @@ ApplyResult Engine::apply_remove(feed::Record& rec) {
   work_.bytes += static_cast<uint64_t>(history_grew);
   work_.markets -= e.markets.size();
   e.markets.clear();
+  e.odds_digest = 0;
   note_listing(ch, e, old_sport, old_live);
   // Score and stats outlive the listing (settlement asks after removal,
   // until the retention horizon); with neither, nothing is worth keeping:
@@ -145,6 +146,7 @@ void Engine::apply_market(feed::Record& rec) {
     work_.outcomes -= (*it)->outcomes.size();
     work_.bytes -= market_bytes(**it);
     --work_.markets;
+    e.odds_digest -= (*it)->digest;
   }
   // Until full time, lines that go are kept with their last read (the
   // history is frozen at the first `ended`, with the odds then current).
@@ -153,11 +155,12 @@ void Engine::apply_market(feed::Record& rec) {
     if (prev && !ended(e)) work_.bytes += static_cast<uint64_t>(history_on_removal(e.history, edit_, *prev));
     if (exists) ms.erase(it);
   } else {
-    MarketPtr m = build_market(mr, prev, rec.at);
+    MarketPtr m = build_market(mr, prev, rec.at, rec.number);
     if (!ended(e)) work_.bytes += static_cast<uint64_t>(history_on_market(e.history, edit_, prev, *m));
     work_.outcomes += m->outcomes.size();
     work_.bytes += market_bytes(*m);
     ++work_.markets;
+    e.odds_digest += m->digest;
     if (exists)
       it->ptr = std::move(m);
     else

@@ -55,6 +55,10 @@ struct EventEntry {
   std::string key;                                // display id: the id of the last `event` record
   std::shared_ptr<const feed::EventObject> info;  // null: not listed (removed or odds only)
   MarketList markets;                             // its odds; empty: none
+  // The sum of its markets' Market::digest (engine/core/odds_digest.h),
+  // kept by the writer as markets come and go: a stream's digest adds one
+  // number per event it admits whole (relay/view_digest.h).
+  uint64_t odds_digest = 0;
   std::shared_ptr<const ScoreState> score;
   std::shared_ptr<const StatsState> stats;
   LineHistoryPtr history;  // lines priced and withdrawn before full time (settlement, rule 7)

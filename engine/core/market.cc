@@ -9,6 +9,8 @@
 #include <new>
 #include <type_traits>
 
+#include "engine/core/odds_digest.h"
+
 namespace oddsrelay {
 
 namespace {
@@ -67,7 +69,7 @@ const Market* find_market(const MarketList& markets, uint32_t market_id) {
 // Lines and outcomes usually keep their positions from one record to the
 // Lines and outcomes usually keep their positions from one record to the
 // next, so the same index is tried before a scan.
-MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t at) {
+MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t at, uint64_t event) {
   Line* lines;
   Outcome* outs;
   auto m = Market::make(rec.market, rec.lines.size(), rec.outcomes.size(), &lines, &outs);
@@ -112,6 +114,7 @@ MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t a
       }
     }
   }
+  m->digest = market_digest(event, *m);
   return m;
 }
 

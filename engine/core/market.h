@@ -67,6 +67,12 @@ struct Market {
   uint32_t id = 0;
   std::span<const Line> lines;        // in upstream order
   std::span<const Outcome> outcomes;  // all lines' outcomes, flat
+  // The sum of its outcomes' terms in the client-visible digest
+  // (odds_digest.h), under the event that holds it: set where the served
+  // odds are built (build_market, a snapshot file's reader), so that a
+  // stream's digest never hashes an outcome. 0 in markets that are not
+  // served (line history, the odds at full time).
+  uint64_t digest = 0;
 
   // A market with room for `nlines` lines and `noutcomes` outcomes, which
   // the builder fills through the returned pointers before publishing:
@@ -92,7 +98,8 @@ const Market* find_market(const MarketList& markets, uint32_t market_id);
 // The served market of a `market` record with lines, at `at`: every line's
 // `ls` is `at`; an outcome whose price and flags `prev` (the market it
 // replaces, null for a new one) already had keeps that outcome's `ts`, and
-// `prev_price` follows the last price change.
-MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t at);
+// `prev_price` follows the last price change. `event`: the number of the
+// event it belongs to, for its digest.
+MarketPtr build_market(const feed::MarketRec& rec, const Market* prev, int64_t at, uint64_t event);
 
 }  // namespace oddsrelay

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/core/odds_digest.h"
 #include "engine/storage/fs_util.h"
 #include "engine/storage/snapshot_file.h"
 #include "protocol/feed_reader.h"
@@ -32,7 +33,9 @@ bool get_i64(const Value& v, int64_t& out) {
   return true;
 }
 
-bool read_markets(const Value& v, MarketList& out, std::string& err) {
+// `event`: the event whose served odds these are (their digest), 0 for
+// markets that are not served.
+bool read_markets(const Value& v, MarketList& out, std::string& err, uint64_t event = 0) {
   if (!v.IsArray()) return err = "markets: not an array", false;
   for (const Value& mv : v.GetArray()) {
     if (!mv.IsArray() || mv.Size() != 2 || !mv[0].IsUint() || !mv[1].IsArray()) return err = "bad market", false;
@@ -62,6 +65,7 @@ bool read_markets(const Value& v, MarketList& out, std::string& err) {
         os[next++] = Outcome{ov[0].GetUint(), ov[1].GetInt(), ov[2].GetUint(), ov[3].GetInt(), ov[4].GetInt64()};
       }
     }
+    if (event) m->digest = market_digest(event, *m);
     if (!out.empty() && out.back().id >= m->id) return err = "markets out of order", false;
     out.push_back(MarketRef{m->id, std::move(m)});
   }
@@ -133,7 +137,8 @@ bool read_entry(const Value& d, feed::FeedParser& parser, EventEntry& e, std::st
     e.info = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
   }
   if (auto it = d.FindMember("markets"); it != d.MemberEnd())
-    if (!read_markets(it->value, e.markets, err)) return false;
+    if (!read_markets(it->value, e.markets, err, e.number)) return false;
+  for (const MarketRef& m : e.markets) e.odds_digest += m->digest;
   if (auto it = d.FindMember("withdrawn"); it != d.MemberEnd()) {
     const Value& w = it->value;
     if (!w.IsObject() || !w.HasMember("dropped") || !w["dropped"].IsUint() || !w.HasMember("markets"))

@@ -123,7 +123,7 @@ void BM_FloorBuildMarkets(benchmark::State& state) {
     for (auto& r : recs) {
       auto& mr = std::get<oddsrelay::feed::MarketRec>(r.body);
       auto& slot = m[r.number][mr.market];
-      slot = oddsrelay::build_market(mr, slot.get(), r.at);
+      slot = oddsrelay::build_market(mr, slot.get(), r.at, r.number);
     }
     benchmark::DoNotOptimize(m.size());
     state.PauseTiming();

@@ -13,7 +13,10 @@
 #       0.5x the bytes, at most 1.0x the CPU); and compressed against
 #       uWebSockets with its shared compressor on (uWS.SHARED_COMPRESSOR,
 #       every publish compressed), same frames: deliveries per server
-#       CPU-second (goal at least 1.0x) and wire bytes per delivered frame
+#       CPU-second (goal at least 1.0x) and wire bytes per delivered frame;
+#       and with verify=1 on every subscriber (oddsload --verify: each INFO
+#       carries the state digest, docs/api.md) against without: server CPU
+#       per delivered frame (goal at most 1.05x, issue 40)
 #   W2: 10,000 subscribers, simulator at 50 records/s: RSS per connection
 #   Shapes (issue 24), each against W1's uncompressed /pt-ws row of the same
 #       run: 1,000 subscribers spread over 50 distinct events=/markets=
@@ -58,8 +61,8 @@
 # a frame out of order; oddsrelay must still be running after its run. An
 # unsound run's row is still shown, marked, and the script exits 1.
 #   perf/relay/run.sh [build-dir] [seconds per run, default 20] [W1 subs, default 1000] [W2 subs, default 10000]
-# RELAY_SHAPES_ONLY=1: only issue 24's rows: W1's oddsrelay rows plain and
-# compressed beside uWebSockets compressed, the shapes and the sweep
+# RELAY_SHAPES_ONLY=1: only issue 24's rows: W1's oddsrelay rows plain,
+# compressed and verify=1 beside uWebSockets compressed, the shapes and the sweep
 # (uWebSockets' included); no other baseline row, no W2.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -294,6 +297,12 @@ for base in ("uWebSockets", "nginx+nchan"):
         print(f"{tag} {name}/{base}: deliveries per CPU-s {per_cpu(d) / per_cpu(b):.2f}x "
               f"(relay loops alone {per_cpu(d, True) / per_cpu(b):.2f}x), deliveries/s {d['frames_per_s'] / b['frames_per_s']:.2f}x, "
               f"p99 {d['p99_ms']:.2f} ms vs {b['p99_ms']:.2f} ms")
+# verify=1: the state digest on every INFO against the same W1 without it.
+v, p = ours.get("oddsrelay --verify"), ours.get("oddsrelay")
+if v and p and "oddsrelay --verify" not in failed and "oddsrelay" not in failed:
+    print(f"{tag} verify=1/without: server CPU per delivered frame {per_cpu(p) / per_cpu(v):.2f}x "
+          f"(relay loops alone {per_cpu(p, True) / per_cpu(v, True):.2f}x; goal <= 1.05x), "
+          f"p99 {v['p99_ms']:.2f} ms vs {p['p99_ms']:.2f} ms")
 # permessage-deflate: the compressed row against the uncompressed one.
 z, p = ours.get("oddsrelay --compress"), ours.get("oddsrelay")
 if z and p and "oddsrelay --compress" not in failed and "oddsrelay" not in failed:
@@ -477,7 +486,8 @@ echo "W1: $w1 subscribers, sim 1000 records/s" >&2
 run_ours "oddsrelay" 1000 1 "$dir/w1_ours.json"
 status=0
 run_ours "oddsrelay --compress" 1000 1 "$dir/w1_ours_z.json" --compress
-w1_rows=("oddsrelay=$dir/w1_ours.json" "oddsrelay --compress=$dir/w1_ours_z.json")
+run_ours "oddsrelay --verify" 1000 1 "$dir/w1_ours_v.json" --verify
+w1_rows=("oddsrelay=$dir/w1_ours.json" "oddsrelay --compress=$dir/w1_ours_z.json" "oddsrelay --verify=$dir/w1_ours_v.json")
 if [ -z "$shapes_only" ]; then
   run_ours "oddsrelay --relay-threads 2" 1000 2 "$dir/w1_ours2.json"
   run_baseline uWebSockets 1000 "$dir/w1_uws.json"

@@ -66,6 +66,7 @@ inline constexpr const char* kBadSports = "Invalid sports parameter: expected sp
 inline constexpr const char* kBadEvents =
     "Invalid events parameter: expected at most 100 event ids separated by commas";
 inline constexpr const char* kBadConflate = "Invalid conflate_ms parameter: expected milliseconds from 0 to 60000";
+inline constexpr const char* kBadVerify = "Invalid verify parameter: expected 0 or 1";
 inline constexpr const char* kBadMarkets =
     "Invalid markets parameter: expected at most 64 market ids separated by commas";
 

@@ -55,7 +55,7 @@ bool event_number(std::string_view t, uint64_t& v) {
 }
 
 // events= and markets= (a missing or empty parameter is no filter), and
-// conflate_ms=.
+// conflate_ms= and verify=.
 HandshakeError parse_filters(const http::Request& req, StreamTicket& t) {
   if (auto e = http::query_param(req.query, "events"); e && !e->empty())
     if (!parse_list(*e, kMaxFilterEvents, t.events, event_number)) return {400, err::kBadEvents, ""};
@@ -65,6 +65,10 @@ HandshakeError parse_filters(const http::Request& req, StreamTicket& t) {
     auto [p, ec] = std::from_chars(c->data(), c->data() + c->size(), t.conflate_ms);
     if (ec != std::errc() || p != c->data() + c->size() || t.conflate_ms > kMaxConflateMs)
       return {400, err::kBadConflate, ""};
+  }
+  if (auto v = http::query_param(req.query, "verify")) {
+    if (*v != "0" && *v != "1" && !v->empty()) return {400, err::kBadVerify, ""};
+    t.verify = *v == "1";
   }
   return {};
 }

@@ -33,6 +33,9 @@ struct StreamTicket {
   // /pt-ws conflate_ms=: the latest state at most every this many ms (0:
   // every change).
   uint32_t conflate_ms = 0;
+  // /pt-ws verify=1: every INFO that closes a group carries the digest of
+  // the stream's view (docs/api.md "State digest").
+  bool verify = false;
   // /ws and /pt-ws: the client offered permessage-deflate in a form the
   // server can accept (protocol/ws_deflate.h); the relay answers it unless
   // --ws-compression off.

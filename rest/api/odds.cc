@@ -1,9 +1,12 @@
 // GET /v1/odds?ids= (4-element outcome tuples, from the per-event cache,
 // with a weak ETag and 304) and POST /v1/odds (one market, 5-element
 // tuples, a bare object; no ETag: a POST answer is not cached, and a
-// matching If-None-Match on POST would have to be a 412).
+// matching If-None-Match on POST would have to be a 412). With digest=1 a
+// GET answer also names its position and the digest of its outcomes
+// (engine/core/odds_digest.h), for clients that check a stream's replica.
 #include <algorithm>
 
+#include "engine/core/odds_digest.h"
 #include "engine/views/json_views.h"
 #include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
@@ -61,6 +64,20 @@ bool assemble_gzip(OddsCache& cache, const std::vector<OddsCache::Fragment*>& fr
   return true;
 }
 
+// digest=1: the tail also carries the answer's digest (the sum of each
+// event's, kept by the engine: no outcome is hashed here), seq and epoch.
+std::string digest_tail(const Call& c, const std::vector<const EventEntry*>& events, std::string tail) {
+  uint64_t sum = 0;
+  for (const EventEntry* e : events) sum += e->odds_digest;
+  tail.pop_back();  // the closing brace
+  tail += ",\"digest\":\"" + digest_hex(sum) + "\",\"seq\":" + std::to_string(c.snap->seq) + ",\"epoch\":";
+  json::StringSink sink(tail);
+  json::Writer w(sink);
+  json::str(w, c.snap->epoch);
+  tail += '}';
+  return tail;
+}
+
 void get_odds(Call& c) {
   if (auto at = c.param("at"); at && !at->empty()) return odds_at(c, *at);
   std::vector<const EventEntry*> asked, events;
@@ -71,10 +88,14 @@ void get_odds(Call& c) {
       events.push_back(e);
     else
       missing.push_back(e->key);  // unknown to clients: absent, named as not found
-  const std::string tail = not_found_tail(missing);
+  const bool with_digest = c.param("digest").value_or("") == "1";
+  const std::string tail = with_digest ? digest_tail(c, events, not_found_tail(missing)) : not_found_tail(missing);
   // The tag is known before anything is encoded: a poller whose events did
-  // not change costs a hash of 100 pairs and an empty answer.
-  const std::string etag = odds_etag(c.api.etag_seed, events);
+  // not change costs a hash of 100 pairs and an empty answer. A digest=1
+  // answer also names its seq, which moves when these events do not: its
+  // tag is drawn from a seed that the seq changes.
+  const uint64_t seed = with_digest ? c.api.etag_seed ^ (c.snap->seq * 0x9e3779b97f4a7c15ull + 1) : c.api.etag_seed;
+  const std::string etag = odds_etag(seed, events);
   const std::string extra = "ETag: " + etag + "\r\nCache-Control: no-cache\r\n";
   if (c.not_modified(etag)) return c.send_raw(304, {}, {}, extra);
   // Assembled from per-event fragments encoded once per version, plain or

@@ -1,7 +1,8 @@
 """A TCP proxy of the tests' own, put between a node and one bus server to
 make the network misbehave on loopback: delay (fixed + jitter, each way, order
 kept), a bandwidth cap, a cut (every connection closed at once) or a black
-hole (connections stay open but nothing moves, new ones hang, until heal()).
+hole (connections stay open but nothing moves, new ones hang, until heal()),
+or a change to the bytes going to the client (tamper: a corrupted frame).
 test_cluster.py partitions an edge with it. A NATS server tells its clients
 the other cluster members' addresses, so a cluster behind this proxy needs
 `no_advertise: true` in its cluster block, or the client goes around it."""
@@ -16,8 +17,8 @@ class _Pipe:
     """One direction of one connection: a reader that stamps each chunk and
     a writer that sends it when its delay has passed, at the capped rate."""
 
-    def __init__(self, proxy, src, dst):
-        self.proxy, self.src, self.dst = proxy, src, dst
+    def __init__(self, proxy, src, dst, downstream=False):
+        self.proxy, self.src, self.dst, self.downstream = proxy, src, dst, downstream
         self.queue = collections.deque()
         self.cond = threading.Condition()
         self.closed = False
@@ -33,6 +34,8 @@ class _Pipe:
                 if not data:
                     break
                 p = self.proxy
+                if self.downstream and p.tamper:
+                    data = p.tamper(data) or data
                 due = max(self.due, time.monotonic() + p.delay + random.uniform(-p.jitter, p.jitter))
                 self.due = due
                 with self.cond:
@@ -79,6 +82,9 @@ class FaultProxy:
         self.upstream = (host, upstream)
         self.delay = self.jitter = 0.0
         self.rate = 0  # bytes per second each way; 0 = no cap
+        # Called with each chunk read from the upstream (server to client);
+        # returns the bytes to forward instead, or None to keep them.
+        self.tamper = None
         self.open = threading.Event()
         self.open.set()
         self.conns = []
@@ -117,7 +123,7 @@ class FaultProxy:
         with self.lock:
             self.conns.append((client, server))
         _Pipe(self, client, server)
-        _Pipe(self, server, client)
+        _Pipe(self, server, client, downstream=True)
 
     def set_delay(self, fixed_s, jitter_s=0.0):
         """Each chunk waits fixed_s +- jitter_s (uniform) each way."""

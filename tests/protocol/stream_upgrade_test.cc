@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "protocol/api/errors.h"
 
@@ -86,6 +87,20 @@ TEST(StreamFilters, ConflateMsIsMillisecondsUpToAMinute) {
     HandshakeError e = h.check();
     EXPECT_EQ(e.status, 400) << q;
     EXPECT_STREQ(e.error, err::kBadConflate) << q;
+  }
+}
+
+TEST(StreamFilters, VerifyIsZeroOrOne) {
+  for (auto [q, want] : {std::pair{"", false}, {"verify=1", true}, {"verify=0", false}, {"verify=", false}}) {
+    Handshake h{q};
+    ASSERT_EQ(h.check().status, 0) << q;
+    EXPECT_EQ(h.ticket.verify, want) << q;
+  }
+  for (const char* q : {"verify=2", "verify=yes", "verify=true", "verify=01"}) {
+    Handshake h{q};
+    HandshakeError e = h.check();
+    EXPECT_EQ(e.status, 400) << q;
+    EXPECT_STREQ(e.error, err::kBadVerify) << q;
   }
 }
 

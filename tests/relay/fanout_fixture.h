@@ -52,8 +52,10 @@ struct Fanout : ::testing::Test {
     pt = std::make_unique<PtStreams>(*ctx);
   }
   StreamConn* stream(uint32_t perms, std::vector<int32_t> sports = {}, std::vector<uint64_t> events = {},
-                     std::vector<uint32_t> markets = {}) {
+                     std::vector<uint32_t> markets = {}, bool verify = false, uint32_t conflate_ms = 0) {
     rest::StreamTicket t;
+    t.verify = verify;
+    t.conflate_ms = conflate_ms;
     t.kind = rest::StreamTicket::Kind::PtWs;
     t.permissions = perms;
     t.sports = std::move(sports);

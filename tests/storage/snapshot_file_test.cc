@@ -82,6 +82,17 @@ TEST(SnapshotFile, LoadGivesTheSameState) {
     packed += !e.history->packed.empty();
   });
   EXPECT_GT(packed, 0u) << "the state should hold ended events with withdrawn lines";
+  // The client-visible digest's sums (engine/core/odds_digest.h) are not in
+  // the file: the load makes them again, equal to the engine's.
+  size_t with_odds = 0;
+  t->events.for_each([&](const EventEntry& e) {
+    const EventEntry* o = s->events.find(e.number);
+    ASSERT_TRUE(o);
+    EXPECT_EQ(e.odds_digest, o->odds_digest) << e.key;
+    for (const MarketRef& m : e.markets) EXPECT_EQ(m->digest, o->market(m.id)->digest) << e.key;
+    with_odds += e.odds_digest != 0;
+  });
+  EXPECT_GT(with_odds, 0u);
 
   // The loaded engine goes on like the original: the same next records give
   // the same state and positions.

@@ -33,6 +33,7 @@ Options:
   --events LIST         /pt-ws or /pt-sse events= filter (event ids, commas)
   --markets LIST        markets= filter (market ids, commas)
   --conflate-ms N       conflate_ms=N: the latest state at most every N ms
+  --verify              verify=1: every INFO carries the state digest
   --compress            offer permessage-deflate and inflate what comes
                         compressed (the wire bytes are reported beside the
                         frame bytes)
@@ -122,7 +123,7 @@ double number(const std::string& a, const char* v, double lo, double hi) {
 struct Args {
   LoadOptions o;
   bool json = false, path_given = false;
-  std::string query;  // events=, markets=, conflate_ms= to append to the path
+  std::string query;  // events=, markets=, conflate_ms=, verify= to append to the path
 };
 
 // An option that takes a value; false if `a` is none of them.
@@ -181,6 +182,8 @@ Args parse_args(int argc, char** argv) {
       std::exit(0);
     } else if (a == "--json" || a == "--compress" || a == "--sse") {
       (a == "--json" ? x.json : a == "--compress" ? x.o.compress : x.o.sse) = true;
+    } else if (a == "--verify") {
+      x.query.append("&verify=1");
     } else if (a.starts_with("--") && i + 1 < argc && value_option(a, argv[i + 1], x)) {
       ++i;
     } else {
