@@ -10,6 +10,7 @@
 #include "engine/views/json_views.h"
 #include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
+#include "rest/api/odds_parts.h"
 #include "rest/gzip_pieces.h"
 #include "rest/odds_body.h"
 #include "rest/odds_cache.h"
@@ -30,17 +31,9 @@ struct Frame {
   bool ok = deflate_piece(kHead, head) && deflate_piece(kComma, comma) && deflate_piece(kTail, tail);
 };
 
-std::string not_found_tail(const std::vector<std::string>& missing) {
-  if (missing.empty()) return std::string(kTail);
-  std::string t = "},\"not_found\":[";
-  for (size_t i = 0; i < missing.size(); ++i) {
-    if (i) t += ',';
-    json::StringSink sink(t);
-    json::Writer w(sink);
-    json::str(w, missing[i]);
-  }
-  t += "]}";
-  return t;
+// The constant tail when every id was found (its deflated form is made once).
+std::string tail_for(const std::vector<std::string>& missing) {
+  return missing.empty() ? std::string(kTail) : not_found_tail(missing);
 }
 
 // The gzip answer from the fragments' deflated forms; false when a
@@ -89,7 +82,7 @@ void get_odds(Call& c) {
     else
       missing.push_back(e->key);  // unknown to clients: absent, named as not found
   const bool with_digest = c.param("digest").value_or("") == "1";
-  const std::string tail = with_digest ? digest_tail(c, events, not_found_tail(missing)) : not_found_tail(missing);
+  const std::string tail = with_digest ? digest_tail(c, events, tail_for(missing)) : tail_for(missing);
   // The tag is known before anything is encoded: a poller whose events did
   // not change costs a hash of 100 pairs and an empty answer. A digest=1
   // answer also names its seq, which moves when these events do not: its

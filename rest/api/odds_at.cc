@@ -17,6 +17,7 @@
 #include "protocol/api/errors.h"
 #include "protocol/event_id.h"
 #include "rest/api/handlers.h"
+#include "rest/api/odds_parts.h"
 #include "rest/params.h"
 
 namespace oddsrelay::rest::api {
@@ -34,15 +35,7 @@ void odds_at(Call& c, std::string_view at_text) {
   c.api.inputs.history->read_many(
       numbers, [&](const std::vector<const history::EventHistory*>& hs, const history::HeldState& st) {
         const uint64_t seq = c.api.inputs.history->seq_at(*at);
-        if (st.held_from_seq && seq < st.held_from_seq) {
-          c.body = json::object([&](json::Writer& w) {
-            w.Key("error");
-            json::str(w, err::kHorizonExceeded);
-            w.Key("held_from");
-            w.Int64(st.held_from);
-          });
-          return c.send(400);
-        }
+        if (st.held_from_seq && seq < st.held_from_seq) return refuse_horizon(c, st.held_from);
         // As resolve_ids and get_odds do: the events known at `seq`, each once,
         // in the order asked; ids that named none, as asked; then the known
         // events with neither a listing nor markets, by their id.
@@ -83,14 +76,7 @@ void odds_at(Call& c, std::string_view at_text) {
           json::Writer w(sink);
           write_odds(w, e, OddsForm::Get);
         }
-        b += "},\"not_found\":[";
-        for (size_t i = 0; i < missing.size(); ++i) {
-          if (i) b += ',';
-          json::StringSink sink(b);
-          json::Writer w(sink);
-          json::str(w, missing[i]);
-        }
-        b += "]}";
+        b += not_found_tail(missing);
         // A weak tag of the bytes, as /v1/odds carries one (a moment's answer never changes).
         char etag[64];
         std::snprintf(etag, sizeof etag, "ETag: W/\"%016llx\"\r\nCache-Control: no-cache\r\n",

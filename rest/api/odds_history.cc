@@ -11,6 +11,7 @@
 #include "protocol/api/errors.h"
 #include "protocol/event_id.h"
 #include "rest/api/handlers.h"
+#include "rest/api/odds_parts.h"
 #include "rest/params.h"
 
 namespace oddsrelay::rest::api {
@@ -258,15 +259,7 @@ void odds_history(Call& c) {
   c.api.inputs.history->read(pid.number, [&](const history::EventHistory* h, const history::HeldState& st) {
     if (!h && !e) return c.error(404, err::kEventNotFound);
     // A range wholly before what is held cannot be answered, not even as empty.
-    if (st.held_from && q.to && *q.to < st.held_from) {
-      c.body = json::object([&](json::Writer& w) {
-        w.Key("error");
-        json::str(w, err::kHorizonExceeded);
-        w.Key("held_from");
-        w.Int64(st.held_from);
-      });
-      return c.send(400);
-    }
+    if (st.held_from && q.to && *q.to < st.held_from) return refuse_horizon(c, st.held_from);
     if (q.csv) return write_csv(c, q, h);
     write_json(c, q, e ? e->key : h->key(), h, st);
   });
