@@ -7,27 +7,57 @@
 
 namespace oddsrelay::history {
 
+namespace {
+
+bool same_layout(const MarketLayout& l, const feed::MarketRec& rec) {
+  if (l.size() != rec.lines.size()) return false;
+  for (size_t i = 0; i < l.size(); ++i) {
+    const feed::LineIn& in = rec.lines[i];
+    if (l[i].outcomes.size() != in.count || l[i].key.view() != in.key) return false;
+    for (uint32_t j = 0; j < in.count; ++j)
+      if (l[i].outcomes[j] != rec.outcomes[in.first + j].id) return false;
+  }
+  return true;
+}
+
+uint64_t layout_hash(const feed::MarketRec& rec) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  for (const feed::LineIn& in : rec.lines) {
+    for (char c : in.key) mix(static_cast<uint8_t>(c));
+    mix(0x100u + in.count);
+    for (uint32_t j = 0; j < in.count; ++j) mix(rec.outcomes[in.first + j].id);
+  }
+  return h;
+}
+
+}  // namespace
+
+int32_t MarketMarks::intern(const feed::MarketRec& rec) {
+  // The one before, nearly always; else any earlier one.
+  if (tail_.layout >= 0 && same_layout(layouts_[static_cast<size_t>(tail_.layout)], rec)) return tail_.layout;
+  const uint64_t h = layout_hash(rec);
+  for (size_t i = 0; i < hashes_.size(); ++i)
+    if (hashes_[i] == h && same_layout(layouts_[i], rec)) return static_cast<int32_t>(i);
+  MarketLayout l;
+  l.reserve(rec.lines.size());
+  size_t cost = sizeof(MarketLayout) + sizeof(uint64_t) + rec.lines.size() * sizeof(LineLayout);
+  for (const feed::LineIn& in : rec.lines) {
+    LineLayout line{LineKey(in.key), {}};
+    line.outcomes.reserve(in.count);
+    for (uint32_t i = in.first; i < in.first + in.count; ++i) line.outcomes.push_back(rec.outcomes[i].id);
+    cost += line.outcomes.capacity() * sizeof(uint32_t);
+    l.push_back(std::move(line));
+  }
+  layouts_.push_back(std::move(l));
+  hashes_.push_back(h);
+  layout_bytes_ += cost;
+  return static_cast<int32_t>(layouts_.size() - 1);
+}
+
 int64_t MarketMarks::add(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
   const size_t before = bytes();
-  int32_t layout = -1;
-  if (rec && !rec->lines.empty()) {
-    MarketLayout l;
-    l.reserve(rec->lines.size());
-    for (const feed::LineIn& in : rec->lines) {
-      LineLayout line{LineKey(in.key), {}};
-      line.outcomes.reserve(in.count);
-      for (uint32_t i = in.first; i < in.first + in.count; ++i) line.outcomes.push_back(rec->outcomes[i].id);
-      l.push_back(std::move(line));
-    }
-    // The one before, nearly always; else any earlier one.
-    if (tail_.layout >= 0 && layouts_[static_cast<size_t>(tail_.layout)] == l) {
-      layout = tail_.layout;
-    } else {
-      auto it = std::find(layouts_.begin(), layouts_.end(), l);
-      layout = static_cast<int32_t>(it - layouts_.begin());
-      if (it == layouts_.end()) layouts_.push_back(std::move(l));
-    }
-  }
+  const int32_t layout = rec && !rec->lines.empty() ? intern(*rec) : -1;
   if (bytes_.capacity() - bytes_.size() < 24) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 24);
   put_varint(bytes_, seq - tail_.seq);
   put_varint(bytes_, zigzag(at - tail_.at));
@@ -83,13 +113,6 @@ int64_t MarketMarks::cut_before(uint64_t seq) {
   return static_cast<int64_t>(before) - static_cast<int64_t>(bytes());
 }
 
-size_t MarketMarks::bytes() const {
-  size_t n = sizeof(MarketMarks) + bytes_.capacity();
-  for (const MarketLayout& l : layouts_) {
-    n += sizeof(MarketLayout) + l.capacity() * sizeof(LineLayout);
-    for (const LineLayout& line : l) n += line.outcomes.capacity() * sizeof(uint32_t);
-  }
-  return n;
-}
+size_t MarketMarks::bytes() const { return sizeof(MarketMarks) + bytes_.capacity() + layout_bytes_; }
 
 }  // namespace oddsrelay::history

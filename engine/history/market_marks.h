@@ -49,9 +49,15 @@ class MarketMarks {
 
  private:
   static Mark decode(const uint8_t*& p, Mark& st);
+  // The index of rec's layout, interned if new. A record is compared in
+  // place with the layout before it, else found by hash: no layout is built
+  // for one that repeats.
+  int32_t intern(const feed::MarketRec& rec);
 
   uint32_t market_;
   std::vector<MarketLayout> layouts_;
+  std::vector<uint64_t> hashes_;  // per layout, for the lookup
+  size_t layout_bytes_ = 0;       // the layouts' heap bytes, counted as they are interned
   std::vector<uint8_t> bytes_;
   Mark base_, tail_;
 };
