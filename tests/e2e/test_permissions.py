@@ -139,7 +139,8 @@ class Permissions(unittest.TestCase):
         cls.srv.wait_for(r"replay of .* finished")
         deadline = time.time() + 30
         while time.time() < deadline:  # the engine has applied the whole feed
-            if json.loads(h.request(cls.srv.port, "/v1/status", "all")[1])["feed"]["records_applied"] == 6:
+            st = json.loads(h.request(cls.srv.port, "/v1/status", "all")[1])
+            if st["feed"]["records_applied"] == 6 and st["seq"] == 6:  # counted, and published to REST
                 break
             time.sleep(0.1)
 

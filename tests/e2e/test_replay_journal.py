@@ -258,7 +258,10 @@ class ReplayJournal(unittest.TestCase):
         paced, recs = paced_feed(self.dir, "paced.jsonl")
         with h.Server("--keys", self.keys, "--progress", "0", "--feed", f"replay:{paced},speed=1") as s:
             s.wait_for(r"serving http://")
-            st = h.wait_status(s.port, KEY, lambda st: st["feed"]["records_applied"] >= 3, "three records")
+            # records_applied is the engine's counter, bumped before the
+            # snapshot REST answers from is published: wait for both.
+            st = h.wait_status(s.port, KEY, lambda st: st["feed"]["records_applied"] >= 3 and st["seq"] >= 3,
+                               "three records")
             # The first three in order, the fourth held back for its `at`.
             self.assertEqual(st["feed"]["records_applied"], 3)
             self.assertFalse(st["feed"]["done"])

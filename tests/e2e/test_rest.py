@@ -503,8 +503,8 @@ class OddsPost(unittest.TestCase):
         cls.srv = h.Server("--feed", "replay:" + h.fixture("odds_sports.jsonl") + ",speed=max", "--progress", "0")
         cls.key = cls.srv.wait_for(r"demo API key \(sandbox, all permissions\): (demo-[0-9a-f]{32})").group(1)
         cls.srv.wait_for(r"replay of .* finished: 9 records")
-        h.wait_until(lambda: json.loads(h.request(cls.srv.port, "/v1/status", cls.key)[1])["feed"]["records_applied"] == 9,
-                     30, "9 records applied")
+        h.wait_status(cls.srv.port, cls.key, lambda st: st["feed"]["records_applied"] == 9 and st["seq"] == 9,
+                      "9 records applied and published to REST")
 
     @classmethod
     def tearDownClass(cls):
