@@ -32,7 +32,7 @@ class StringSink {
 // RapidJSON's writer, which can also take a value the caller appends to the
 // buffer itself: whole (an event's stored JSON; RapidJSON's RawValue would
 // copy it a byte at a time) or written by a hand-made encoder of a hot
-// shape (rest::write_market). The writer still puts the separator before
+// shape (views::write_market). The writer still puts the separator before
 // it and counts it, so what follows is punctuated as usual.
 class Writer : public rapidjson::Writer<StringSink> {
  public:

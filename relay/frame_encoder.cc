@@ -163,7 +163,7 @@ FrameRef pt_odds(const EventEntry& e, int32_t sport, std::span<const uint32_t> m
     if (!std::exchange(first, false)) *k++ = ',';
     p.append(key, static_cast<size_t>(json::put_id_key(k, id) - key));
     if (m)
-      rest::append_market(p, *m, rest::OddsForm::Get);
+      views::append_market(p, *m, views::OddsForm::Get);
     else
       p.append("null");
     log.entry(id);
@@ -279,7 +279,7 @@ FrameRef market_message(std::string_view event_key, uint32_t market, const Marke
   w.Uint64(seq);
   w.Key("outcomes");
   if (m)
-    rest::write_market(w, *m, rest::OddsForm::Get);
+    views::write_market(w, *m, views::OddsForm::Get);
   else
     w.Null();
   w.EndObject();

@@ -228,7 +228,7 @@ void PtStreams::refresh_connect_cache() {
 }
 
 void PtStreams::start(StreamConn* c, ResumeWindow::Verdict v, size_t first) {
-  if (v == ResumeWindow::Verdict::Resumed && c->ticket.resume == rest::StreamTicket::Resume::Asked)
+  if (v == ResumeWindow::Verdict::Resumed && c->ticket.resume == api::StreamTicket::Resume::Asked)
     return catch_up(c, first, c->ticket.resume_seq);
   send_connect_snapshot(c, v);
 }

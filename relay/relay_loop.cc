@@ -31,7 +31,7 @@ StreamConn* stream_of(net::Conn& s) { return static_cast<StreamConn*>(s.owner); 
 
 }  // namespace
 
-RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, rest::KeySlots& slots,
+RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, api::KeySlots& slots,
                      bool publishes_window, const std::atomic<uint64_t>* hub_seq)
     : opts_(opts), stats_(stats), slots_(slots), ctx_(opts, stats, std::move(start)) {
   ctx_.publishes_window = publishes_window;
@@ -169,13 +169,13 @@ void RelayLoop::adopt(Adoption& a) {
   out.mark(c);
   if (!slots_.take(c->ticket.key_id, c->ticket.max_connections)) {
     // docs/api.md: the extra handshake completes, gets the error, and is closed.
-    out.send_exempt(c, how.refusal(rest::err::kTooManyStreams, ctx_.snap->seq));
+    out.send_exempt(c, how.refusal(api::err::kTooManyStreams, ctx_.snap->seq));
     close_with(c, CloseReason::KeyLimit);
   } else {
     stats_.accepted.fetch_add(1, std::memory_order_relaxed);
-    const rest::StreamTicket& t = c->ticket;
+    const api::StreamTicket& t = c->ticket;
     const uint64_t hub = ctx_.hub_seq ? ctx_.hub_seq->load(std::memory_order_acquire) : 0;
-    if (t.resume == rest::StreamTicket::Resume::Asked && t.resume_epoch == ctx_.snap->epoch &&
+    if (t.resume == api::StreamTicket::Resume::Asked && t.resume_epoch == ctx_.snap->epoch &&
         t.resume_seq > ctx_.snap->seq && t.resume_seq <= hub) {
       // Another loop served this client up to a seq this loop has yet to
       // take: it starts when this loop gets there (batches are on their way),
@@ -226,13 +226,13 @@ void RelayLoop::unpark() {
 // refusal's reason when it asked) the connect snapshot.
 void RelayLoop::start_stream(StreamConn* c) {
   using V = ResumeWindow::Verdict;
-  const rest::StreamTicket& t = c->ticket;
+  const api::StreamTicket& t = c->ticket;
   ResumeWindow::Lookup l{V::Resumed};
-  if (t.resume == rest::StreamTicket::Resume::Malformed)
+  if (t.resume == api::StreamTicket::Resume::Malformed)
     l = {V::Malformed};
-  else if (t.resume == rest::StreamTicket::Resume::Asked)
+  else if (t.resume == api::StreamTicket::Resume::Asked)
     l = ctx_.window.find(t.resume_epoch, t.resume_seq, ctx_.snap->epoch, ctx_.snap->seq);
-  if (t.resume != rest::StreamTicket::Resume::None)
+  if (t.resume != api::StreamTicket::Resume::None)
     (l.verdict == V::Resumed ? stats_.resumed : stats_.resume_refused).fetch_add(1, std::memory_order_relaxed);
   c->module->start(c, l.verdict, l.first);
 }

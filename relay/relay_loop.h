@@ -28,8 +28,8 @@ namespace oddsrelay::relay {
 
 class RelayLoop : private net::ConnHandler {
  public:
-  RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, rest::KeySlots& slots,
-            bool publishes_window, const std::atomic<uint64_t>* hub_seq = nullptr);
+  RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, api::KeySlots& slots, bool publishes_window,
+            const std::atomic<uint64_t>* hub_seq = nullptr);
   ~RelayLoop();
 
   void run();           // the loop thread
@@ -37,7 +37,7 @@ class RelayLoop : private net::ConnHandler {
   void wake() { uv_async_send(&wake_); }
 
   struct Adoption {
-    rest::StreamTicket ticket;
+    api::StreamTicket ticket;
     int fd = -1;
     std::string pending;
   };
@@ -92,7 +92,7 @@ class RelayLoop : private net::ConnHandler {
 
   const RelayOptions& opts_;
   RelayStats& stats_;
-  rest::KeySlots& slots_;
+  api::KeySlots& slots_;
   uv_loop_t loop_;
   uv_async_t wake_, stop_;
   uv_timer_t tick_;

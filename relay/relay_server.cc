@@ -68,7 +68,7 @@ void RelayServer::on_batch(const BatchPtr& batch) {
   }
 }
 
-void RelayServer::adopt(rest::StreamTicket ticket, int fd, std::string pending) {
+void RelayServer::adopt(api::StreamTicket ticket, int fd, std::string pending) {
   RelayLoop* best = nullptr;
   uint32_t least = UINT32_MAX;
   for (auto& l : loops_) {

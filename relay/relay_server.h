@@ -23,15 +23,15 @@
 #include "relay/relay_options.h"
 #include "relay/relay_stats.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 class KeySlots;
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api
 
 namespace oddsrelay::relay {
 
 class RelayLoop;
 class Hub;
-using rest::KeySlots;  // protocol/api/key_slots.h
+using api::KeySlots;  // protocol/api/key_slots.h
 
 class RelayServer : public BatchSink {
  public:
@@ -48,7 +48,7 @@ class RelayServer : public BatchSink {
   // holding every batch it has not fanned out yet.
   void on_batch(const BatchPtr& batch) override;
   // Any thread (the REST loop): an upgraded connection to take over.
-  void adopt(rest::StreamTicket ticket, int fd, std::string pending);
+  void adopt(api::StreamTicket ticket, int fd, std::string pending);
 
   const RelayStats& stats() const { return stats_; }
   // Streams connected now (/ws and /pt-ws): /v1/status downstream_clients.

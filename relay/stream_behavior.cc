@@ -10,8 +10,8 @@ namespace oddsrelay::relay {
 
 namespace {
 
-FrameRef upgrade_head(const rest::StreamTicket& t, bool deflate) { return upgrade_response(t.accept, deflate); }
-FrameRef sse_stream_head(const rest::StreamTicket&, bool) { return sse_head(); }
+FrameRef upgrade_head(const api::StreamTicket& t, bool deflate) { return upgrade_response(t.accept, deflate); }
+FrameRef sse_stream_head(const api::StreamTicket&, bool) { return sse_head(); }
 
 // /pt-ws and /pt-sse: the error as a bare JSON text frame (docs/api.md).
 FrameRef pt_refusal(std::string_view error, uint64_t) {
@@ -25,13 +25,13 @@ constexpr StreamBehavior kPtSse{"/pt-sse", ModuleId::Pt, false, true, false, fal
 
 }  // namespace
 
-const StreamBehavior& behavior_for(rest::StreamTicket::Kind kind) {
+const StreamBehavior& behavior_for(api::StreamTicket::Kind kind) {
   switch (kind) {
-    case rest::StreamTicket::Kind::Ws:
+    case api::StreamTicket::Kind::Ws:
       return kWs;
-    case rest::StreamTicket::Kind::Sse:
+    case api::StreamTicket::Kind::Sse:
       return kPtSse;
-    case rest::StreamTicket::Kind::PtWs:
+    case api::StreamTicket::Kind::PtWs:
       break;
   }
   return kPtWs;

@@ -27,12 +27,12 @@ struct StreamBehavior {
   bool close_frame;   // ends with a close handshake (SSE: the socket just closes)
   bool pongs;         // answers pings (SSE: TCP keepalive finds a vanished peer)
   // The response to the handshake: a 101 or the SSE head.
-  FrameRef (*head)(const rest::StreamTicket& t, bool deflate);
+  FrameRef (*head)(const api::StreamTicket& t, bool deflate);
   // The error frame of a handshake refused past the key's stream limit.
   FrameRef (*refusal)(std::string_view error, uint64_t seq);
 };
 
 // The one place the ticket's kind is asked.
-const StreamBehavior& behavior_for(rest::StreamTicket::Kind kind);
+const StreamBehavior& behavior_for(api::StreamTicket::Kind kind);
 
 }  // namespace oddsrelay::relay

@@ -6,12 +6,12 @@
 
 namespace oddsrelay::relay {
 
-bool may_odds(const StreamConn* c) { return c->ticket.permissions & rest::permission_for(rest::Data::Price); }
+bool may_odds(const StreamConn* c) { return c->ticket.permissions & api::permission_for(api::Data::Price); }
 
 uint8_t stream_event_classes(const StreamConn* c) {
   const uint32_t p = c->ticket.permissions;
-  return ((p & rest::permission_for(rest::Data::LiveEvent)) ? kLiveEvents : 0) |
-         ((p & rest::permission_for(rest::Data::PrematchEvent)) ? kPrematchEvents : 0);
+  return ((p & api::permission_for(api::Data::LiveEvent)) ? kLiveEvents : 0) |
+         ((p & api::permission_for(api::Data::PrematchEvent)) ? kPrematchEvents : 0);
 }
 
 StreamFilter StreamConn::filter() const {

@@ -52,7 +52,7 @@ enum class ConnState : uint8_t {
 };
 
 struct StreamConn {
-  StreamConn(RelayLoop* l, rest::StreamTicket t, const RelayOptions& o)
+  StreamConn(RelayLoop* l, api::StreamTicket t, const RelayOptions& o)
       : loop(l),
         ticket(std::move(t)),
         behavior(&behavior_for(ticket.kind)),
@@ -60,7 +60,7 @@ struct StreamConn {
         q(o.max_queue_bytes) {}
   net::Conn sock;  // its `in`: the start of a frame not yet complete (parked: all it sent)
   RelayLoop* loop;
-  rest::StreamTicket ticket;
+  api::StreamTicket ticket;
   const StreamBehavior* behavior;
   StreamModule* module = nullptr;  // its kind's protocol module in its loop (RelayLoop::adopt)
   ws::FrameParser parser;

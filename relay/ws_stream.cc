@@ -31,7 +31,7 @@ void WsStreams::remove(StreamConn* c) {
 void WsStreams::error(StreamConn* c, std::string_view msg) { ctx_.out.send(c, ws_error(msg, ctx_.snap->seq)); }
 
 void WsStreams::start(StreamConn* c, ResumeWindow::Verdict v, size_t first) {
-  if (v == ResumeWindow::Verdict::Resumed && c->ticket.resume == rest::StreamTicket::Resume::Asked)
+  if (v == ResumeWindow::Verdict::Resumed && c->ticket.resume == api::StreamTicket::Resume::Asked)
     return catch_up(c, first);
   const Snapshot& s = *ctx_.snap;
   if (cache_seq_ != s.seq) {
@@ -151,7 +151,7 @@ void WsStreams::on_text(StreamConn* c, std::string_view text) {
     c->subs.erase(existing);
     return;
   }
-  if (!e) return fail(rest::err::kEventNotFound);
+  if (!e) return fail(api::err::kEventNotFound);
   if (!msg.markets_error.empty()) return fail(msg.markets_error);
   Subscription s;
   s.number = e->number;

@@ -18,6 +18,7 @@
 #include "protocol/net/out_queue.h"
 #include "rest/rdstn.h"
 #include "rest/rest_api.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

@@ -9,6 +9,7 @@
 #include "protocol/api/envelope.h"
 #include "protocol/json_out.h"
 #include "rest/gzip.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

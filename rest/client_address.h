@@ -17,6 +17,7 @@
 
 #include "protocol/api/api_keys.h"
 #include "protocol/http_request.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

@@ -16,6 +16,7 @@
 #include "protocol/api/api_keys.h"
 #include "protocol/api/key_slots.h"
 #include "rest/http_server.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

@@ -15,6 +15,7 @@
 
 #include "protocol/api/api_keys.h"
 #include "rest/rate_limiter.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

@@ -3,6 +3,7 @@
 #include "protocol/api/errors.h"
 #include "protocol/http_response.h"
 #include "rest/gzip.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

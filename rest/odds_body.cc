@@ -7,6 +7,7 @@
 
 #include "protocol/api/errors.h"
 #include "protocol/json_in.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

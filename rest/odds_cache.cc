@@ -1,6 +1,7 @@
 #include "rest/odds_cache.h"
 
 #include "engine/views/json_views.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

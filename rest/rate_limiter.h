@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "protocol/api/api_keys.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

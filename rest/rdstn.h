@@ -10,6 +10,7 @@
 #include "engine/core/snapshot.h"
 #include "protocol/api/access.h"
 #include "rest/rdstn_request.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

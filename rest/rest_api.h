@@ -27,6 +27,7 @@
 #include "rest/rate_limiter.h"
 #include "rest/rest_inputs.h"
 #include "rest/stream_addon.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

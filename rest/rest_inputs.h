@@ -22,6 +22,7 @@
 #include "protocol/metrics/registry.h"
 #include "rest/client_address.h"
 #include "rest/stream_addon.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

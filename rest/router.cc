@@ -57,35 +57,37 @@ constexpr Needs any_of(std::initializer_list<Data> ds) {
 constexpr Needs kNothing{};
 
 constexpr Route kRoutes[] = {
-    {"/v1/sports", "GET, OPTIONS", kNothing, 0, api::sports},  // counts only
-    {"/v1/live", "GET, OPTIONS", need(Data::LiveEvent), 0, api::live},
-    {"/v1/prematch", "GET, OPTIONS", need(Data::PrematchEvent), 0, api::prematch},
-    {"/v1/event", "GET, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, api::event, api::declare_event},
-    {"/v1/odds", "GET, POST, OPTIONS", need(Data::Price), 0, api::odds},
-    {"/v1/odds/history", "GET, OPTIONS", need(Data::Price), kHistory, api::odds_history},
-    {"/v1/scores", "GET, OPTIONS", need(Data::Score), 0, api::scores},
-    {"/v1/status", "GET, OPTIONS", kNothing, 0, api::status},
-    {"/metrics", "GET", kNothing, 0, api::metrics},  // like /v1/status, for Prometheus (docs/metrics.md)
-    {"/v1/settlements", "GET, OPTIONS", need(Data::Settlement), kCatalog, api::settlements},
+    {"/v1/sports", "GET, OPTIONS", kNothing, 0, routes::sports},  // counts only
+    {"/v1/live", "GET, OPTIONS", need(Data::LiveEvent), 0, routes::live},
+    {"/v1/prematch", "GET, OPTIONS", need(Data::PrematchEvent), 0, routes::prematch},
+    {"/v1/event", "GET, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, routes::event,
+     routes::declare_event},
+    {"/v1/odds", "GET, POST, OPTIONS", need(Data::Price), 0, routes::odds},
+    {"/v1/odds/history", "GET, OPTIONS", need(Data::Price), kHistory, routes::odds_history},
+    {"/v1/scores", "GET, OPTIONS", need(Data::Score), 0, routes::scores},
+    {"/v1/status", "GET, OPTIONS", kNothing, 0, routes::status},
+    {"/metrics", "GET", kNothing, 0, routes::metrics},  // like /v1/status, for Prometheus (docs/metrics.md)
+    {"/v1/settlements", "GET, OPTIONS", need(Data::Settlement), kCatalog, routes::settlements},
     // The legacy event-list format: a key sees some events or has no use
     // for it; then each command needs what its answer carries.
-    {"/rdstn", "POST, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, api::rdstn, api::declare_rdstn},
-    {"/v1/stream", "GET, OPTIONS", need(Data::Stream), 0, api::stream_url},
-    {"/widget-events", "GET, OPTIONS", need(Data::Widget), 0, api::widget_events},
-    {"/widget-data", "GET, OPTIONS", need(Data::Widget), 0, api::widget_data},
-    {"/widget", "GET", need(Data::Widget), 0, api::widget_page},
-    {"/v1/markets", "GET, OPTIONS", need(Data::Dictionary), kCatalog, api::markets},
-    {"/v1/market-groups", "GET, OPTIONS", need(Data::Dictionary), kCatalog, api::market_groups},
+    {"/rdstn", "POST, OPTIONS", any_of({Data::LiveEvent, Data::PrematchEvent}), 0, routes::rdstn,
+     routes::declare_rdstn},
+    {"/v1/stream", "GET, OPTIONS", need(Data::Stream), 0, routes::stream_url},
+    {"/widget-events", "GET, OPTIONS", need(Data::Widget), 0, routes::widget_events},
+    {"/widget-data", "GET, OPTIONS", need(Data::Widget), 0, routes::widget_data},
+    {"/widget", "GET", need(Data::Widget), 0, routes::widget_page},
+    {"/v1/markets", "GET, OPTIONS", need(Data::Dictionary), kCatalog, routes::markets},
+    {"/v1/market-groups", "GET, OPTIONS", need(Data::Dictionary), kCatalog, routes::market_groups},
     // Streams carry several kinds; the relay sends each frame only to keys
     // whose permissions admit it (relay/pt_stream.cc, StreamFilter::admits), by the same table.
     {"/ws", "GET", need(Data::LiveEvent), kStream, nullptr},
     {"/pt-ws", "GET", any_of({Data::LiveEvent, Data::PrematchEvent, Data::Price}), kStream, nullptr},
     {"/pt-sse", "GET", any_of({Data::LiveEvent, Data::PrematchEvent, Data::Price}), kStream, nullptr},
-    {"/docs/explore", "GET", kNothing, kPublic, api::explorer},
-    {"/docs/settlement", "GET, HEAD", kNothing, kPublic, api::settlement_policy},
-    {"/openapi.json", "GET, HEAD", kNothing, kPublic, api::openapi},
-    {"/stream/play", "GET", kNothing, kPublic, api::stream_play},
-    {"/healthz", "GET", kNothing, kPublic, api::healthz},
+    {"/docs/explore", "GET", kNothing, kPublic, routes::explorer},
+    {"/docs/settlement", "GET, HEAD", kNothing, kPublic, routes::settlement_policy},
+    {"/openapi.json", "GET, HEAD", kNothing, kPublic, routes::openapi},
+    {"/stream/play", "GET", kNothing, kPublic, routes::stream_play},
+    {"/healthz", "GET", kNothing, kPublic, routes::healthz},
 };
 
 // Whether `method` is one of the route's comma-separated methods.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "protocol/api/origins.h"
+#include "rest/vocabulary.h"
 
 namespace oddsrelay::rest {
 

@@ -6,7 +6,7 @@
 
 #include "protocol/json_chunk.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::views {
 
 std::vector<EventGroup> list_events(const Snapshot& s, bool live, std::optional<int32_t> sport,
                                     std::optional<uint32_t> limit) {
@@ -162,4 +162,4 @@ bool write_score(json::Writer& w, const EventEntry& e) {
   return true;
 }
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::views

@@ -11,7 +11,7 @@
 #include "engine/core/snapshot.h"
 #include "protocol/json_out.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::views {
 
 // Listed events, live or pre-match, optionally of one sport, grouped by
 // sport and ordered by tournament priority, then kickoff, then number; at
@@ -39,4 +39,4 @@ void write_odds(json::Writer& w, const EventEntry& e, OddsForm form, std::option
 // The score record (docs/api.md "Score record"); false (nothing written) when e has no score.
 bool write_score(json::Writer& w, const EventEntry& e);
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::views

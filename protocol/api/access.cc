@@ -1,6 +1,6 @@
 #include "protocol/api/access.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 std::string refusal(uint32_t missing_permissions) {
   std::string names;
@@ -12,4 +12,4 @@ std::string refusal(uint32_t missing_permissions) {
   return "API key lacks the '" + names + "' permission";
 }
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

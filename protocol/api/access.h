@@ -11,7 +11,7 @@
 
 #include "protocol/api/api_keys.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 enum class Data : uint8_t {
   LiveEvent,      // the event object of a live event, wherever it appears
@@ -76,4 +76,4 @@ constexpr uint32_t missing(const Needs& n, uint32_t granted) {
 // "API key lacks the 'odds' permission" ("'live' or 'prematch'" for a set).
 std::string refusal(uint32_t missing_permissions);
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

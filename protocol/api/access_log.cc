@@ -42,7 +42,7 @@ void write_head(json::Writer& w, int64_t wall_ms, const char* type, std::string_
 
 std::string key_hint(std::string_view presented) {
   static const char* hex = "0123456789abcdef";
-  const rest::Digest d = rest::sha256(presented);
+  const api::Digest d = api::sha256(presented);
   std::string out = "#";
   for (size_t i = 0; i < 4; ++i) {
     out += hex[d[i] >> 4];

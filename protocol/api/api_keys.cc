@@ -15,7 +15,7 @@
 
 #include "protocol/json_in.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 const char* permission_name(Permission p) {
   switch (p) {
@@ -300,4 +300,4 @@ const ApiKey* KeyStore::find(std::string_view presented) const {
   return found;
 }
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

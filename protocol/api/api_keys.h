@@ -14,7 +14,7 @@
 
 #include "protocol/api/origins.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 enum Permission : uint32_t {
   kPermLive = 1 << 0,
@@ -95,4 +95,4 @@ class KeyStore {
   std::vector<ApiKey> keys_;
 };
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

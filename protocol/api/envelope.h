@@ -8,7 +8,7 @@
 
 #include "protocol/json_out.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 // Opens the envelope; the caller writes the rest and closes it.
 inline void begin_success(json::Writer& w) {
@@ -29,4 +29,4 @@ std::string success_body(F&& members) {
   return out;
 }
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

@@ -4,7 +4,7 @@
 
 #include "protocol/json_out.h"
 
-namespace oddsrelay::rest::err {
+namespace oddsrelay::api::err {
 
 std::string bad_flag(std::string_view name) { return "Invalid " + std::string(name) + " parameter: expected 0 or 1"; }
 
@@ -30,4 +30,4 @@ std::string rate_limited(std::string_view msg, uint32_t limit, int window_s, int
   });
 }
 
-}  // namespace oddsrelay::rest::err
+}  // namespace oddsrelay::api::err

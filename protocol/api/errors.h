@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace oddsrelay::rest::err {
+namespace oddsrelay::api::err {
 
 inline constexpr const char* kInvalidKey = "Invalid or disabled API key";  // docs/api.md "Errors", 401
 inline constexpr const char* kEventNotFound = "Event not found";           // docs/api.md "Errors", 404
@@ -81,4 +81,4 @@ std::string body(std::string_view msg);
 // The 429 body: {"error", "limit", "window": "<n>s", "retry_after"}.
 std::string rate_limited(std::string_view msg, uint32_t limit, int window_s, int retry_after);
 
-}  // namespace oddsrelay::rest::err
+}  // namespace oddsrelay::api::err

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <unordered_map>
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 class KeySlots {
  public:
@@ -43,4 +43,4 @@ class KeySlots {
   std::unordered_map<uint64_t, uint32_t> held_;
 };
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

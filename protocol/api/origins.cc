@@ -1,6 +1,6 @@
 #include "protocol/api/origins.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 namespace {
 
@@ -134,4 +134,4 @@ bool own_origin(const WebOrigin& o, const http::Request& req, const PublicUrl& p
   return http::iequals(o.authority(), req.header("Host"));
 }
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

@@ -14,7 +14,7 @@
 
 #include "protocol/http_request.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 struct WebOrigin {
   std::string scheme;  // "http" or "https"
@@ -63,4 +63,4 @@ bool parse_public_url(std::string_view s, PublicUrl& out, std::string& err);
 // its authority is the request's Host, or it is the --public-url origin.
 bool own_origin(const WebOrigin& o, const http::Request& req, const PublicUrl& pub);
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

@@ -8,7 +8,7 @@
 #include "protocol/ws_deflate.h"
 #include "protocol/ws_frame.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 namespace {
 
@@ -124,4 +124,4 @@ HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t)
   return {};
 }
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

@@ -13,7 +13,7 @@
 
 #include "protocol/http_request.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 
 struct StreamTicket {
   enum class Kind : uint8_t { Ws, PtWs, Sse };  // Sse: /pt-sse, the /pt-ws frames as Server-Sent Events
@@ -72,4 +72,4 @@ HandshakeError check_stream_handshake(const http::Request& req, StreamTicket& t)
 // last ':', 1 to 64 characters; seq is decimal). False if malformed.
 bool parse_resume(std::string_view v, std::string& epoch, uint64_t& seq);
 
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

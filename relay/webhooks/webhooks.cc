@@ -41,7 +41,7 @@ void write_final(json::Writer& w, const EventEntry& e) {
 // One receiver: its queue, its thread, its retry clock.
 class Webhooks::Endpoint {
  public:
-  Endpoint(const rest::WebhookConfig& cfg, bool sandbox, const WebhookOptions& o, WebhookStats& stats, SSL_CTX* tls)
+  Endpoint(const api::WebhookConfig& cfg, bool sandbox, const WebhookOptions& o, WebhookStats& stats, SSL_CTX* tls)
       : cfg_(cfg), sandbox_(sandbox), o_(o), stats_(stats), tls_(cfg.tls ? tls : nullptr), thread_([this] { run(); }) {}
   ~Endpoint() {
     retire();
@@ -176,7 +176,7 @@ class Webhooks::Endpoint {
     }
   }
 
-  rest::WebhookConfig cfg_;
+  api::WebhookConfig cfg_;
   bool sandbox_;
   const WebhookOptions& o_;
   WebhookStats& stats_;
@@ -191,7 +191,7 @@ class Webhooks::Endpoint {
   std::thread thread_;  // last: started once everything above exists
 };
 
-Webhooks::Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys) : opts_(opts), keys_(keys) {}
+Webhooks::Webhooks(WebhookOptions opts, const Published<api::KeyStore>& keys) : opts_(opts), keys_(keys) {}
 
 // Made at the first https:// endpoint, not at start-up: loading the system's
 // CA certificates takes about 15 ms, which every start paid (a replay, each
@@ -233,13 +233,13 @@ void Webhooks::on_batch(const BatchPtr& batch) {
   batches_.enqueue(batch);
 }
 
-std::string Webhooks::endpoint_id(const rest::ApiKey& key) {
-  const rest::WebhookConfig& c = *key.webhook;
+std::string Webhooks::endpoint_id(const api::ApiKey& key) {
+  const api::WebhookConfig& c = *key.webhook;
   return c.url + '\n' + c.secret + (key.sandbox ? "\ns" : "\n") + std::to_string(c.events);
 }
 
-Webhooks::Endpoint& Webhooks::endpoint_for(const rest::ApiKey& key, std::set<std::string>* live) {
-  const rest::WebhookConfig& c = *key.webhook;
+Webhooks::Endpoint& Webhooks::endpoint_for(const api::ApiKey& key, std::set<std::string>* live) {
+  const api::WebhookConfig& c = *key.webhook;
   std::string id = endpoint_id(key);
   auto& slot = endpoints_[id];
   if (!slot) {
@@ -266,7 +266,7 @@ void Webhooks::retire_unused(const std::set<std::string>& live) {
 void Webhooks::dispatch() {
   BatchPtr b;
   SnapshotPtr prev;  // the state before the batch being dispatched
-  std::shared_ptr<const rest::KeyStore> last_keys;
+  std::shared_ptr<const api::KeyStore> last_keys;
   for (;;) {
     batches_.wait_dequeue(b);
     if (b) backlog_.taken(*b);
@@ -276,7 +276,7 @@ void Webhooks::dispatch() {
     const bool reloaded = keys != last_keys;  // then endpoints no key uses any more go
     std::vector<Endpoint*> targets;
     std::set<std::string> live;
-    keys->for_each([&](const rest::ApiKey& k) {
+    keys->for_each([&](const api::ApiKey& k) {
       if (k.enabled && k.webhook) targets.push_back(&endpoint_for(k, reloaded ? &live : nullptr));
     });
     if (reloaded) {
@@ -311,29 +311,29 @@ void Webhooks::dispatch() {
           if (t->events() & mask) t->push(n);
       };
       if (ch.bits & kOddsChanged)
-        make("odds_update", rest::kHookOdds, false, true, [&](json::Writer& w) {
+        make("odds_update", api::kHookOdds, false, true, [&](json::Writer& w) {
           w.Key("markets");
           w.StartObject();
           for (uint32_t id : b->markets_of(ch)) {
             json::key(w, std::to_string(id));
             if (const Market* m = e->market(id))
-              rest::write_market(w, *m, rest::OddsForm::Get);
+              views::write_market(w, *m, views::OddsForm::Get);
             else
               w.Null();
           }
           w.EndObject();
         });
       if ((ch.bits & kScoreChanged) && e->score)
-        make("score_update", rest::kHookScore, false, false, [&](json::Writer& w) {
+        make("score_update", api::kHookScore, false, false, [&](json::Writer& w) {
           w.Key("score");
-          rest::write_score(w, *e);
+          views::write_score(w, *e);
         });
       if ((ch.bits & kFinalChanged) && e->score) {
         // Ended within this batch: the state before it had no final.
         const EventEntry* old = before ? before->events.find(ch.number) : nullptr;
         if (!(old && old->score && old->score->ended))
-          make("event_ended", rest::kHookEnded, true, false, [&](json::Writer& w) { write_final(w, *e); });
-        make("settlement_changed", rest::kHookSettlement, true, false, [&](json::Writer& w) { write_final(w, *e); });
+          make("event_ended", api::kHookEnded, true, false, [&](json::Writer& w) { write_final(w, *e); });
+        make("settlement_changed", api::kHookSettlement, true, false, [&](json::Writer& w) { write_final(w, *e); });
       }
     }
   }

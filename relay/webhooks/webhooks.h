@@ -57,7 +57,7 @@ metrics::StatTable<WebhookStats> webhook_stats();
 class Webhooks : public BatchSink {
  public:
   // Throws std::runtime_error when opts.ca_file cannot be loaded.
-  Webhooks(WebhookOptions opts, const Published<rest::KeyStore>& keys);
+  Webhooks(WebhookOptions opts, const Published<api::KeyStore>& keys);
   ~Webhooks() override;
   void start();
   void stop();  // delivers nothing more; joins every thread
@@ -78,7 +78,7 @@ class Webhooks : public BatchSink {
 
  private:
   void dispatch();
-  Endpoint& endpoint_for(const rest::ApiKey& key, std::set<std::string>* live);
+  Endpoint& endpoint_for(const api::ApiKey& key, std::set<std::string>* live);
   void retire_unused(const std::set<std::string>& live);
 
   WebhookOptions opts_;
@@ -87,14 +87,14 @@ class Webhooks : public BatchSink {
   SSL_CTX* tls_context();
   std::unique_ptr<TlsClientContext> tls_;
   std::string tls_error_;  // why tls_ could not be made
-  const Published<rest::KeyStore>& keys_;
+  const Published<api::KeyStore>& keys_;
   WebhookStats stats_;
   moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;
   Backlog backlog_;  // what batches_ holds
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};  // the dispatcher takes batches
   std::thread dispatcher_;
-  static std::string endpoint_id(const rest::ApiKey& key);
+  static std::string endpoint_id(const api::ApiKey& key);
 
   std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;  // by url + secret + sandbox; dispatcher only
   std::vector<std::unique_ptr<Endpoint>> retired_;              // dropped by a reload, thread still ending

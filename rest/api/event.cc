@@ -5,7 +5,7 @@
 #include "rest/api/handlers.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void event(Call& c) {
   auto id = c.param("id");
@@ -28,4 +28,4 @@ void declare_event(Call& c, Needs& n) {
   if (e && e->listed()) n.add(event_data(e->live()));
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

@@ -8,8 +8,9 @@
 
 #include "protocol/api/access.h"
 #include "rest/call.h"
+#include "rest/vocabulary.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void sports(Call& c);    // GET /v1/sports
 void live(Call& c);      // GET /v1/live
@@ -39,4 +40,4 @@ void settlement_policy(Call& c);  // GET, HEAD /docs/settlement
 void explorer(Call& c);           // GET /docs/explore
 void openapi(Call& c);            // GET, HEAD /openapi.json
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

@@ -6,7 +6,7 @@
 #include "rest/api/handlers.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 namespace {
 
@@ -63,4 +63,4 @@ void list(Call& c, bool live) {
 void live(Call& c) { list(c, true); }
 void prematch(Call& c) { list(c, false); }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

@@ -4,7 +4,7 @@
 #include "rest/api/handlers.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 namespace {
 void send_view(Call& c, const CatalogViews::Encoded& e) { c.send_cached(e.body, e.gz, e.etag); }
@@ -29,4 +29,4 @@ void market_groups(Call& c) {
   send_view(c, views.market_groups(sport, lang, lang_given));
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

@@ -17,7 +17,7 @@
 #include "rest/odds_etag.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 namespace {
 
@@ -138,4 +138,4 @@ void post_odds(Call& c) {
 
 void odds(Call& c) { c.req.method == "POST" ? post_odds(c) : get_odds(c); }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

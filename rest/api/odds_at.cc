@@ -20,7 +20,7 @@
 #include "rest/api/odds_parts.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void odds_at(Call& c, std::string_view at_text) {
   const auto at = parse_int(at_text);
@@ -85,4 +85,4 @@ void odds_at(Call& c, std::string_view at_text) {
       });
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

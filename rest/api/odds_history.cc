@@ -14,7 +14,7 @@
 #include "rest/api/odds_parts.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 namespace {
 
@@ -265,4 +265,4 @@ void odds_history(Call& c) {
   });
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

@@ -3,7 +3,7 @@
 #include "protocol/api/errors.h"
 #include "protocol/json_out.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 std::string not_found_tail(const std::vector<std::string>& missing) {
   std::string t = "},\"not_found\":[";
@@ -27,4 +27,4 @@ void refuse_horizon(Call& c, int64_t held_from) {
   c.send(400);
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

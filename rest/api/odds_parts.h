@@ -9,7 +9,7 @@
 
 #include "rest/call.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 // The end of a GET /v1/odds body: `},"not_found":[<the ids, as asked>]}`.
 std::string not_found_tail(const std::vector<std::string>& missing);
@@ -18,4 +18,4 @@ std::string not_found_tail(const std::vector<std::string>& missing);
 // wholly before the oldest point the history holds.
 void refuse_horizon(Call& c, int64_t held_from);
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

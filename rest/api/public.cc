@@ -6,7 +6,7 @@
 #include "rest/api/handlers.h"
 #include "rest/embedded_files.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void healthz(Call& c) {
   const bool ready = c.api.ready();
@@ -35,4 +35,4 @@ void explorer(Call& c) {
   c.send_page(page);
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

@@ -3,7 +3,7 @@
 // what each command's answer carries decides the permissions it needs.
 #include "rest/api/handlers.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 // A body that does not validate declares nothing more and is answered 400.
 void declare_rdstn(Call& c, Needs& n) {
@@ -20,4 +20,4 @@ void rdstn(Call& c) {
   c.send(200);
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

@@ -6,7 +6,7 @@
 #include "rest/api/handlers.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void scores(Call& c) {
   std::optional<int32_t> sport;
@@ -33,4 +33,4 @@ void scores(Call& c) {
   c.send(200);
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

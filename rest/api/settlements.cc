@@ -7,7 +7,7 @@
 #include "rest/api/handlers.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void settlements(Call& c) {
   CatalogViews& views = *c.cache.catalog_views;
@@ -53,4 +53,4 @@ void settlements(Call& c) {
   c.send(200);
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

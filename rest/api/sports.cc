@@ -3,7 +3,7 @@
 
 #include "rest/api/handlers.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void sports(Call& c) {
   c.begin_success();
@@ -27,4 +27,4 @@ void sports(Call& c) {
   c.send(200);
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

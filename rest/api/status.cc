@@ -6,7 +6,7 @@
 #include "rest/http_server.h"
 #include "rest/metrics_endpoint.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 namespace {
 
@@ -161,4 +161,4 @@ void metrics(Call& c) {
   append_metrics(*c.api.inputs.metrics, c.req, c.out.tail());
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

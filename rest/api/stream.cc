@@ -9,7 +9,7 @@
 #include "rest/api/handlers.h"
 #include "rest/params.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void stream_url(Call& c) {
   const StreamOptions& o = c.api.inputs.stream;
@@ -62,4 +62,4 @@ void stream_play(Call& c) {
   c.send(200);
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

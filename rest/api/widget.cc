@@ -6,7 +6,7 @@
 #include "rest/params.h"
 #include "rest/widget_views.h"
 
-namespace oddsrelay::rest::api {
+namespace oddsrelay::rest::routes {
 
 void widget_events(Call& c) {
   c.begin_success();
@@ -34,4 +34,4 @@ void widget_page(Call& c) {
   c.send_page(rest::widget_page());
 }
 
-}  // namespace oddsrelay::rest::api
+}  // namespace oddsrelay::rest::routes

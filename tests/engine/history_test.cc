@@ -283,7 +283,7 @@ TEST(HistoryBookAt, EveryEventsBookAtEverySeqIsTheEnginesByteForByte) {
         json::Writer w(sink);
         EventEntry tmp;
         tmp.markets = ms;
-        rest::write_odds(w, tmp, rest::OddsForm::Get);
+        views::write_odds(w, tmp, views::OddsForm::Get);
         return out;
       };
       r.store.read(e.number, [&](const EventHistory* h, const HeldState&) {

@@ -16,7 +16,7 @@
 
 #include "protocol/json_chunk.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::views {
 namespace {
 
 // The reference: the market as RapidJSON's writer makes it, one value at a
@@ -225,4 +225,4 @@ TEST(JsonOut, PutIdKey) {
 }
 
 }  // namespace
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::views

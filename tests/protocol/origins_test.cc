@@ -6,7 +6,7 @@
 
 #include "protocol/api/api_keys.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 namespace {
 
 WebOrigin origin(const char* s) {
@@ -135,4 +135,4 @@ TEST(Origins, KeysFileAllowOrigins) {
 }
 
 }  // namespace
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

@@ -11,7 +11,7 @@
 
 #include "protocol/api/errors.h"
 
-namespace oddsrelay::rest {
+namespace oddsrelay::api {
 namespace {
 
 struct Handshake {
@@ -105,4 +105,4 @@ TEST(StreamFilters, VerifyIsZeroOrOne) {
 }
 
 }  // namespace
-}  // namespace oddsrelay::rest
+}  // namespace oddsrelay::api

@@ -53,10 +53,10 @@ struct Fanout : ::testing::Test {
   }
   StreamConn* stream(uint32_t perms, std::vector<int32_t> sports = {}, std::vector<uint64_t> events = {},
                      std::vector<uint32_t> markets = {}, bool verify = false, uint32_t conflate_ms = 0) {
-    rest::StreamTicket t;
+    api::StreamTicket t;
     t.verify = verify;
     t.conflate_ms = conflate_ms;
-    t.kind = rest::StreamTicket::Kind::PtWs;
+    t.kind = api::StreamTicket::Kind::PtWs;
     t.permissions = perms;
     t.sports = std::move(sports);
     t.events = std::move(events);
@@ -89,6 +89,6 @@ inline std::string encoded(const Snapshot& s, uint64_t event, std::vector<uint32
   return payload(pt_odds(*e, e->sport(), markets)->bytes());
 }
 
-inline constexpr uint32_t kAll = rest::kPermLive | rest::kPermPrematch | rest::kPermOdds;
+inline constexpr uint32_t kAll = api::kPermLive | api::kPermPrematch | api::kPermOdds;
 
 }  // namespace oddsrelay::relay

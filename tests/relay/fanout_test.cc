@@ -18,7 +18,7 @@ namespace {
 TEST_F(Fanout, EachStreamGetsWhatItsFilterAdmitsThenTheInfo) {
   StreamConn* all = stream(kAll);
   StreamConn* other_sport = stream(kAll, {2});
-  StreamConn* no_odds = stream(rest::kPermLive);
+  StreamConn* no_odds = stream(api::kPermLive);
   LoopBatch batch =
       fan_out({test::event(1000, "7", 1, true), test::market(1100, "7", 1001, {{"s", 0, {{2001, 185, 0}}}})});
   EXPECT_EQ(take(*all),

@@ -62,7 +62,7 @@ TEST_F(FilterFanout, AnUnknownEventFlowsOnceItAppears) {
 }
 
 TEST_F(FilterFanout, AnEventLeavingTheStreamsViewGetsItsNull) {
-  StreamConn* c = stream(rest::kPermPrematch, {}, {10});
+  StreamConn* c = stream(api::kPermPrematch, {}, {10});
   fan_out({test::event(1100, "10", 1, false), test::event(1100, "11", 1, false)});
   auto got = take(*c);
   ASSERT_EQ(got.size(), 2u);
@@ -109,11 +109,11 @@ TEST_F(FilterFanout, TheConnectSnapshotAndACatchUpFollowTheFilter) {
   const uint64_t seq = ctx->snap->seq;
   LoopBatch batch = fan_out({odds(1100, "8", 1001, 171), odds(1100, "8", 1002, 181), odds(1100, "7", 1001, 151)});
   ctx->window.add(std::move(batch), 0);
-  rest::StreamTicket t;
+  api::StreamTicket t;
   t.permissions = kAll;
   t.events = {8};
   t.markets = {1001};
-  t.resume = rest::StreamTicket::Resume::Asked;
+  t.resume = api::StreamTicket::Resume::Asked;
   t.resume_seq = seq;
   conns.push_back(std::make_unique<StreamConn>(nullptr, std::move(t), opts));
   StreamConn* r = conns.back().get();

@@ -41,7 +41,7 @@ TEST_F(DigestFanout, EveryInfoOfAVerifyStreamCarriesItsFilteredViewsDigest) {
   StreamConn* all = stream(kAll, {}, {}, {}, true);
   StreamConn* ev7 = stream(kAll, {}, {7}, {}, true);
   StreamConn* m1001 = stream(kAll, {}, {}, {1001}, true);
-  StreamConn* live_only = stream(rest::kPermLive | rest::kPermOdds, {}, {}, {}, true);
+  StreamConn* live_only = stream(api::kPermLive | api::kPermOdds, {}, {}, {}, true);
   StreamConn* plain = stream(kAll);
   three_events();
   const uint64_t e7 = event_term(7), e8 = event_term(8), e9 = event_term(9);

@@ -116,7 +116,7 @@ bool take_trust_proxy(const std::string& v, Options& out, std::string& err) {
   return false;
 }
 bool take_public_url(const std::string& v, Options& out, std::string& err) {
-  if (rest::parse_public_url(v, out.public_url, err)) return true;
+  if (api::parse_public_url(v, out.public_url, err)) return true;
   err = "bad --public-url: " + err;
   return false;
 }

@@ -76,7 +76,7 @@ struct Options {
   int64_t history_bytes = int64_t{256} << 20;       // the odds history's memory bound
   std::vector<int32_t> stream_sports = {1, 2, 5};   // live events of these sports have a stream
   rest::TrustedProxies trust_proxy;  // proxies whose X-Forwarded-For / PROXY line is believed; empty: none
-  rest::PublicUrl public_url;        // base of the URLs handed out; unset: http://<Host>
+  api::PublicUrl public_url;         // base of the URLs handed out; unset: http://<Host>
   bool exit_after_replay = false;
   bool help = false;
   bool version = false;

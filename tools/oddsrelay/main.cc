@@ -91,7 +91,7 @@ struct Node {
   explicit Node(const Options& o) : opt(o) {}
   const Options& opt;
   std::string demo_key;
-  std::unique_ptr<Published<rest::KeyStore>> key_store;
+  std::unique_ptr<Published<api::KeyStore>> key_store;
   std::unique_ptr<CatalogSource> catalog_source;
   CatalogPtr catalog;
   std::unique_ptr<CatalogReload> catalog_reload;
@@ -133,8 +133,8 @@ struct Node {
 int load_inputs(Node& n) {
   const Options& opt = n.opt;
   try {
-    n.key_store = std::make_unique<Published<rest::KeyStore>>(opt.keys.empty() ? rest::KeyStore::demo(n.demo_key)
-                                                                               : rest::KeyStore::load(opt.keys));
+    n.key_store = std::make_unique<Published<api::KeyStore>>(opt.keys.empty() ? api::KeyStore::demo(n.demo_key)
+                                                                              : api::KeyStore::load(opt.keys));
     n.catalog_source = std::make_unique<CatalogSource>(opt.catalog);
   } catch (const std::exception& e) {
     return fail(2, e.what());
@@ -233,7 +233,7 @@ rest::RestInputs rest_inputs(Node& n) {
   in.ready = &n.ready;
   in.trusted_proxies = opt.trust_proxy;
   in.public_url = opt.public_url;
-  in.open_stream = [&n](rest::StreamTicket t, int fd, std::string pending) {
+  in.open_stream = [&n](api::StreamTicket t, int fd, std::string pending) {
     n.relay->adopt(std::move(t), fd, std::move(pending));
   };
   in.relay_status = [&n](json::Writer& w) { n.relay->write_status(w); };
@@ -451,7 +451,7 @@ void reload(Node& n) {
     std::fprintf(stderr, "oddsrelay: access log reopen failed, keeping the old file: %s\n", error.c_str());
   if (!n.opt.keys.empty()) {
     try {
-      auto fresh = rest::KeyStore::load(n.opt.keys);
+      auto fresh = api::KeyStore::load(n.opt.keys);
       std::fprintf(stderr, "oddsrelay: keys reloaded: %zu keys\n", fresh->size());
       n.key_store->publish(std::move(fresh));
     } catch (const std::exception& e) {

@@ -37,7 +37,7 @@ WebhookOptions slow_options() {
 }
 
 TEST(WebhookBounds, CriticalQueueHasABoundAndOldestGoes) {
-  Published<rest::KeyStore> keys(rest::KeyStore::parse(hook_key(R"("event_ended")")));
+  Published<api::KeyStore> keys(api::KeyStore::parse(hook_key(R"("event_ended")")));
   Webhooks hooks(slow_options(), keys);
   hooks.start();
   Engine e;
@@ -61,7 +61,7 @@ TEST(WebhookBounds, CriticalQueueHasABoundAndOldestGoes) {
 }
 
 TEST(WebhookBounds, CoalescedOddsHaveABound) {
-  Published<rest::KeyStore> keys(rest::KeyStore::parse(hook_key(R"("odds_update")")));
+  Published<api::KeyStore> keys(api::KeyStore::parse(hook_key(R"("odds_update")")));
   Webhooks hooks(slow_options(), keys);
   hooks.start();
   Engine e;
@@ -82,7 +82,7 @@ TEST(WebhookBounds, CoalescedOddsHaveABound) {
 }
 
 TEST(WebhookBounds, EndpointOfARemovedKeyIsShutDown) {
-  Published<rest::KeyStore> keys(rest::KeyStore::parse(hook_key(R"("event_ended")")));
+  Published<api::KeyStore> keys(api::KeyStore::parse(hook_key(R"("event_ended")")));
   Webhooks hooks(slow_options(), keys);
   hooks.start();
   Engine e;
@@ -90,7 +90,7 @@ TEST(WebhookBounds, EndpointOfARemovedKeyIsShutDown) {
   hooks.on_batch(e.commit());
   wait_for([&] { return hooks.stats().endpoints.load() == 1; });
   ASSERT_EQ(hooks.stats().endpoints.load(), 1u);
-  keys.publish(rest::KeyStore::parse(R"({"keys":[{"key":"k"}]})"));  // reloaded without the webhook
+  keys.publish(api::KeyStore::parse(R"({"keys":[{"key":"k"}]})"));  // reloaded without the webhook
   e.apply(test::rec(R"({"at":2,"op":"score","id":"2","home":1,"away":0,"status":"ended"})"));
   hooks.on_batch(e.commit());
   wait_for([&] { return hooks.stats().endpoints.load() == 0; });
