@@ -90,15 +90,16 @@ void RelayLoop::drain() {
   take_batches();
   if (!parked_.empty()) unpark();
   ws_.schedule_live_update();
-  finish_turn();  // one write per connection for everything this turn queued
+  finish_turn(/*intake=*/true);  // one write per connection for everything this turn queued
   metrics::turn_written(pt_.size() > 0);
 }
 
 // The hub's frames, wrapped once for this loop, to every stream; batches
 // that queued up while the loop was busy go out as one with one INFO. The
 // loop's batch then goes into this loop's resume window.
-void RelayLoop::take_batches() {
+size_t RelayLoop::take_batches() {
   took_.clear();
+  size_t taken = 0;
   SharedBatchPtr t;
   while (batches.try_dequeue(t)) {
     if (t->reset) {
@@ -108,11 +109,13 @@ void RelayLoop::take_batches() {
     }
     if (t->seq <= ctx_.snap->seq) continue;  // already part of the state the streams started from
     metrics::turn_batch(t->batch->apply_start_ns);
+    ++taken;
     ctx_.snap = t->batch->snapshot;
     ws_.on_batch(*t);
     took_.push_back(std::move(t));
   }
   send_taken();
+  return taken;
 }
 
 void RelayLoop::send_taken() {
@@ -266,11 +269,33 @@ void RelayLoop::on_readable(StreamConn* c, char* p, size_t n) {
   finish_turn();  // answers (pong, close, subscriptions) go out now
 }
 
-void RelayLoop::finish_turn() {
+// Closes the doomed connections, then writes each dirty one once.
+//
+// From a drain (`intake`), the loop also takes the batches that reach it
+// while it writes, every kIntakeEvery connections of the pass: a
+// connection not yet written carries them in the write it was about to
+// get, instead of a write of its own one turn later. No frame is held: each
+// goes out at the first write its connection gets after the frame arrived,
+// as it would without this, only that write comes sooner; and a loop that
+// has fallen behind (a pass longer than the gap between batches) makes one
+// write per connection per pass, whatever the number of batches. The
+// connections already written in the pass are marked again and written at
+// its end. Only during the pass over the connections dirty when the turn
+// began, so a turn writes a connection at most twice and reads wait at most
+// one pass.
+void RelayLoop::finish_turn(bool intake) {
   Outbox& out = ctx_.out;
-  for (StreamConn* c : out.doomed) close_with(c, CloseReason::QueueLimit);
-  out.doomed.clear();
-  for (size_t i = 0; i < out.dirty.size(); ++i) {  // flush may drop a connection, never add one
+  const size_t first_pass = intake ? out.dirty.size() : 0;
+  for (size_t i = 0;; ++i) {  // flush may drop a connection, never add one
+    if (i < first_pass && i % kIntakeEvery == 0 && i > 0 && batches.size_approx() != 0) {
+      now();
+      if (take_batches() != 0) stats_.mid_write_intakes.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (!out.doomed.empty()) {
+      for (StreamConn* c : out.doomed) close_with(c, CloseReason::QueueLimit);
+      out.doomed.clear();
+    }
+    if (i >= out.dirty.size()) break;
     StreamConn* c = out.dirty[i];
     c->dirty = false;
     flush(c);
@@ -305,6 +330,7 @@ void RelayLoop::flush(StreamConn* c) {
     c->frames_out += c->bufs.size();
     if (!c->queued_markets.empty()) c->queued_markets.clear();  // nothing queued is replaceable any more
     const ssize_t n = c->sock.write(c->bufs.data(), static_cast<unsigned>(c->bufs.size()));
+    stats_.writes.fetch_add(1, std::memory_order_relaxed);
     if (n < 0) {
       c->q.written();
       drop(c);

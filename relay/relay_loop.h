@@ -71,7 +71,7 @@ class RelayLoop : private net::ConnHandler {
   uint64_t now() { return ctx_.now = uv_now(&loop_); }
   void drain();  // the async callback: adoptions, batches, then one write per dirty connection
   void adopt(Adoption& a);
-  void take_batches();
+  size_t take_batches();  // how many batches it took (past the ones the streams started from)
   void send_taken();
   void restart(const SharedBatch& t);
   void accept_stream(StreamConn* c);
@@ -79,7 +79,10 @@ class RelayLoop : private net::ConnHandler {
   void unpark();
   void begin_reading(StreamConn* c, std::string pending);
   void flush(StreamConn* c);
-  void finish_turn();  // closes doomed connections, then one write per dirty connection
+  // Closes doomed connections, then one write per dirty connection; with
+  // `intake`, batches arriving meanwhile ride along (relay_loop.cc).
+  void finish_turn(bool intake = false);
+  static constexpr size_t kIntakeEvery = 16;  // connections written between looks at the hub's queue
   void drop(StreamConn* c);
   void log_stream(const StreamConn* c, bool open);
   void unlist(StreamConn* c);

@@ -43,6 +43,11 @@ constexpr Stat kAcceptStats[] = {
     {"bytes_written",
      &RelayStats::bytes_written,
      {"oddsrelay_stream_written_bytes_total", Type::Counter, "Bytes written to stream sockets."}},
+    {"writes",
+     &RelayStats::writes,
+     {"oddsrelay_stream_writes_total", Type::Counter,
+      "Writes to stream sockets (one per connection per loop pass, however many frames it carries)."}},
+    {"mid_write_intakes", &RelayStats::mid_write_intakes},
     {"deflate_negotiated", &RelayStats::deflate_negotiated},  // permessage-deflate (docs/architecture.md)
     {"frames_deflated", &RelayStats::frames_deflated},
     {"conflated",

@@ -16,6 +16,11 @@ struct RelayStats {
   std::atomic<uint64_t> pt_connections{0}, ws_connections{0};
   std::atomic<uint64_t> accepted{0}, refused_limit{0};
   std::atomic<uint64_t> batches{0}, frames_encoded{0}, deliveries{0}, bytes_written{0};
+  // Socket writes (one per connection per pass, whatever it carries), and
+  // the times a loop took batches that arrived while it was writing
+  // (RelayLoop::finish_turn): writes per delivered frame is what fan-out
+  // costs, since a send costs about the same whatever its size.
+  std::atomic<uint64_t> writes{0}, mid_write_intakes{0};
   // permessage-deflate: streams that negotiated it (ever), frames compressed
   // (once per loop per frame, not per stream).
   std::atomic<uint64_t> deflate_negotiated{0}, frames_deflated{0};
