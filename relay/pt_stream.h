@@ -43,7 +43,12 @@ class PtStreams final : public StreamModule {
   void build_connect_evt(uint8_t classes);
   const std::vector<LoopBatchFrame>& cut_connect_frames(Bucket& b);
   void send_admitted(Bucket& b, const LoopBatch& batch);
-  void send_frames(const Bucket& b, const LoopBatch& batch, std::span<const LoopBatchFrame> frames);
+  void send_frames(Bucket& b, const LoopBatch& batch, std::span<const LoopBatchFrame> frames);
+  std::optional<uint64_t> open_group(Bucket& b, const LoopBatch& batch, bool has_frames);
+  FrameRef group_marker(const LoopBatch& batch, uint64_t from, std::optional<uint64_t> digest);
+  void close_group(StreamConn* c, const LoopBatch& batch, uint64_t from, const FrameRef& marker,
+                   std::optional<uint64_t> digest);
+  void flush_quiet(Bucket& b);
   void flush(Bucket& b);
   void schedule();
   FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
@@ -71,6 +76,15 @@ class PtStreams final : public StreamModule {
     std::vector<StreamConn*> conns;
     Conflation pending;       // conflate_ms: the batches since the last flush
     uint64_t next_flush = 0;  // loop ms: the earliest the next flush may be
+    // Quiet groups (pt_stream.cc, open_group): the range of the groups that
+    // brought the bucket no frame since its last INFO (seq 0: none waits),
+    // with the newest one's `at` and stamps; and when that INFO went out.
+    struct Quiet {
+      uint64_t from = 0, seq = 0;
+      int64_t at = 0;
+      Stamps stamps;
+    } quiet;
+    uint64_t last_info_ms = kNever;  // kNever: none yet
     // A cutting filter's connect snapshot frames, as of connect_gen_.
     uint64_t connect_gen = 0;
     std::vector<LoopBatchFrame> connect;
@@ -81,6 +95,10 @@ class PtStreams final : public StreamModule {
              std::ranges::equal(markets, f.markets);
     }
   };
+  // How long a group that brings a bucket no frame may wait for the next
+  // INFO (docs/api.md, "Filters").
+  static constexpr uint64_t kQuietInfoMs = 100;
+  static constexpr uint64_t kNever = UINT64_MAX;
   StreamContext& ctx_;
   std::vector<Bucket> buckets_;  // few: one per distinct filter
   size_t size_ = 0;

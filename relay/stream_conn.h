@@ -83,7 +83,7 @@ struct StreamConn {
   uint64_t opened_ms = 0, bytes_out = 0, frames_out = 0;
   uint16_t close_code = 0;
   std::string close_reason;
-  uint64_t sent_seq = 0;  // /pt-ws with conflate_ms: the seq its last INFO (or snapshot) reached
+  uint64_t sent_seq = 0;  // /pt-ws: the seq its last INFO (or snapshot, or catch-up) reached
   // Odds frames queued while a write is in flight (so replaceable): event
   // number -> the markets the queued frame names. Cleared when the queue
   // goes into flight.

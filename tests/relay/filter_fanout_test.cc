@@ -7,6 +7,7 @@
 // stream).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -47,10 +48,64 @@ TEST_F(FilterFanout, AStreamGetsOnlyTheAdmittedEventsAndMarkets) {
   const auto gotb = take(*both);
   ASSERT_EQ(gotb.size(), 3u);
   EXPECT_EQ(gotb[1], encoded(*ctx->snap, 7, {1002}));
-  // A batch with nothing admitted is its INFO alone.
+  // A batch with nothing admitted, kQuietInfoMs after the last INFO at
+  // the latest, is its INFO alone; sooner, its INFO waits (next test).
   fan_out({odds(1200, "8", 1001, 172), odds(1200, "7", 1001, 152)});
-  EXPECT_EQ(kinds(*both), std::vector<std::string>{"INFO"});
+  EXPECT_EQ(kinds(*both), std::vector<std::string>{});
   EXPECT_EQ(kinds(*ev7), (std::vector<std::string>{"odds:1:7", "INFO"}));
+  ctx->now += 100;
+  fan_out({odds(1300, "8", 1001, 173)});
+  EXPECT_EQ(kinds(*both), std::vector<std::string>{"INFO"});
+}
+
+uint64_t info_field(const std::string& p, const char* name) {
+  const size_t at = p.find(std::string("\"") + name + "\":");
+  return at == std::string::npos ? 0 : std::stoull(p.substr(at + std::strlen(name) + 3));
+}
+
+// Quiet groups: a group that brings a stream no frame sends no lone INFO
+// within 100 ms of the stream's last INFO; its range goes with the next
+// INFO (from = the previous INFO's seq + 1 still), the next group's with
+// frames or the timer's at most 100 ms after the last INFO. Frames are
+// never held.
+TEST_F(FilterFanout, AQuietGroupsInfoWaitsAtMostItsBoundAndChainsOn) {
+  StreamConn* c = stream(kAll, {}, {7}, {1002});
+  ctx->now = 990;
+  two_events();
+  const auto first = take(*c);
+  ASSERT_EQ(kind(first.back()), "INFO");
+  const uint64_t seq0 = info_field(first.back(), "seq");
+  ctx->now = 1000;
+  const LoopBatch quiet1 = fan_out({odds(1200, "8", 1001, 172)});
+  ctx->now = 1010;
+  fan_out({odds(1300, "7", 1001, 153)});  // event 7, but not market 1002
+  EXPECT_EQ(kinds(*c), std::vector<std::string>{});  // nothing to write: no lone INFO
+  // Frames for it: sent at once, their INFO covering the quiet groups.
+  ctx->now = 1020;
+  const LoopBatch busy = fan_out({odds(1400, "7", 1002, 161)});
+  auto got = take(*c);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(kind(got[0]), "odds:1:7");
+  EXPECT_EQ(info_field(got[1], "from"), quiet1.from);
+  EXPECT_EQ(quiet1.from, seq0 + 1);
+  EXPECT_EQ(info_field(got[1], "seq"), busy.seq);
+  // Quiet again: the timer sends the INFO kQuietInfoMs after the last one.
+  ctx->now = 1030;
+  const LoopBatch quiet2 = fan_out({odds(1500, "8", 1001, 174)});
+  ctx->now = 1119;  // the last INFO went out at 1020
+  pt->on_timer();
+  EXPECT_EQ(kinds(*c), std::vector<std::string>{});
+  ctx->now = 1120;
+  pt->on_timer();
+  got = take(*c);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(info_field(got[0], "from"), busy.seq + 1);
+  EXPECT_EQ(info_field(got[0], "seq"), quiet2.seq);
+  EXPECT_EQ(info_field(got[0], "at"), 1500u);
+  // Nothing waits now: the timer sends nothing more.
+  ctx->now = 2000;
+  pt->on_timer();
+  EXPECT_EQ(kinds(*c), std::vector<std::string>{});
 }
 
 TEST_F(FilterFanout, AnUnknownEventFlowsOnceItAppears) {

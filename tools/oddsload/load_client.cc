@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "protocol/ws_deflate.h"
@@ -45,6 +46,7 @@ struct Client {
   bool deflate = false;  // permessage-deflate negotiated
   uint32_t index = 0;    // among the subscribers (not the forwarder), in start order
   int64_t last_seq = -1;
+  uint32_t frames_in_group = 0;                      // evt:/odds: frames since the last INFO
   std::unordered_map<uint64_t, int64_t> channel_ls;  // odds channel -> newest "ls" seen on it
 };
 
@@ -141,6 +143,10 @@ void on_text(Client* c, std::string_view p) {
       return;
     }
     ++L->r.infos;
+    // An INFO closing a group that brought this subscriber no frame (a
+    // filter's quiet group: its INFO may wait up to 100 ms, docs/api.md)
+    // delivered no change: it has no latency to count.
+    const bool carried = std::exchange(c->frames_in_group, 0) != 0;
     json_number(body, "from", from);
     if (json_number(body, "conflated", conflated))
       L->r.conflated += static_cast<uint64_t>(conflated);
@@ -156,7 +162,7 @@ void on_text(Client* c, std::string_view p) {
       forward(L, std::string_view(stamped, static_cast<size_t>(n)));
       return;
     }
-    if (json_number(body, "at", at) && measuring) {
+    if (carried && json_number(body, "at", at) && measuring) {
       // From the group's arrival at the server (arrived_us), else the feed's `at`.
       double arrived = 0;
       const int64_t at_us =
@@ -175,6 +181,7 @@ void on_text(Client* c, std::string_view p) {
     if (c->ready && now >= L->measure_from - 300'000) forward(L, p);
     return;
   }
+  if (p.starts_with("P\x1F")) ++c->frames_in_group;
   // Per-channel order: an odds frame carries each changed market whole, so
   // its newest line time ("ls") never goes back on the same channel.
   if (p.starts_with("P\x1Fodds:")) {

@@ -60,7 +60,10 @@ Baseline mode (perf/relay/run.sh, nchan):
 Latency is now - the arrival of the group the INFO frame closes: its
 `arrived_us` (the server's microsecond stamp of when the group's first
 record reached it) where the server sends one, else its `at` (the feed's
-milliseconds, up to 1 ms of quantisation); /ws: `ts` of live_update and
+milliseconds, up to 1 ms of quantisation), counted on the INFOs that close
+at least one evt:/odds: frame for that subscriber (a group that brought it
+nothing delivered no change; a filtered stream's INFO of such groups may
+wait up to 100 ms); /ws: `ts` of live_update and
 market messages. Where the INFO carries the server's stamps (applied_us,
 encoded_us), the latency is also reported per stage in microseconds:
 record->engine (arrival to the engine having applied the group: queueing
