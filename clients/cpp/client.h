@@ -8,7 +8,8 @@
 // state machine is stream_machine.h, the socket ws_connection.h; this file
 // runs them on one thread of the client's own.
 //
-//   oddsrelay::client::Options o{.url = "http://127.0.0.1:8080", .key = "KEY", .verify = true};
+//   oddsrelay::client::Options o;
+//   o.url = "http://127.0.0.1:8080", o.key = "KEY", o.verify = true;
 //   o.on_group = [](const Group& g) { ... };   // on the client's thread
 //   oddsrelay::client::Client c(o);
 //   c.start();  ... c.view() from any thread ...  c.stop();

@@ -10,8 +10,11 @@
 #include <rapidjson/document.h>
 #include <xxhash.h>
 
+#include <chrono>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "clients/cpp/backoff.h"
@@ -383,6 +386,33 @@ TEST(ClientCli, StreamTargetAndOutFile) {
   std::string s;
   append_json_string(s, "a\"\\\n\xc3\xa9");
   EXPECT_EQ(s, R"("a\"\\\n\u00e9")");
+}
+
+TEST(ClientApi, TheDocumentedUseAgainstNoServerRetriesAndStopsPromptly) {
+  // docs/clients.md's example, against a port nothing listens on: the
+  // client keeps connecting (backing off), hands out an empty view, and
+  // stop() ends it at once.
+  std::vector<Event> events;
+  std::mutex mu;
+  Options o;
+  o.url = "http://127.0.0.1:1", o.key = "KEY", o.markets = "1001", o.verify = true;
+  o.on_event = [&](const Event& e) {
+    std::lock_guard lock(mu);
+    events.push_back(e);
+  };
+  Client c(o);
+  c.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const View v = c.view();
+  EXPECT_EQ(v.state, State::kConnecting);
+  EXPECT_FALSE(v.seq);
+  EXPECT_TRUE(v.data.empty());
+  EXPECT_FALSE(c.last_error().empty());
+  const auto t0 = std::chrono::steady_clock::now();
+  c.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  std::lock_guard lock(mu);
+  EXPECT_TRUE(events.empty());  // still connecting: no state change to report
 }
 
 }  // namespace
