@@ -206,7 +206,9 @@ bool FrameParser::parse(std::string_view channel, std::string_view body, std::ve
   rapidjson::MemoryStream ms(body.data(), body.size());
   Input in(ms);
   FrameHandler h(*this, ops, in, body.data(), odds, number);
-  rapidjson::Reader reader;
+  // One reader per thread: a reader allocates its parse stack on first use
+  // and keeps it, so a frame costs no allocation.
+  thread_local rapidjson::Reader reader;
   constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag;
   const bool ok = !reader.Parse<kFlags>(in, h).IsError() && in.Tell() == body.size() && h.depth == 0;
   if (!ok) ops.resize(before);

@@ -129,7 +129,7 @@ bool parse_info(std::string_view body, InfoFields& f) {
   f.clear();
   rapidjson::MemoryStream ms(body.data(), body.size());
   rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
-  rapidjson::Reader reader;
+  thread_local rapidjson::Reader reader;  // its parse stack kept: no allocation per INFO
   return !reader.Parse(in, f).IsError();
 }
 

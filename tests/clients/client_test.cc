@@ -10,8 +10,11 @@
 #include <rapidjson/document.h>
 #include <xxhash.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -23,6 +26,20 @@
 #include "clients/cpp/replica.h"
 #include "clients/cpp/stream_machine.h"
 #include "protocol/digest_terms.h"
+
+// Heap allocations, counted while g_counting is set (ClientMachine's
+// allocation test): the apply path promises none per outcome.
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+void* operator new(size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace oddsrelay::client {
 namespace {
@@ -331,6 +348,40 @@ TEST(ClientMachine, StaleThenResumedAndAnErrorReadyIsACut) {
   EXPECT_EQ(s.m.state(), State::kLive);
 }
 
+TEST(ClientMachine, AGroupReplacingKnownMarketsAllocatesNothing) {
+  // Once warm, a delta group (frames held, parsed, applied, the digest
+  // checked) allocates nothing, however many outcomes it carries.
+  StreamMachine m({});
+  m.connected();
+  m.on_message(ready(10));
+  m.on_message(kEvtFrame);
+  m.on_message(kOddsFrame);
+  ASSERT_EQ(m.on_message(info(11, 11)), StreamMachine::Next::kContinue);
+  std::string market = R"({"1001":{"s":{)";
+  for (int i = 0; i < 50; ++i)
+    market += "\"" + std::to_string(2000 + i) + "\":[" + std::to_string(150 + i) + ",0,null,9],";
+  market += R"("ls":9,"s":0}}})";
+  const std::string odds = frame("P", "odds:1:10000001", market);
+  uint64_t seq = 11;
+  auto group = [&] {
+    m.on_message(odds);
+    return m.on_message(info(seq + 1, seq + 1));
+  };
+  std::vector<std::string> infos;
+  for (int i = 0; i < 200; ++i) infos.push_back(info(seq + 1 + i, seq + 1 + i));
+  for (int i = 0; i < 100; ++i, ++seq) ASSERT_EQ(group(), StreamMachine::Next::kContinue);  // warm
+  g_allocations = 0;
+  g_counting = true;
+  for (int i = 0; i < 100; ++i, ++seq) {
+    m.on_message(odds);
+    m.on_message(infos[static_cast<size_t>(seq - 11)]);
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0u);
+  EXPECT_EQ(m.seq(), seq);
+  EXPECT_EQ(m.resyncs(), 0u);
+}
+
 TEST(ClientMachine, BackoffAttemptsCountUntilAReadyInfo) {
   Scripted s;
   EXPECT_EQ(s.m.begin_connect(), std::nullopt);
@@ -402,7 +453,8 @@ TEST(ClientApi, TheDocumentedUseAgainstNoServerRetriesAndStopsPromptly) {
   };
   Client c(o);
   c.start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // A refused connect is quick, but a loaded machine may start the thread late.
+  for (int i = 0; i < 250 && c.last_error().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const View v = c.view();
   EXPECT_EQ(v.state, State::kConnecting);
   EXPECT_FALSE(v.seq);
