@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import harness as h
 from fault_proxy import FaultProxy
@@ -155,10 +156,11 @@ def assert_out_equals_rest(test, port, out, final):
     return got
 
 
-def follow_through_faults(test, cli, extra=(), faults=("flip", "cut", "blackhole"), speed=3):
+def follow_through_faults(test, cli, extra=(), faults=("flip", "cut", "cut", "cut", "blackhole"), speed=3):
     """A replayed feed followed by `cli` through a fault proxy: each fault
-    in turn, then the end of the replay; the resyncs are exactly the
-    flipped frame's (every cut resumed) and --out equals REST."""
+    in turn (a cut as many times as listed, a second apart), then the end
+    of the replay; the resyncs are exactly the flipped frame's (every cut
+    resumed) and --out equals REST."""
     feed = feed_with_end(test.dir)
     out = os.path.join(test.dir, "out.json")
     with h.Server("--feed", f"replay:{feed},speed={speed}", "--keys", test.keys, "--progress", "0",
@@ -175,8 +177,9 @@ def follow_through_faults(test, cli, extra=(), faults=("flip", "cut", "blackhole
             h.wait_until(lambda: client.count(state="live"), 30, "the client live")
             if "flip" in faults:
                 flipped = flip_a_price(test, proxy, client)
-            if "cut" in faults:
+            for _ in range(faults.count("cut")):
                 cut_and_resume(test, srv, proxy, client)
+                time.sleep(1)
             if "blackhole" in faults:
                 black_hole(test, proxy, client)
             final = h.wait_status(srv.port, KEY, lambda s: s["feed"]["done"], "the end of the replay", 120)["seq"]
