@@ -28,7 +28,7 @@ done
 build=${build:-build}
 mode=${quick:+quick}
 mode=${mode:-full}
-for b in oddsrelay oddsfeed oddsload perf/bench_apply perf/bench_parse perf/bench_memory perf/bench_line_history perf/bench_log; do
+for b in oddsrelay oddsfeed oddsload oddsclient perf/bench_apply perf/bench_parse perf/bench_memory perf/bench_line_history perf/bench_log; do
   [ -x "$build/$b" ] || { echo "perf/run.sh: no $build/$b (build with: cmake --preset release && cmake --build build -j2)" >&2; exit 1; }
 done
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
@@ -73,6 +73,7 @@ if [ -n "$quick" ]; then
   run bash perf/catalog/run.sh "$build" 1 4
   run bash perf/relay/run.sh "$build" 3 100 500
   run bash perf/bus/run.sh "$build" 20000 3 5
+  run bash perf/client/run.sh "$build" 3 5
   soak_out=$(mktemp -d)
   SOAK_DAYS=1 SOAK_HORIZON=6h SOAK_EVERY=0.2 run bash perf/soak/run.sh "$build" "$soak_out"
   rm -rf "$soak_out"
@@ -89,6 +90,7 @@ else
   run bash perf/catalog/run.sh "$build"
   run bash perf/relay/run.sh "$build"
   run bash perf/bus/run.sh "$build"
+  run bash perf/client/run.sh "$build"
 fi
 echo
 echo "perf/run.sh: $mode run took $(( $(date +%s) - t_all )) s"

@@ -38,6 +38,37 @@ void append_close(std::string& out, uint16_t code, std::string_view reason) {
   append_frame(out, kClose, p);
 }
 
+std::optional<ServerFrame> read_server_frame(std::string_view buf) {
+  if (buf.size() < 2) return std::nullopt;
+  const auto* b = reinterpret_cast<const unsigned char*>(buf.data());
+  uint64_t len = b[1] & 0x7f;
+  size_t head = 2;
+  if (len == 126) {
+    if (buf.size() < 4) return std::nullopt;
+    len = (uint64_t{b[2]} << 8) | b[3];
+    head = 4;
+  } else if (len == 127) {
+    if (buf.size() < 10) return std::nullopt;
+    len = 0;
+    for (int i = 2; i < 10; ++i) len = (len << 8) | b[i];
+    head = 10;
+  }
+  if (buf.size() - head < len) return std::nullopt;
+  return ServerFrame{(b[0] & 0x80) != 0, (b[0] & 0x40) != 0, static_cast<Opcode>(b[0] & 0x0f), buf.substr(head, len),
+                     head + len};
+}
+
+void append_client_frame(std::string& out, Opcode op, std::string_view payload, uint32_t mask) {
+  char head[14];
+  size_t n = write_frame_header(head, op, payload.size());
+  head[1] = static_cast<char>(head[1] | 0x80);
+  for (int i = 0; i < 4; ++i) head[n + i] = static_cast<char>(mask >> (24 - 8 * i));
+  out.append(head, n + 4);
+  const size_t at = out.size();
+  out.append(payload);
+  for (size_t i = 0; i < payload.size(); ++i) out[at + i] = static_cast<char>(out[at + i] ^ head[n + (i & 3)]);
+}
+
 std::string accept_key(std::string_view client_key) {
   // A valid key is 16 random bytes in base64: 24 characters ending "==".
   if (client_key.size() != 24 || client_key.substr(22) != "==") return {};

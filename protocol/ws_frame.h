@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -203,6 +204,20 @@ size_t write_frame_header(char* out, Opcode op, size_t len);
 void append_frame(std::string& out, Opcode op, std::string_view payload);
 // Appends a close frame with a code and a reason (cut to fit 125 bytes).
 void append_close(std::string& out, uint16_t code, std::string_view reason);
+
+// Client side (tools/oddsload, clients/cpp): the frames a server sends
+// are never masked; a client's always are.
+struct ServerFrame {
+  bool fin;
+  bool rsv1;  // compressed (permessage-deflate), on a message's first frame
+  Opcode op;
+  std::string_view payload;
+  size_t size;  // header and payload: where the next frame starts
+};
+// The whole server frame at the front of `buf`; nullopt until it is all there.
+[[nodiscard]] std::optional<ServerFrame> read_server_frame(std::string_view buf);
+// Appends a final client frame masked with `mask` (RFC 6455 5.3).
+void append_client_frame(std::string& out, Opcode op, std::string_view payload, uint32_t mask);
 
 // Sec-WebSocket-Accept for a client's Sec-WebSocket-Key (SHA-1 + base64,
 // RFC 6455 4.2.2). Empty if the key is not 16 bytes of base64.

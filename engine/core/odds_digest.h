@@ -18,19 +18,16 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <string_view>
 
 #include "engine/core/market.h"
+#include "protocol/digest_terms.h"
 
 namespace oddsrelay {
 
-uint64_t outcome_term(uint64_t event, uint32_t market, std::string_view line_key, uint32_t outcome, int32_t price,
-                      uint32_t flags, uint32_t line_s);
-uint64_t event_term(uint64_t event);
+// outcome_term, event_term and digest_hex: protocol/digest_terms.h, shared
+// with the C++ client.
+
 // The sum of the terms of every outcome of `m` under event `event`.
 uint64_t market_digest(uint64_t event, const Market& m);
-// The wire form: 16 lowercase hex digits.
-std::string digest_hex(uint64_t d);
 
 }  // namespace oddsrelay

@@ -17,6 +17,8 @@
 #     relay/webhooks/              the webhook output: beside the streams in
 #                                  relay/, neither includes the other
 #   tools/                         the binaries: may wire anything together
+#   clients/                       the client libraries a desk links: on
+#                                  protocol/ only, never the server
 #
 # Usage: layering_test.sh [REPO_ROOT]  (default: two levels up)
 #        layering_test.sh --self-test  (shows that a forbidden include fails)
@@ -71,6 +73,7 @@ rules=(
   "relay/:$core engine/catalog/ engine/settlement/ engine/views/ relay/"
   "relay/webhooks/:$core engine/catalog/ engine/settlement/ engine/views/ relay/webhooks/"
   "tools/:protocol/ engine/ rest/ relay/ tools/"
+  "clients/:protocol/ clients/"
 )
 
 allowed_for() {
@@ -117,7 +120,7 @@ while IFS= read -r -d '' file; do
     fi
   done < <(grep -noE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[^"]+"' "$file" |
            sed -E 's/^([0-9]+):.*"([^"]+)"/\1:\2/')
-done < <(find protocol engine rest relay tools -type f \( -name '*.h' -o -name '*.cc' \) -print0 | sort -z)
+done < <(find protocol engine rest relay tools clients -type f \( -name '*.h' -o -name '*.cc' \) -print0 | sort -z)
 
 if [ $checked = 0 ]; then
   echo "layering_test: found no includes to check under $root" >&2

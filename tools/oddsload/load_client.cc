@@ -88,12 +88,9 @@ void send_bytes(uv_stream_t* s, std::string data) {
 }
 
 // A masked client frame (mask 0: the bytes stay readable, which is legal).
-void send_frame(Client* c, uint8_t op, std::string_view payload) {
+void send_frame(Client* c, ws::Opcode op, std::string_view payload) {
   std::string f;
-  f += static_cast<char>(0x80 | op);
-  f += static_cast<char>(0x80 | payload.size());  // control frames only: <= 125
-  f.append(4, '\0');
-  f.append(payload);
+  ws::append_client_frame(f, op, payload, 0);
   send_bytes(reinterpret_cast<uv_stream_t*>(&c->tcp), std::move(f));
 }
 
@@ -221,25 +218,11 @@ const std::string* inflate_shared(Loader* L, std::string_view payload) {
 // Parses the server frames at the front of `d`; returns bytes used.
 size_t parse_frames(Client* c, const char* d, size_t n) {
   size_t pos = 0;
-  while (n - pos >= 2) {
-    const auto* b = reinterpret_cast<const unsigned char*>(d + pos);
-    uint8_t op = b[0] & 0x0f;
-    uint64_t len = b[1] & 0x7f;
-    size_t head = 2;
-    if (len == 126) {
-      if (n - pos < 4) break;
-      len = (uint64_t{b[2]} << 8) | b[3];
-      head = 4;
-    } else if (len == 127) {
-      if (n - pos < 10) break;
-      len = 0;
-      for (int i = 2; i < 10; ++i) len = (len << 8) | b[i];
-      head = 10;
-    }
-    if (n - pos < head + len) break;
-    std::string_view payload(d + pos + head, len);
-    pos += head + len;
-    if ((op == 1 || op == 0) && (b[0] & ws::kRsv1) && c->deflate) {
+  while (auto f = ws::read_server_frame(std::string_view(d + pos, n - pos))) {
+    const uint8_t op = f->op;
+    std::string_view payload = f->payload;
+    pos += f->size;
+    if ((op == 1 || op == 0) && f->rsv1 && c->deflate) {
       const std::string* text = inflate_shared(c->L, payload);
       if (!text) {
         close_client(c);
@@ -250,7 +233,7 @@ size_t parse_frames(Client* c, const char* d, size_t n) {
       on_text(c, payload);
     else if (op == 9) {
       ++c->L->r.pings;
-      send_frame(c, 10, payload);
+      send_frame(c, ws::kPong, payload);
     } else if (op == 8) {
       if (!c->L->stopping) ++c->L->r.closed_early;
       close_client(c);
