@@ -78,7 +78,7 @@ TEST_F(FilterFanout, AQuietGroupsInfoWaitsAtMostItsBoundAndChainsOn) {
   ctx->now = 1000;
   const LoopBatch quiet1 = fan_out({odds(1200, "8", 1001, 172)});
   ctx->now = 1010;
-  fan_out({odds(1300, "7", 1001, 153)});  // event 7, but not market 1002
+  fan_out({odds(1300, "7", 1001, 153)});             // event 7, but not market 1002
   EXPECT_EQ(kinds(*c), std::vector<std::string>{});  // nothing to write: no lone INFO
   // Frames for it: sent at once, their INFO covering the quiet groups.
   ctx->now = 1020;

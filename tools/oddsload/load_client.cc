@@ -113,6 +113,23 @@ void forward(Loader* L, std::string_view frame) {
     L->pub_backlog += post;
 }
 
+// The latency of the group an INFO closes, whole and by stage.
+void count_latency(Loader* L, std::string_view body, int64_t now) {
+  double at = 0;
+  if (!json_number(body, "at", at)) return;
+  // From the group's arrival at the server (arrived_us), else the feed's `at`.
+  double arrived = 0;
+  const int64_t at_us =
+      json_number(body, "arrived_us", arrived) ? static_cast<int64_t>(arrived) : static_cast<int64_t>(at * 1000.0);
+  L->r.latency.add(now - at_us);
+  double applied = 0, encoded = 0;
+  if (json_number(body, "applied_us", applied) && json_number(body, "encoded_us", encoded)) {
+    L->r.record_engine.add(static_cast<int64_t>(applied) - at_us);
+    L->r.engine_relay.add(static_cast<int64_t>(encoded) - static_cast<int64_t>(applied));
+    L->r.relay_subscriber.add(now - static_cast<int64_t>(encoded));
+  }
+}
+
 void on_text(Client* c, std::string_view p) {
   Loader* L = c->L;
   const int64_t now = wall_us();
@@ -129,7 +146,6 @@ void on_text(Client* c, std::string_view p) {
         ++L->first_channels[std::string(p.substr(2, p.find('\x1F', 2) - 2))];
     }
   }
-  double at = 0;
   if (p.starts_with("INFO\x1FPUB\x1F")) {
     std::string_view body = p.substr(9);
     double seq = 0, from = 0, conflated = 0;
@@ -159,19 +175,7 @@ void on_text(Client* c, std::string_view p) {
       forward(L, std::string_view(stamped, static_cast<size_t>(n)));
       return;
     }
-    if (carried && json_number(body, "at", at) && measuring) {
-      // From the group's arrival at the server (arrived_us), else the feed's `at`.
-      double arrived = 0;
-      const int64_t at_us =
-          json_number(body, "arrived_us", arrived) ? static_cast<int64_t>(arrived) : static_cast<int64_t>(at * 1000.0);
-      L->r.latency.add(now - at_us);
-      double applied = 0, encoded = 0;
-      if (json_number(body, "applied_us", applied) && json_number(body, "encoded_us", encoded)) {
-        L->r.record_engine.add(static_cast<int64_t>(applied) - at_us);
-        L->r.engine_relay.add(static_cast<int64_t>(encoded) - static_cast<int64_t>(applied));
-        L->r.relay_subscriber.add(now - static_cast<int64_t>(encoded));
-      }
-    }
+    if (carried && measuring) count_latency(L, body, now);
     return;
   }
   if (c->forwarder) {
@@ -194,6 +198,7 @@ void on_text(Client* c, std::string_view p) {
     return;
   }
   // /ws messages: live_update and market carry a ts.
+  double at = 0;
   if (p.starts_with("{\"type\":\"live_update\"") || p.starts_with("{\"type\":\"market\"")) {
     if (json_number(p, "ts", at) && measuring) L->r.latency.add(now - static_cast<int64_t>(at * 1000.0));
   }
