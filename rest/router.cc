@@ -84,6 +84,7 @@ constexpr Route kRoutes[] = {
     {"/docs/explore", "GET", kNothing, kPublic, api::explorer},
     {"/docs/settlement", "GET, HEAD", kNothing, kPublic, api::settlement_policy},
     {"/openapi.json", "GET, HEAD", kNothing, kPublic, api::openapi},
+    {"/js/oddsclient.mjs", "GET, HEAD", kNothing, kPublic, api::oddsclient_module},
     {"/stream/play", "GET", kNothing, kPublic, api::stream_play},
     {"/healthz", "GET", kNothing, kPublic, api::healthz},
 };
