@@ -119,16 +119,23 @@ class ExplorerInChromium(h.WithKeys):
     KEYS, SCRATCH = {"keys": [{"key": KEY, "permissions": ["live", "prematch", "odds"]}]}, "page-module"
 
     def test_explorer_verifies_repairs_resumes_and_draws_the_history(self):
-        with h.Server("--feed", "sim:seed=6,events=40,rate=400", "--keys", self.keys, "--progress", "0",
+        with h.Server("--feed", "sim:seed=6,events=20,rate=600", "--keys", self.keys, "--progress", "0",
                       "--ws-compression", "off") as srv:
             srv.wait_for(r"serving http://")
 
-            def live_with_odds():
-                for ev in rest(srv.port, "/v1/live?sport=1")["data"]:
-                    if rest(srv.port, f"/v1/odds?ids={ev}")["data"].get(ev):
-                        return ev
+            def worth_drawing():
+                """A live event with odds whose history has a null point: the
+                chart's shades are then tested too."""
+                for evs in rest(srv.port, "/v1/live")["data"].values():
+                    for ev in evs:
+                        if not rest(srv.port, f"/v1/odds?ids={ev}")["data"].get(ev):
+                            continue
+                        hist = rest(srv.port, f"/v1/odds/history?id={ev}")["data"]
+                        if any(p[1] is None for ls in hist.values() for os_ in ls.values() for v in os_.values()
+                               for p in v["points"]):
+                            return ev
                 return None
-            eid = h.wait_until(live_with_odds, 60, "a live soccer event with odds")
+            eid = h.wait_until(worth_drawing, 90, "a live soccer event with suspensions in its history", interval=1)
             proxy = FaultProxy(srv.port)
             self.addCleanup(proxy.close)
             body = "document.body.dataset"
