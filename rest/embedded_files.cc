@@ -20,6 +20,7 @@
 ODDSRELAY_EMBED(oddsrelay_policy, ODDSRELAY_POLICY_PATH)
 ODDSRELAY_EMBED(oddsrelay_widget, ODDSRELAY_WIDGET_PATH)
 ODDSRELAY_EMBED(oddsrelay_explorer, ODDSRELAY_EXPLORER_PATH)
+ODDSRELAY_EMBED(oddsrelay_oddsclient, ODDSRELAY_ODDSCLIENT_PATH)
 ODDSRELAY_EMBED(oddsrelay_openapi, ODDSRELAY_OPENAPI_PATH)
 
 namespace oddsrelay::rest {
@@ -31,6 +32,7 @@ std::string_view span(const char* b, const char* e) { return std::string_view(b,
 std::string_view settlement_policy() { return span(oddsrelay_policy_begin, oddsrelay_policy_end); }
 std::string_view widget_page() { return span(oddsrelay_widget_begin, oddsrelay_widget_end); }
 std::string_view explorer_page() { return span(oddsrelay_explorer_begin, oddsrelay_explorer_end); }
+std::string_view oddsclient_module() { return span(oddsrelay_oddsclient_begin, oddsrelay_oddsclient_end); }
 std::string_view openapi_document() { return span(oddsrelay_openapi_begin, oddsrelay_openapi_end); }
 
 }  // namespace oddsrelay::rest

@@ -20,7 +20,7 @@ constexpr std::string_view kRoutes[] = {"/v1/sports",       "/v1/live",     "/v1
                                         "/widget",          "/v1/markets",  "/v1/market-groups", "/ws",
                                         "/pt-ws",           "/pt-sse",      "/docs/explore",     "/docs/settlement",
                                         "/openapi.json",    "/stream/play", "/healthz",          "/metrics",
-                                        "/v1/odds/history", "other"};
+                                        "/v1/odds/history", "/js/oddsclient.mjs", "other"};
 constexpr size_t kRouteCount = std::size(kRoutes);
 
 // Every status the server sends; the last entry, 0, is "other".

@@ -86,6 +86,7 @@ constexpr Route kRoutes[] = {
     {"/docs/explore", "GET", kNothing, kPublic, routes::explorer},
     {"/docs/settlement", "GET, HEAD", kNothing, kPublic, routes::settlement_policy},
     {"/openapi.json", "GET, HEAD", kNothing, kPublic, routes::openapi},
+    {"/js/oddsclient.mjs", "GET, HEAD", kNothing, kPublic, routes::oddsclient_module},
     {"/stream/play", "GET", kNothing, kPublic, routes::stream_play},
     {"/healthz", "GET", kNothing, kPublic, routes::healthz},
 };

@@ -39,5 +39,6 @@ void stream_play(Call& c);        // GET /stream/play
 void settlement_policy(Call& c);  // GET, HEAD /docs/settlement
 void explorer(Call& c);           // GET /docs/explore
 void openapi(Call& c);            // GET, HEAD /openapi.json
+void oddsclient_module(Call& c);  // GET, HEAD /js/oddsclient.mjs
 
 }  // namespace oddsrelay::rest::routes

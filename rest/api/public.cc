@@ -1,6 +1,7 @@
 // The routes without a key: /healthz for load balancers (nothing about the
-// data), the settlement policy document, the OpenAPI contract, and the
-// explorer page, which carries the origin-locked demo key.
+// data), the settlement policy document, the OpenAPI contract, the
+// explorer page, which carries the origin-locked demo key, and the stream
+// module the pages import (a static file: any page may import it).
 #include "protocol/api/errors.h"
 #include "protocol/clock.h"
 #include "rest/api/handlers.h"
@@ -26,6 +27,10 @@ void healthz(Call& c) {
 void settlement_policy(Call& c) { c.send_raw(200, "text/markdown; charset=utf-8", rest::settlement_policy()); }
 
 void openapi(Call& c) { c.send_raw(200, "application/json", openapi_document()); }
+
+void oddsclient_module(Call& c) {
+  c.send_raw(200, "text/javascript; charset=utf-8", rest::oddsclient_module(), "Cache-Control: no-cache\r\n");
+}
 
 void explorer(Call& c) {
   auto ev = c.param("event");

@@ -65,7 +65,7 @@ KEYED = [("GET", "/v1/sports", None), ("GET", "/v1/live", None), ("GET", "/v1/pr
 STREAMS = ("/ws", "/pt-ws", "/pt-sse")
 PUBLIC = [("GET", "/stream/play", None), ("GET", "/docs/explore?event=1", None), ("GET", "/docs/settlement", None),
           ("HEAD", "/docs/settlement", None), ("GET", "/healthz", None), ("GET", "/openapi.json", None),
-          ("HEAD", "/openapi.json", None)]
+          ("HEAD", "/openapi.json", None), ("GET", "/js/oddsclient.mjs", None), ("HEAD", "/js/oddsclient.mjs", None)]
 
 # (label of the route as openapi_check names it, status) of every answer checked.
 SEEN = set()
@@ -288,6 +288,10 @@ class Live(unittest.TestCase):
         with open(DOC) as f:
             self.assertEqual(self.get("/openapi.json", key=None), yaml.safe_load(f))
         call(self.port, "/openapi.json", key=None, method="HEAD", status=200)
+        # The pages' stream module: the file as built in, needing no key.
+        with open(os.path.join(HERE, "..", "..", "rest", "pages", "oddsclient.mjs"), "rb") as f:
+            self.assertEqual(self.get("/js/oddsclient.mjs", key=None), f.read())
+        call(self.port, "/js/oddsclient.mjs", key=None, method="HEAD", status=200)
         page = self.get(f"/docs/explore?event={self.live}", key=None)
         self.assertIn(b"explorer-", page)
         self.assertEqual(self.get("/docs/explore", 400, key=None), {"error": "Missing event parameter"})

@@ -1,7 +1,8 @@
 """The pages in headless Chromium: the explorer shows every call for a live
 event with its live response and updates its odds as frames arrive; its
 demo key is refused from anywhere else, read-only, held to 600 requests
-per window and 100 streams; the widget renders two keys' settings.
+per window and 100 streams; the widget renders two keys' settings and
+follows its event on /pt-ws (with /js/oddsclient.mjs) when its key may.
 Screenshots go to --screenshots (default: the build dir)."""
 import base64
 import http.client
@@ -264,6 +265,32 @@ class Pages(unittest.TestCase):
         st, body = self.get(f"/widget?event_id={eid}&api_key=w-dark", key=None)
         self.assertEqual((st, body.count(b"<html")), (200, 1))
 
+
+    def test_widget_follows_its_event_on_the_stream_when_the_key_may(self):
+        """The widget's module: with a key that may stream, a change to the
+        event object refreshes at once (between the 8 s polls); a widget-only
+        key is refused at the handshake, the module gives up after three
+        refusals and the polls go on."""
+        eid = self.live_soccer()
+        out = {}
+        for key in ("page-key", "w-dark"):
+            url = f"http://127.0.0.1:{self.srv.port}/widget?event_id={eid}&api_key={key}"
+
+            async def go(s, key=key):
+                await s.goto(url)
+                await s.wait_for("document.body.dataset.ready === '1'")
+                if key == "page-key":
+                    await s.wait_for("document.body.dataset.stream === 'live'", timeout=30)
+                    await s.wait_for("Number(document.body.dataset.pushed) >= 1 && "
+                                     "Number(document.body.dataset.refreshes) >= 2", timeout=60)
+                else:
+                    await s.wait_for("document.body.dataset.stream === 'closed'", timeout=30)
+                return await s.eval("({...document.body.dataset, error: document.getElementById('error').textContent})")
+            with Browser(420, 640) as b:
+                out[key] = b.run(go, timeout=90)
+        self.assertEqual((out["page-key"]["stream"], out["page-key"]["error"]), ("live", ""))
+        self.assertEqual((out["w-dark"]["stream"], out["w-dark"]["error"], out["w-dark"]["ready"]), ("closed", "", "1"))
+        self.assertNotIn("pushed", out["w-dark"])
 
 if __name__ == "__main__":
     h.main()
