@@ -1,19 +1,7 @@
 // The book of one event at a past log position (engine/history/book_at.h).
 #include "engine/history/book_at.h"
 
-#include <algorithm>
-
 namespace oddsrelay::history {
-
-namespace {
-
-const OutcomeHistory* find_outcome(const std::vector<OutcomeHistory>& outs, const OutcomeKey& k) {
-  auto it = std::lower_bound(outs.begin(), outs.end(), k,
-                             [](const OutcomeHistory& o, const OutcomeKey& key) { return o.key < key; });
-  return it != outs.end() && !(k < it->key) ? &*it : nullptr;
-}
-
-}  // namespace
 
 MarketList book_at(const EventHistory& h, uint64_t seq) {
   MarketList out;
@@ -38,7 +26,7 @@ MarketList book_at(const EventHistory& h, uint64_t seq) {
       for (uint32_t id : l.outcomes) {
         Outcome& o = outcomes[at++];
         o = Outcome{id, 0, 0, 0, 0};
-        const OutcomeHistory* oh = find_outcome(h.outcomes(), OutcomeKey{mm.market(), l.key, id});
+        const OutcomeHistory* oh = h.find(OutcomeKey{mm.market(), l.key, id});
         if (!oh) continue;
         const PointSeries::Quote q = oh->points.quote_at(seq);
         o.price = q.price;

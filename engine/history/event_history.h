@@ -2,11 +2,18 @@
 // (market, line, outcome), sorted, so that an answer for the event reads
 // these and nothing else (the index of engine/history/history_store.h is
 // one map entry an event). Point making lives here: a `market` record is a
-// full replacement, so comparing it with each outcome's last point says
+// full replacement, so comparing it with each outcome's last quote says
 // which outcomes moved, which are new and which left the market.
+//
+// The compare is the history thread's per-record work, so it reads one
+// dense array: each market keeps a slot per outcome of its current layout
+// (the outcome's last quote and where its series is), in the record's own
+// order. A record that repeats the layout (nearly all do) is zipped with
+// its slots, no search, and only a changed outcome touches its series.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +42,32 @@ struct OutcomeHistory {
   Point open, last_priced, close;
 };
 
+// The outcomes of an event, sorted by key, as references (they are held
+// by pointer so that a market's slots can point at them).
+class OutcomeList {
+ public:
+  using Vec = std::vector<std::unique_ptr<OutcomeHistory>>;
+  explicit OutcomeList(const Vec& v) : v_(&v) {}
+  struct iterator {
+    Vec::const_iterator it;
+    const OutcomeHistory& operator*() const { return **it; }
+    const OutcomeHistory* operator->() const { return it->get(); }
+    iterator& operator++() {
+      ++it;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return it != o.it; }
+  };
+  iterator begin() const { return {v_->begin()}; }
+  iterator end() const { return {v_->end()}; }
+  size_t size() const { return v_->size(); }
+  bool empty() const { return v_->empty(); }
+  const OutcomeHistory& operator[](size_t i) const { return *(*v_)[i]; }
+
+ private:
+  const Vec* v_;
+};
+
 class EventHistory {
  public:
   explicit EventHistory(std::string key) : key_(std::move(key)) {}
@@ -56,7 +89,8 @@ class EventHistory {
 
   const std::string& key() const { return key_; }
   uint64_t live_seq() const { return live_seq_; }  // 0: not live yet
-  const std::vector<OutcomeHistory>& outcomes() const { return outcomes_; }
+  OutcomeList outcomes() const { return OutcomeList(outcomes_); }
+  const OutcomeHistory* find(const OutcomeKey& k) const;
   const std::vector<MarketMarks>& marks() const { return marks_; }  // sorted by market
   // Whether an `event` record had listed it (and no `remove` since) after
   // the record at `seq`; and the seq of its first record.
@@ -69,20 +103,40 @@ class EventHistory {
   size_t bytes() const { return bytes_; }
   uint64_t points() const { return points_; }
 
-  // What one outcome costs besides its points' bytes.
-  static constexpr size_t kOutcomeBytes = sizeof(OutcomeHistory);
+  // What one outcome costs besides its points' bytes (its pointer in the
+  // sorted list and, while in the book, its slot).
+  static constexpr size_t kOutcomeBytes = sizeof(OutcomeHistory) + sizeof(void*) + 24;
 
  private:
+  // An outcome of a market's current layout: its last quote, copied out of
+  // its series so that the compare stays in this array.
+  struct Slot {
+    OutcomeHistory* o;
+    int32_t price;
+    uint32_t flags;
+    uint8_t s;
+  };
+  static_assert(sizeof(Slot) == 24);
+  struct MarketSlots {
+    int32_t layout = -1;  // the MarketMarks layout the slots follow; -1: none (removed, or never)
+    std::vector<Slot> slots;
+  };
+
   int64_t add_point(OutcomeHistory& o, const Point& p);
-  MarketMarks& marks_of(uint32_t market);
+  size_t market_index(uint32_t market);
+  // A record whose layout differs from the slots': find or make each
+  // outcome's history, withdraw the ones it no longer has, new slots.
+  void relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq);
+  OutcomeHistory* find_mut(const OutcomeKey& k);
   void seen(uint64_t seq) {
     if (first_seq_ == 0) first_seq_ = seq;
   }
 
   std::string key_;
   uint64_t live_seq_ = 0;
-  std::vector<OutcomeHistory> outcomes_;            // sorted by key
+  OutcomeList::Vec outcomes_;                       // sorted by key
   std::vector<MarketMarks> marks_;                  // sorted by market
+  std::vector<MarketSlots> slots_;                  // per marks_ entry
   std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing
   uint64_t first_seq_ = 0;
   size_t bytes_ = sizeof(EventHistory);

@@ -45,6 +45,7 @@ class MarketMarks {
   uint32_t market() const { return market_; }
   const MarketLayout& layout(int32_t i) const { return layouts_[static_cast<size_t>(i)]; }
   bool removed() const { return tail_.layout < 0; }
+  int32_t last_layout() const { return tail_.layout; }  // of the newest mark
   size_t bytes() const;
 
  private:
