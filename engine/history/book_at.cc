@@ -5,8 +5,9 @@ namespace oddsrelay::history {
 
 MarketList book_at(const EventHistory& h, uint64_t seq) {
   MarketList out;
-  for (const MarketMarks& mm : h.marks()) {
-    const auto mark = mm.at_or_before(seq);
+  std::vector<OutcomeState> states;
+  for (const MarketLog& mm : h.markets()) {
+    const auto mark = mm.at_or_before(seq, &states);
     if (!mark || mark->layout < 0) continue;
     const MarketLayout& layout = mm.layout(mark->layout);
     size_t nout = 0;
@@ -28,11 +29,11 @@ MarketList book_at(const EventHistory& h, uint64_t seq) {
         o = Outcome{id, 0, 0, 0, 0};
         const OutcomeHistory* oh = h.find(OutcomeKey{mm.market(), l.key, id});
         if (!oh) continue;
-        const PointSeries::Quote q = oh->points.quote_at(seq);
+        const OutcomeState& q = states[oh->number];
         o.price = q.price;
         o.prev_price = q.price;  // not served by GET /v1/odds
         o.flags = q.flags;
-        o.ts = q.ts;
+        o.ts = q.change_ts;
         line.suspended = q.s;
       }
     }

@@ -12,28 +12,26 @@ bool operator<(const OutcomeKey& a, const OutcomeKey& b) {
          std::forward_as_tuple(b.market, b.line.view(), b.outcome);
 }
 
-int64_t EventHistory::add_point(OutcomeHistory& o, const Point& p) {
-  const size_t before = o.points.bytes();
-  o.points.append(p);
+void EventHistory::add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p) {
+  log.put(number, tail, p.priced, p.price, p.flags, p.s);
   ++points_;
-  if (p.priced) {
-    if (!o.open.priced) o.open = p;
-    o.last_priced = p;
-  }
-  const int64_t grown = static_cast<int64_t>(o.points.bytes()) - static_cast<int64_t>(before);
-  bytes_ += static_cast<size_t>(grown);
-  return grown;
 }
 
 size_t EventHistory::market_index(uint32_t market) {
-  auto it = std::lower_bound(marks_.begin(), marks_.end(), market,
-                             [](const MarketMarks& m, uint32_t id) { return m.market() < id; });
-  const size_t i = static_cast<size_t>(it - marks_.begin());
-  if (it == marks_.end() || it->market() != market) {
-    marks_.insert(it, MarketMarks(market));
+  auto it = std::lower_bound(logs_.begin(), logs_.end(), market,
+                             [](const MarketLog& m, uint32_t id) { return m.market() < id; });
+  const size_t i = static_cast<size_t>(it - logs_.begin());
+  if (it == logs_.end() || it->market() != market) {
+    logs_.insert(it, MarketLog(market));
     slots_.insert(slots_.begin() + static_cast<ptrdiff_t>(i), MarketSlots{});
   }
   return i;
+}
+
+const MarketLog* EventHistory::log_of(uint32_t market) const {
+  auto it = std::lower_bound(logs_.begin(), logs_.end(), market,
+                             [](const MarketLog& m, uint32_t id) { return m.market() < id; });
+  return it != logs_.end() && it->market() == market ? &*it : nullptr;
 }
 
 const OutcomeHistory* EventHistory::find(const OutcomeKey& k) const {
@@ -43,6 +41,21 @@ const OutcomeHistory* EventHistory::find(const OutcomeKey& k) const {
 }
 
 OutcomeHistory* EventHistory::find_mut(const OutcomeKey& k) { return const_cast<OutcomeHistory*>(find(k)); }
+
+std::vector<Point> EventHistory::points_of(const OutcomeHistory& o, OutcomeState* last) const {
+  std::vector<Point> out;
+  const MarketLog* log = log_of(o.key.market);
+  if (!log) return out;
+  std::vector<OutcomeState> states;
+  MarketLog::Mark mark;
+  log->decode(
+      UINT64_MAX, states, mark, [](const MarketLog::Mark&) {},
+      [&](uint32_t n, const Point& p) {
+        if (n == o.number) out.push_back(p);
+      });
+  if (last) *last = states[o.number];
+  return out;
+}
 
 bool EventHistory::listed_at(uint64_t seq) const {
   bool listed = false;
@@ -55,21 +68,17 @@ bool EventHistory::listed_at(uint64_t seq) const {
 
 bool EventHistory::idle() const {
   if (!outcomes_.empty() || (!listing_.empty() && listing_.back().second)) return false;
-  return std::all_of(marks_.begin(), marks_.end(), [](const MarketMarks& m) { return m.removed(); });
+  return std::all_of(logs_.begin(), logs_.end(), [](const MarketLog& m) { return m.removed(); });
 }
 
 int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t seq) {
   const size_t bytes_before = bytes_;
   seen(seq);
   const size_t mi = market_index(rec.market);
-  MarketMarks& mm = marks_[mi];
-  {
-    const size_t b = mm.bytes();
-    mm.add(seq, at, &rec);
-    bytes_ += mm.bytes() - b;
-  }
+  MarketLog& log = logs_[mi];
+  const size_t log_before = log.bytes();
+  const int32_t layout = log.begin(seq, at, &rec);
   MarketSlots& ms = slots_[mi];
-  const int32_t layout = mm.last_layout();
   if (layout != ms.layout) {
     relayout(ms, rec, layout, at, seq);
   } else {
@@ -79,18 +88,19 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
     for (const feed::LineIn& l : rec.lines)
       for (uint32_t i = l.first; i < l.first + l.count; ++i, ++slot) {
         const feed::OutcomeIn& oi = rec.outcomes[i];
-        if (slot->price == oi.price && slot->flags == oi.flags && slot->s == l.suspended) continue;
-        slot->price = oi.price;
-        slot->flags = oi.flags;
-        slot->s = l.suspended;
-        add_point(*slot->o, Point{at, seq, oi.price, oi.flags, l.suspended, true});
+        const QuoteTail& t = slot->tail;
+        if (t.price == oi.price && t.flags == oi.flags && t.s == l.suspended) continue;
+        add_point(log, slot->number, slot->tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
       }
   }
+  log.end();
+  bytes_ += log.bytes() - log_before;
   return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
 }
 
 void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq) {
   const uint32_t m = rec.market;
+  MarketLog& log = logs_[static_cast<size_t>(&ms - slots_.data())];
   std::vector<Slot> next;
   next.reserve(rec.outcomes.size());
   std::vector<char> kept(ms.slots.size(), 0);  // per old slot: still in the record
@@ -99,31 +109,46 @@ void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t
     const LineKey line(l.key);
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
       const feed::OutcomeIn& oi = rec.outcomes[i];
-      const Point p{at, seq, oi.price, oi.flags, l.suspended, true};
       const OutcomeKey k{m, line, oi.id};
-      OutcomeHistory* o = nullptr;
+      Slot slot{nullptr, 0, {}};
       for (size_t j = 0; j < ms.slots.size(); ++j)
         if (!kept[j] && ms.slots[j].o->key.outcome == oi.id && ms.slots[j].o->key.line == line) {
           kept[j] = 1;
-          o = ms.slots[j].o;
+          slot = ms.slots[j];
           break;
         }
-      if (!o) o = find_mut(k);
-      if (!o) {
-        outcomes_.push_back(std::make_unique<OutcomeHistory>());
-        o = outcomes_.back().get();
-        o->key = k;
-        bytes_ += kOutcomeBytes;
-        added = true;
+      if (!slot.o) {
+        OutcomeHistory* o = find_mut(k);
+        if (!o) {
+          outcomes_.push_back(std::make_unique<OutcomeHistory>());
+          o = outcomes_.back().get();
+          o->key = k;
+          o->number = log.add_outcome();
+          if (ms.by_number.size() <= o->number) ms.by_number.resize(o->number + 1, nullptr);
+          ms.by_number[o->number] = o;
+          bytes_ += kOutcomeBytes;
+          added = true;
+        }
+        slot = Slot{o, o->number, o->tail};
       }
-      // (A series the memory bound cut empty still knows its last point.)
-      if (!o->points.last().same_quote(p)) add_point(*o, p);
-      next.push_back(Slot{o, oi.price, oi.flags, l.suspended});
+      const QuoteTail& t = slot.tail;
+      // (An outcome the memory bound cut to no points still knows its last quote.)
+      if (!t.priced || t.price != oi.price || t.flags != oi.flags || t.s != l.suspended) {
+        add_point(log, slot.number, slot.tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
+        if (!slot.o->open.priced) slot.o->open = Point{at, seq, oi.price, oi.flags, l.suspended, true};
+      }
+      slot.o->in_book = true;
+      next.push_back(slot);
     }
   }
   // Outcomes of the market the record no longer has: withdrawn.
-  for (size_t j = 0; j < ms.slots.size(); ++j)
-    if (!kept[j]) add_point(*ms.slots[j].o, Point{at, seq, 0, 0, 0, false});
+  for (size_t j = 0; j < ms.slots.size(); ++j) {
+    if (kept[j]) continue;
+    Slot& s = ms.slots[j];
+    add_point(log, s.number, s.tail, Point{at, seq, 0, 0, 0, false});
+    s.o->tail = s.tail;
+    s.o->in_book = false;
+  }
   if (added)
     std::sort(outcomes_.begin(), outcomes_.end(), [](const auto& a, const auto& b) { return a->key < b->key; });
   ms.slots.swap(next);
@@ -131,22 +156,24 @@ void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t
 }
 
 int64_t EventHistory::on_remove(int64_t at, uint64_t seq) {
-  int64_t grown = 0;
-  for (MarketMarks& mm : marks_)
-    if (!mm.removed()) {
-      const size_t b = mm.bytes();
-      mm.add(seq, at, nullptr);
-      grown += static_cast<int64_t>(mm.bytes() - b);
+  const size_t bytes_before = bytes_;
+  for (size_t i = 0; i < logs_.size(); ++i) {
+    MarketLog& log = logs_[i];
+    if (log.removed()) continue;
+    const size_t b = log.bytes();
+    log.begin(seq, at, nullptr);
+    for (Slot& s : slots_[i].slots) {
+      add_point(log, s.number, s.tail, Point{at, seq, 0, 0, 0, false});
+      s.o->tail = s.tail;
+      s.o->in_book = false;
     }
-  if (listing_.empty() || listing_.back().second) listing_.emplace_back(seq, false);
-  bytes_ += static_cast<size_t>(grown);
-  for (MarketSlots& ms : slots_) {
-    ms.slots.clear();
-    ms.layout = -1;
+    log.end();
+    slots_[i].slots.clear();
+    slots_[i].layout = -1;
+    bytes_ += log.bytes() - b;
   }
-  for (auto& o : outcomes_)
-    if (o->points.last().priced) grown += add_point(*o, Point{at, seq, 0, 0, 0, false});
-  return grown;
+  if (listing_.empty() || listing_.back().second) listing_.emplace_back(seq, false);
+  return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
 }
 
 void EventHistory::on_event(std::string_view key, bool live, uint64_t seq) {
@@ -155,34 +182,54 @@ void EventHistory::on_event(std::string_view key, bool live, uint64_t seq) {
   if (listing_.empty() || !listing_.back().second) listing_.emplace_back(seq, true);
   if (!live || live_seq_ != 0) return;
   live_seq_ = seq;
-  for (auto& o : outcomes_) o->close = o->last_priced;
+  // Each outcome's close: its last priced point, read from its market's log
+  // once (an event goes live once).
+  for (size_t i = 0; i < logs_.size(); ++i) {
+    std::vector<OutcomeState> states;
+    MarketLog::Mark mark;
+    logs_[i].decode(UINT64_MAX, states, mark, [](const MarketLog::Mark&) {}, [](uint32_t, const Point&) {});
+    for (size_t n = 0; n < states.size(); ++n)
+      if (OutcomeHistory* o = slots_[i].by_number[n]) o->close = states[n].last_priced();
+  }
 }
 
 int64_t EventHistory::cut_before(uint64_t seq) {
   int64_t freed = 0;
-  for (auto& o : outcomes_) {
-    const size_t before = o->points.bytes();
-    const uint32_t dropped = o->points.cut_before(seq);
-    if (dropped == 0) continue;
+  std::vector<uint32_t> remaining;
+  bool any_gone = false;
+  for (size_t i = 0; i < logs_.size(); ++i) {
+    uint64_t dropped = 0;
+    freed += logs_[i].cut_before(seq, remaining, dropped);
     points_ -= dropped;
-    freed += static_cast<int64_t>(before) - static_cast<int64_t>(o->points.bytes());
+    // An outcome out of the book whose points are all cut goes whole (its
+    // open and close with it): what it costs besides its points is most of
+    // what a short history holds. One still in the book stays, so that its
+    // next change or withdrawal is a point as it would have been.
+    for (size_t n = 0; n < remaining.size(); ++n) {
+      OutcomeHistory*& o = slots_[i].by_number[n];
+      if (!o || remaining[n] != 0 || o->in_book) continue;
+      o->number = UINT32_MAX;  // marked for the erase below
+      o = nullptr;
+      any_gone = true;
+    }
   }
-  for (MarketMarks& mm : marks_) freed += mm.cut_before(seq);
-  // An outcome out of the book whose points are all cut goes whole (its
-  // open and close with it): what it costs besides its points is most of
-  // what a short series holds. One still in the book stays, so that its
-  // next change or withdrawal is a point as it would have been (and no
-  // slot points at one that left).
-  const size_t n = outcomes_.size();
-  std::erase_if(outcomes_, [](const auto& o) { return o->points.count() == 0 && !o->points.last().priced; });
-  freed += static_cast<int64_t>((n - outcomes_.size()) * kOutcomeBytes);
+  if (any_gone) {
+    const size_t n = outcomes_.size();
+    std::erase_if(outcomes_, [](const auto& o) { return o->number == UINT32_MAX; });
+    freed += static_cast<int64_t>((n - outcomes_.size()) * kOutcomeBytes);
+  }
   bytes_ -= static_cast<size_t>(freed);
   return freed;
 }
 
 int64_t EventHistory::oldest_ts() const {
   int64_t oldest = INT64_MAX;
-  for (const auto& o : outcomes_) o->points.for_each([&](const Point& p) { oldest = std::min(oldest, p.ts); });
+  for (const MarketLog& log : logs_) {
+    std::vector<OutcomeState> states;
+    MarketLog::Mark mark;
+    log.decode(UINT64_MAX, states, mark, [](const MarketLog::Mark&) {},
+               [&](uint32_t, const Point& p) { oldest = std::min(oldest, p.ts); });
+  }
   return oldest;
 }
 

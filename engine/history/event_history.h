@@ -20,8 +20,7 @@
 #include <vector>
 
 #include "engine/core/market.h"
-#include "engine/history/market_marks.h"
-#include "engine/history/point_series.h"
+#include "engine/history/market_log.h"
 #include "protocol/feed_record.h"
 
 namespace oddsrelay::history {
@@ -33,13 +32,17 @@ struct OutcomeKey {
 };
 bool operator<(const OutcomeKey& a, const OutcomeKey& b);
 
+// An outcome the event ever had. Its points are in its market's log
+// (engine/history/market_log.h) under `number`.
 struct OutcomeHistory {
   OutcomeKey key;
-  PointSeries points;
-  // Kept apart from the series, which the memory bound may cut: the first
-  // priced point, the last one, and the last one before the event went
-  // live (set then; docs/api.md "Odds history").
-  Point open, last_priced, close;
+  uint32_t number = 0;
+  bool in_book = false;  // writer: in its market's slots (whose tail is then the newer)
+  QuoteTail tail;        // writer: its last quote, for the next point's deltas
+  // Kept apart from the points, which the memory bound may cut: the first
+  // priced point, and the last one before the event went live (set then;
+  // docs/api.md "Odds history").
+  Point open, close;
 };
 
 // The outcomes of an event, sorted by key, as references (they are held
@@ -91,7 +94,11 @@ class EventHistory {
   uint64_t live_seq() const { return live_seq_; }  // 0: not live yet
   OutcomeList outcomes() const { return OutcomeList(outcomes_); }
   const OutcomeHistory* find(const OutcomeKey& k) const;
-  const std::vector<MarketMarks>& marks() const { return marks_; }  // sorted by market
+  // An outcome's points, oldest first, and its state after the newest
+  // (its last priced point: the close while not live).
+  std::vector<Point> points_of(const OutcomeHistory& o, OutcomeState* last = nullptr) const;
+  const MarketLog* log_of(uint32_t market) const;
+  const std::vector<MarketLog>& markets() const { return logs_; }  // sorted by market
   // Whether an `event` record had listed it (and no `remove` since) after
   // the record at `seq`; and the seq of its first record.
   bool listed_at(uint64_t seq) const;
@@ -105,24 +112,25 @@ class EventHistory {
 
   // What one outcome costs besides its points' bytes (its pointer in the
   // sorted list and, while in the book, its slot).
-  static constexpr size_t kOutcomeBytes = sizeof(OutcomeHistory) + sizeof(void*) + 24;
+  static constexpr size_t kOutcomeBytes =
+      sizeof(OutcomeHistory) + 2 * sizeof(void*) + sizeof(OutcomeState) + 24;
 
  private:
-  // An outcome of a market's current layout: its last quote, copied out of
-  // its series so that the compare stays in this array.
+  // An outcome of a market's current layout: its number and last quote,
+  // so that the compare and the point's bytes need nothing else.
   struct Slot {
     OutcomeHistory* o;
-    int32_t price;
-    uint32_t flags;
-    uint8_t s;
+    uint32_t number;
+    QuoteTail tail;
   };
   static_assert(sizeof(Slot) == 24);
   struct MarketSlots {
-    int32_t layout = -1;  // the MarketMarks layout the slots follow; -1: none (removed, or never)
+    int32_t layout = -1;  // the MarketLog layout the slots follow; -1: none (removed, or never)
     std::vector<Slot> slots;
+    std::vector<OutcomeHistory*> by_number;  // the market's outcomes by number; null: dropped by a cut
   };
 
-  int64_t add_point(OutcomeHistory& o, const Point& p);
+  void add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p);
   size_t market_index(uint32_t market);
   // A record whose layout differs from the slots': find or make each
   // outcome's history, withdraw the ones it no longer has, new slots.
@@ -135,8 +143,8 @@ class EventHistory {
   std::string key_;
   uint64_t live_seq_ = 0;
   OutcomeList::Vec outcomes_;                       // sorted by key
-  std::vector<MarketMarks> marks_;                  // sorted by market
-  std::vector<MarketSlots> slots_;                  // per marks_ entry
+  std::vector<MarketLog> logs_;                     // sorted by market
+  std::vector<MarketSlots> slots_;                  // per logs_ entry
   std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing
   uint64_t first_seq_ = 0;
   size_t bytes_ = sizeof(EventHistory);

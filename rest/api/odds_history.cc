@@ -76,12 +76,11 @@ bool wanted(const Query& q, const OutcomeHistory& o) {
          (!q.outcome || o.key.outcome == *q.outcome);
 }
 
-std::vector<Point> points_in_range(const Query& q, const OutcomeHistory& o) {
-  std::vector<Point> pts;
-  pts.reserve(o.points.count());
-  o.points.for_each([&](const Point& p) {
-    if ((!q.from || p.ts >= *q.from) && (!q.to || p.ts <= *q.to)) pts.push_back(p);
-  });
+// The outcome's points cut to from/to; `last` gets its state after the newest.
+std::vector<Point> points_in_range(const Query& q, const history::EventHistory& h, const OutcomeHistory& o,
+                                   history::OutcomeState* last = nullptr) {
+  std::vector<Point> pts = h.points_of(o, last);
+  std::erase_if(pts, [&](const Point& p) { return (q.from && p.ts < *q.from) || (q.to && p.ts > *q.to); });
   return pts;
 }
 
@@ -96,15 +95,17 @@ void write_quote(json::Writer& w, const Point& p) {
   w.EndArray();
 }
 
-void write_outcome(json::Writer& w, const Query& q, const OutcomeHistory& o, bool live) {
+void write_outcome(json::Writer& w, const Query& q, const history::EventHistory& h, const OutcomeHistory& o,
+                   bool live) {
+  history::OutcomeState last;
+  const std::vector<Point> pts = points_in_range(q, h, o, &last);
   w.StartObject();
   w.Key("open");
   write_quote(w, o.open);
   w.Key("close");
-  write_quote(w, live ? o.close : o.last_priced);
+  write_quote(w, live ? o.close : last.last_priced());
   w.Key("final");
   w.Bool(live);
-  const std::vector<Point> pts = points_in_range(q, o);
   if (q.interval_ms == 0) {
     w.Key("points");
     w.StartArray();
@@ -188,7 +189,7 @@ void write_json(Call& c, const Query& q, const std::string& id, const history::E
         for (; i < outs.size() && outs[i].key.market == m && outs[i].key.line == line; ++i) {
           if (!wanted(q, outs[i])) continue;
           w.Key(std::to_string(outs[i].key.outcome).c_str());
-          write_outcome(w, q, outs[i], h->live_seq() != 0);
+          write_outcome(w, q, *h, outs[i], h->live_seq() != 0);
         }
         w.EndObject();
       }
@@ -213,7 +214,7 @@ void write_csv(Call& c, const Query& q, const history::EventHistory* h) {
       if (!wanted(q, o)) continue;
       std::string prefix = std::to_string(o.key.market) + "," + std::string(o.key.line.view()) + "," +
                            std::to_string(o.key.outcome) + ",";
-      const std::vector<Point> pts = points_in_range(q, o);
+      const std::vector<Point> pts = points_in_range(q, *h, o);
       if (q.interval_ms == 0) {
         for (const Point& p : pts) {
           out += prefix;
