@@ -40,7 +40,6 @@ const OutcomeHistory* EventHistory::find(const OutcomeKey& k) const {
   return it != outcomes_.end() && !(k < (*it)->key) ? it->get() : nullptr;
 }
 
-OutcomeHistory* EventHistory::find_mut(const OutcomeKey& k) { return const_cast<OutcomeHistory*>(find(k)); }
 
 std::vector<Point> EventHistory::points_of(const OutcomeHistory& o, OutcomeState* last) const {
   std::vector<Point> out;
@@ -98,60 +97,76 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
   return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
 }
 
-void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq) {
-  const uint32_t m = rec.market;
-  MarketLog& log = logs_[static_cast<size_t>(&ms - slots_.data())];
-  std::vector<Slot> next;
-  next.reserve(rec.outcomes.size());
-  std::vector<char> kept(ms.slots.size(), 0);  // per old slot: still in the record
-  bool added = false;
+const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec,
+                                         int32_t layout) {
+  if (ms.layout_at.size() <= static_cast<size_t>(layout)) ms.layout_at.resize(static_cast<size_t>(layout) + 1, -1);
+  if (ms.layout_at[static_cast<size_t>(layout)] >= 0)
+    return ms.numbers.data() + ms.layout_at[static_cast<size_t>(layout)];
+  const size_t at = ms.numbers.size();
   for (const feed::LineIn& l : rec.lines) {
     const LineKey line(l.key);
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
+      const uint32_t id = rec.outcomes[i].id;
+      uint32_t n = 0;
+      while (n < ms.names.size() && !(ms.by_number[n] && ms.names[n].id == id && ms.names[n].line == line)) ++n;
+      if (n == ms.names.size()) {
+        auto o = std::make_unique<OutcomeHistory>();
+        o->key = OutcomeKey{rec.market, line, id};
+        o->number = log.add_outcome();
+        ms.by_number.push_back(o.get());
+        ms.names.push_back({line, id});
+        ms.slot_of.push_back(-1);
+        auto pos = std::lower_bound(outcomes_.begin(), outcomes_.end(), o->key,
+                                    [](const auto& a, const OutcomeKey& k) { return a->key < k; });
+        outcomes_.insert(pos, std::move(o));
+        bytes_ += kOutcomeBytes;
+      }
+      ms.numbers.push_back(n);
+    }
+  }
+  ms.layout_at[static_cast<size_t>(layout)] = static_cast<int32_t>(at);
+  bytes_ += (ms.numbers.size() - at) * sizeof(uint32_t) + sizeof(int32_t);
+  return ms.numbers.data() + at;
+}
+
+void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq) {
+  MarketLog& log = logs_[static_cast<size_t>(&ms - slots_.data())];
+  const uint32_t* numbers = layout >= 0 ? numbers_of(ms, log, rec, layout) : nullptr;
+  // Reused: a relayout is a common record, and its slots a short array.
+  thread_local std::vector<Slot> next;
+  next.clear();
+  size_t k = 0;
+  for (const feed::LineIn& l : rec.lines)
+    for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
       const feed::OutcomeIn& oi = rec.outcomes[i];
-      const OutcomeKey k{m, line, oi.id};
-      Slot slot{nullptr, 0, {}};
-      for (size_t j = 0; j < ms.slots.size(); ++j)
-        if (!kept[j] && ms.slots[j].o->key.outcome == oi.id && ms.slots[j].o->key.line == line) {
-          kept[j] = 1;
-          slot = ms.slots[j];
-          break;
-        }
-      if (!slot.o) {
-        OutcomeHistory* o = find_mut(k);
-        if (!o) {
-          outcomes_.push_back(std::make_unique<OutcomeHistory>());
-          o = outcomes_.back().get();
-          o->key = k;
-          o->number = log.add_outcome();
-          if (ms.by_number.size() <= o->number) ms.by_number.resize(o->number + 1, nullptr);
-          ms.by_number[o->number] = o;
-          bytes_ += kOutcomeBytes;
-          added = true;
-        }
-        slot = Slot{o, o->number, o->tail};
+      const uint32_t n = numbers[k];
+      Slot slot;
+      if (const int32_t j = ms.slot_of[n]; j >= 0) {
+        slot = ms.slots[static_cast<size_t>(j)];
+        ms.slot_of[n] = -2;  // kept
+      } else {
+        OutcomeHistory* o = ms.by_number[n];
+        slot = Slot{o, n, o->tail};
+        o->in_book = true;
       }
       const QuoteTail& t = slot.tail;
       // (An outcome the memory bound cut to no points still knows its last quote.)
       if (!t.priced || t.price != oi.price || t.flags != oi.flags || t.s != l.suspended) {
-        add_point(log, slot.number, slot.tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
+        add_point(log, n, slot.tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
         if (!slot.o->open.priced) slot.o->open = Point{at, seq, oi.price, oi.flags, l.suspended, true};
       }
-      slot.o->in_book = true;
       next.push_back(slot);
     }
-  }
   // Outcomes of the market the record no longer has: withdrawn.
-  for (size_t j = 0; j < ms.slots.size(); ++j) {
-    if (kept[j]) continue;
-    Slot& s = ms.slots[j];
+  for (Slot& s : ms.slots) {
+    if (ms.slot_of[s.number] == -2) continue;
     add_point(log, s.number, s.tail, Point{at, seq, 0, 0, 0, false});
     s.o->tail = s.tail;
     s.o->in_book = false;
+    ms.slot_of[s.number] = -1;
   }
-  if (added)
-    std::sort(outcomes_.begin(), outcomes_.end(), [](const auto& a, const auto& b) { return a->key < b->key; });
-  ms.slots.swap(next);
+  for (size_t j = 0; j < next.size(); ++j) ms.slot_of[next[j].number] = static_cast<int32_t>(j);
+  ms.slots.assign(next.begin(), next.end());
   ms.layout = layout;
 }
 
@@ -166,6 +181,7 @@ int64_t EventHistory::on_remove(int64_t at, uint64_t seq) {
       add_point(log, s.number, s.tail, Point{at, seq, 0, 0, 0, false});
       s.o->tail = s.tail;
       s.o->in_book = false;
+      slots_[i].slot_of[s.number] = -1;
     }
     log.end();
     slots_[i].slots.clear();
@@ -211,6 +227,10 @@ int64_t EventHistory::cut_before(uint64_t seq) {
       o->number = UINT32_MAX;  // marked for the erase below
       o = nullptr;
       any_gone = true;
+      // The market's layouts may name it: they are resolved again.
+      std::fill(slots_[i].layout_at.begin(), slots_[i].layout_at.end(), -1);
+      freed += static_cast<int64_t>(slots_[i].numbers.size() * sizeof(uint32_t));
+      slots_[i].numbers.clear();
     }
   }
   if (any_gone) {

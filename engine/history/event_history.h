@@ -110,10 +110,11 @@ class EventHistory {
   size_t bytes() const { return bytes_; }
   uint64_t points() const { return points_; }
 
-  // What one outcome costs besides its points' bytes (its pointer in the
-  // sorted list and, while in the book, its slot).
+  // What one outcome costs besides its points' bytes: itself, its pointer
+  // in the sorted list and its market's, name and slot index there, its
+  // state in its log's base and, while in the book, its slot.
   static constexpr size_t kOutcomeBytes =
-      sizeof(OutcomeHistory) + 2 * sizeof(void*) + sizeof(OutcomeState) + 24;
+      sizeof(OutcomeHistory) + 2 * sizeof(void*) + 20 + sizeof(int32_t) + sizeof(OutcomeState) + 24;
 
  private:
   // An outcome of a market's current layout: its number and last quote,
@@ -128,6 +129,19 @@ class EventHistory {
     int32_t layout = -1;  // the MarketLog layout the slots follow; -1: none (removed, or never)
     std::vector<Slot> slots;
     std::vector<OutcomeHistory*> by_number;  // the market's outcomes by number; null: dropped by a cut
+    // Per number: (line, outcome id), to find a record's outcome in one
+    // contiguous scan, and its slot (-1: out of the book).
+    struct Name {
+      LineKey line;
+      uint32_t id;
+    };
+    std::vector<Name> names;
+    std::vector<int32_t> slot_of;
+    // Per layout the market has had: where its outcomes' numbers start in
+    // `numbers` (-1: not resolved yet), so that a record going back to a
+    // layout finds its outcomes without a search.
+    std::vector<int32_t> layout_at;
+    std::vector<uint32_t> numbers;
   };
 
   void add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p);
@@ -135,7 +149,9 @@ class EventHistory {
   // A record whose layout differs from the slots': find or make each
   // outcome's history, withdraw the ones it no longer has, new slots.
   void relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq);
-  OutcomeHistory* find_mut(const OutcomeKey& k);
+  // The numbers of rec's outcomes, in its order (outcomes new to the
+  // market made here).
+  const uint32_t* numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout);
   void seen(uint64_t seq) {
     if (first_seq_ == 0) first_seq_ = seq;
   }

@@ -53,9 +53,12 @@ void OutcomeState::advance(const Point& p) {
 }
 
 int32_t MarketLog::intern(const feed::MarketRec& rec) {
-  // The one before, nearly always; else any earlier one.
-  if (tail_.layout >= 0 && same_layout(layouts_[static_cast<size_t>(tail_.layout)], rec)) return tail_.layout;
+  // By hash first (one pass over the record, no layout touched), the one
+  // before first; a match is confirmed in place.
   const uint64_t h = layout_hash(rec);
+  if (tail_.layout >= 0 && hashes_[static_cast<size_t>(tail_.layout)] == h &&
+      same_layout(layouts_[static_cast<size_t>(tail_.layout)], rec))
+    return tail_.layout;
   for (size_t i = 0; i < hashes_.size(); ++i)
     if (hashes_[i] == h && same_layout(layouts_[i], rec)) return static_cast<int32_t>(i);
   MarketLayout l;
