@@ -9,7 +9,7 @@ MarketList book_at(const EventHistory& h, uint64_t seq) {
   for (const MarketLog& mm : h.markets()) {
     const auto mark = mm.at_or_before(seq, &states);
     if (!mark || mark->layout < 0) continue;
-    const MarketLayout& layout = mm.layout(mark->layout);
+    const MarketLayout layout = mm.layout(mark->layout);
     size_t nout = 0;
     for (const LineLayout& l : layout) nout += l.outcomes.size();
     Line* lines = nullptr;

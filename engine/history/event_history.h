@@ -111,10 +111,10 @@ class EventHistory {
   uint64_t points() const { return points_; }
 
   // What one outcome costs besides its points' bytes: itself, its pointer
-  // in the sorted list and its market's, name and slot index there, its
-  // state in its log's base and, while in the book, its slot.
-  static constexpr size_t kOutcomeBytes =
-      sizeof(OutcomeHistory) + 2 * sizeof(void*) + 20 + sizeof(int32_t) + sizeof(OutcomeState) + 24;
+  // in the sorted list and its market's, name and slot index there and,
+  // while in the book, its slot. (Its state in its log's base after a cut
+  // is counted in the log's bytes.)
+  static constexpr size_t kOutcomeBytes = sizeof(OutcomeHistory) + 2 * sizeof(void*) + 20 + sizeof(int32_t) + 24;
 
  private:
   // An outcome of a market's current layout: its number and last quote,

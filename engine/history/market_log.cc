@@ -11,25 +11,21 @@ namespace {
 
 constexpr uint64_t kNull = 1, kQuote = 2;
 
-bool same_layout(const MarketLayout& l, const feed::MarketRec& rec) {
-  if (l.size() != rec.lines.size()) return false;
-  for (size_t i = 0; i < l.size(); ++i) {
-    const feed::LineIn& in = rec.lines[i];
-    if (l[i].outcomes.size() != in.count || l[i].key.view() != in.key) return false;
-    for (uint32_t j = 0; j < in.count; ++j)
-      if (l[i].outcomes[j] != rec.outcomes[in.first + j].id) return false;
+// A record's layout as bytes (market_log.h, intern).
+void layout_of(const feed::MarketRec& rec, std::vector<uint8_t>& out) {
+  out.clear();
+  for (const feed::LineIn& in : rec.lines) {
+    const size_t n = std::min<size_t>(in.key.size(), kMaxLineKey);  // as LineKey keeps it
+    out.push_back(static_cast<uint8_t>(n));
+    out.insert(out.end(), in.key.begin(), in.key.begin() + static_cast<ptrdiff_t>(n));
+    put_varint(out, in.count);
+    for (uint32_t j = 0; j < in.count; ++j) put_varint(out, rec.outcomes[in.first + j].id);
   }
-  return true;
 }
 
-uint64_t layout_hash(const feed::MarketRec& rec) {
+uint64_t hash_of(const std::vector<uint8_t>& b) {
   uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
-  for (const feed::LineIn& in : rec.lines) {
-    for (char c : in.key) mix(static_cast<uint8_t>(c));
-    mix(0x100u + in.count);
-    for (uint32_t j = 0; j < in.count; ++j) mix(rec.outcomes[in.first + j].id);
-  }
+  for (uint8_t c : b) h = (h ^ c) * 0x100000001b3ull;
   return h;
 }
 
@@ -53,28 +49,37 @@ void OutcomeState::advance(const Point& p) {
 }
 
 int32_t MarketLog::intern(const feed::MarketRec& rec) {
-  // By hash first (one pass over the record, no layout touched), the one
-  // before first; a match is confirmed in place.
-  const uint64_t h = layout_hash(rec);
-  if (tail_.layout >= 0 && hashes_[static_cast<size_t>(tail_.layout)] == h &&
-      same_layout(layouts_[static_cast<size_t>(tail_.layout)], rec))
-    return tail_.layout;
+  thread_local std::vector<uint8_t> b;
+  layout_of(rec, b);
+  const uint64_t h = hash_of(b);
+  auto same = [&](size_t i) {
+    return hashes_[i] == h && layout_at_[i + 1] - layout_at_[i] == b.size() &&
+           std::equal(b.begin(), b.end(), layout_bytes_.begin() + layout_at_[i]);
+  };
+  // The one before, nearly always; else any earlier one.
+  if (tail_.layout >= 0 && same(static_cast<size_t>(tail_.layout))) return tail_.layout;
   for (size_t i = 0; i < hashes_.size(); ++i)
-    if (hashes_[i] == h && same_layout(layouts_[i], rec)) return static_cast<int32_t>(i);
-  MarketLayout l;
-  l.reserve(rec.lines.size());
-  size_t cost = sizeof(MarketLayout) + sizeof(uint64_t) + rec.lines.size() * sizeof(LineLayout);
-  for (const feed::LineIn& in : rec.lines) {
-    LineLayout line{LineKey(in.key), {}};
-    line.outcomes.reserve(in.count);
-    for (uint32_t i = in.first; i < in.first + in.count; ++i) line.outcomes.push_back(rec.outcomes[i].id);
-    cost += line.outcomes.capacity() * sizeof(uint32_t);
-    l.push_back(std::move(line));
-  }
-  layouts_.push_back(std::move(l));
+    if (same(i)) return static_cast<int32_t>(i);
+  if (layout_at_.empty()) layout_at_.push_back(0);
+  layout_bytes_.insert(layout_bytes_.end(), b.begin(), b.end());
+  layout_at_.push_back(static_cast<uint32_t>(layout_bytes_.size()));
   hashes_.push_back(h);
-  layout_bytes_ += cost;
-  return static_cast<int32_t>(layouts_.size() - 1);
+  return static_cast<int32_t>(hashes_.size() - 1);
+}
+
+MarketLayout MarketLog::layout(int32_t i) const {
+  MarketLayout out;
+  const uint8_t* p = layout_bytes_.data() + layout_at_[static_cast<size_t>(i)];
+  const uint8_t* end = layout_bytes_.data() + layout_at_[static_cast<size_t>(i) + 1];
+  while (p < end) {
+    const size_t n = *p++;
+    LineLayout line{LineKey(std::string_view(reinterpret_cast<const char*>(p), n)), {}};
+    p += n;
+    const uint64_t count = get_varint(p);
+    for (uint64_t j = 0; j < count; ++j) line.outcomes.push_back(static_cast<uint32_t>(get_varint(p)));
+    out.push_back(std::move(line));
+  }
+  return out;
 }
 
 int32_t MarketLog::begin(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
@@ -144,7 +149,7 @@ int64_t MarketLog::cut_before(uint64_t seq, std::vector<uint32_t>& remaining, ui
   size_t gone = 0;
   decode(
       seq - 1, states, mark, [](const Mark&) {}, [&](uint32_t, const Point&) { ++gone; });
-  remaining.assign(base_states_.size(), 0);
+  remaining.assign(outcomes_, 0);
   // Where the kept entries start: re-walk the headers to the same entry.
   const uint8_t* p = bytes_.data();
   const uint8_t* end = p + bytes_.size();
@@ -181,7 +186,9 @@ int64_t MarketLog::cut_before(uint64_t seq, std::vector<uint32_t>& remaining, ui
 }
 
 size_t MarketLog::bytes() const {
-  return sizeof(MarketLog) + bytes_.capacity() + layout_bytes_ + base_states_.capacity() * sizeof(OutcomeState);
+  return sizeof(MarketLog) + bytes_.capacity() + layout_bytes_.capacity() +
+         (layout_at_.capacity() + 2 * hashes_.capacity()) * sizeof(uint32_t) +
+         base_states_.capacity() * sizeof(OutcomeState);
 }
 
 }  // namespace oddsrelay::history

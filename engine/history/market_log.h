@@ -91,10 +91,7 @@ class MarketLog {
     open_points_ = false;
   }
   // A new outcome number (its state in the base starts empty).
-  uint32_t add_outcome() {
-    base_states_.emplace_back();
-    return static_cast<uint32_t>(base_states_.size() - 1);
-  }
+  uint32_t add_outcome() { return outcomes_++; }
 
   // Calls fn(const Mark&) per entry and fn_point(number, const Point&) per
   // point, oldest first; stops after the entry with seq `upto`'s last entry
@@ -117,26 +114,30 @@ class MarketLog {
   int64_t cut_before(uint64_t seq, std::vector<uint32_t>& remaining, uint64_t& dropped);
 
   uint32_t market() const { return market_; }
-  const MarketLayout& layout(int32_t i) const { return layouts_[static_cast<size_t>(i)]; }
+  MarketLayout layout(int32_t i) const;  // decoded from its bytes (a reader's)
   bool removed() const { return tail_.layout < 0; }
   int32_t last_layout() const { return tail_.layout; }
-  size_t outcomes() const { return base_states_.size(); }
+  size_t outcomes() const { return outcomes_; }
   size_t bytes() const;
   size_t log_bytes() const { return bytes_.size(); }  // the entries alone: points, seqs, times, layout numbers
 
  private:
-  // The index of rec's layout, interned if new. A record is compared in
-  // place with the layout before it, else found by hash: no layout is built
-  // for one that repeats.
+  // The index of rec's layout, interned if new. The record's layout is
+  // written as bytes (per line: key length, key, outcome count, outcome ids
+  // as varints), hashed, and compared with the layout before it, else with
+  // any of the same hash: a layout costs its bytes, most a record repeats.
   int32_t intern(const feed::MarketRec& rec);
 
   uint32_t market_;
-  std::vector<MarketLayout> layouts_;
-  std::vector<uint64_t> hashes_;  // per layout, for the lookup
-  size_t layout_bytes_ = 0;       // the layouts' heap bytes, counted as they are interned
+  std::vector<uint8_t> layout_bytes_;    // every layout's bytes, one after another
+  std::vector<uint32_t> layout_at_;      // where each starts in layout_bytes_ (and one past the last)
+  std::vector<uint64_t> hashes_;         // per layout, for the lookup
   std::vector<uint8_t> bytes_;
   Mark base_, tail_;
-  std::vector<OutcomeState> base_states_;  // per outcome number, before the first stored entry
+  // Per outcome number, before the first stored entry; empty (all default)
+  // until a cut, since most markets are never cut.
+  std::vector<OutcomeState> base_states_;
+  uint32_t outcomes_ = 0;
   size_t header_at_ = 0;                   // where the open entry's layout varint starts
   bool open_points_ = false;
 };
@@ -152,6 +153,7 @@ template <class OnMark, class OnPoint>
 void MarketLog::decode(uint64_t upto, std::vector<OutcomeState>& states, Mark& mark, OnMark&& on_mark,
                        OnPoint&& on_point) const {
   states = base_states_;
+  states.resize(outcomes_);
   mark = base_;
   const uint8_t* p = bytes_.data();
   const uint8_t* end = p + bytes_.size();
