@@ -56,6 +56,19 @@ std::vector<Point> EventHistory::points_of(const OutcomeHistory& o, OutcomeState
   return out;
 }
 
+void EventHistory::points_by_number(uint32_t market, std::vector<std::vector<Point>>& points,
+                                    std::vector<OutcomeState>& last) const {
+  points.clear();
+  last.clear();
+  const MarketLog* log = log_of(market);
+  if (!log) return;
+  points.resize(log->outcomes());
+  MarketLog::Mark mark;
+  log->decode(
+      UINT64_MAX, last, mark, [](const MarketLog::Mark&) {},
+      [&](uint32_t n, const Point& p) { points[n].push_back(p); });
+}
+
 bool EventHistory::listed_at(uint64_t seq) const {
   bool listed = false;
   for (const auto& [at, l] : listing_) {

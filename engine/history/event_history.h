@@ -97,6 +97,11 @@ class EventHistory {
   // An outcome's points, oldest first, and its state after the newest
   // (its last priced point: the close while not live).
   std::vector<Point> points_of(const OutcomeHistory& o, OutcomeState* last = nullptr) const;
+  // Every outcome of a market at once, by number (one pass over its log,
+  // for an answer about many of its outcomes), and each one's state after
+  // the newest.
+  void points_by_number(uint32_t market, std::vector<std::vector<Point>>& points,
+                        std::vector<OutcomeState>& last) const;
   const MarketLog* log_of(uint32_t market) const;
   const std::vector<MarketLog>& markets() const { return logs_; }  // sorted by market
   // Whether an `event` record had listed it (and no `remove` since) after
