@@ -40,7 +40,6 @@ const OutcomeHistory* EventHistory::find(const OutcomeKey& k) const {
   return it != outcomes_.end() && !(k < (*it)->key) ? it->get() : nullptr;
 }
 
-
 std::vector<Point> EventHistory::points_of(const OutcomeHistory& o, OutcomeState* last) const {
   std::vector<Point> out;
   const MarketLog* log = log_of(o.key.market);
@@ -110,8 +109,7 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
   return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
 }
 
-const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec,
-                                         int32_t layout) {
+const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout) {
   if (ms.layout_at.size() <= static_cast<size_t>(layout)) ms.layout_at.resize(static_cast<size_t>(layout) + 1, -1);
   if (ms.layout_at[static_cast<size_t>(layout)] >= 0)
     return ms.numbers.data() + ms.layout_at[static_cast<size_t>(layout)];
@@ -216,7 +214,8 @@ void EventHistory::on_event(std::string_view key, bool live, uint64_t seq) {
   for (size_t i = 0; i < logs_.size(); ++i) {
     std::vector<OutcomeState> states;
     MarketLog::Mark mark;
-    logs_[i].decode(UINT64_MAX, states, mark, [](const MarketLog::Mark&) {}, [](uint32_t, const Point&) {});
+    logs_[i].decode(
+        UINT64_MAX, states, mark, [](const MarketLog::Mark&) {}, [](uint32_t, const Point&) {});
     for (size_t n = 0; n < states.size(); ++n)
       if (OutcomeHistory* o = slots_[i].by_number[n]) o->close = states[n].last_priced();
   }
@@ -260,8 +259,9 @@ int64_t EventHistory::oldest_ts() const {
   for (const MarketLog& log : logs_) {
     std::vector<OutcomeState> states;
     MarketLog::Mark mark;
-    log.decode(UINT64_MAX, states, mark, [](const MarketLog::Mark&) {},
-               [&](uint32_t, const Point& p) { oldest = std::min(oldest, p.ts); });
+    log.decode(
+        UINT64_MAX, states, mark, [](const MarketLog::Mark&) {},
+        [&](uint32_t, const Point& p) { oldest = std::min(oldest, p.ts); });
   }
   return oldest;
 }

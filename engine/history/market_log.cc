@@ -129,7 +129,8 @@ std::vector<Point> MarketLog::points_of(uint32_t number) const {
 std::optional<MarketLog::Mark> MarketLog::at_or_before(uint64_t seq, std::vector<OutcomeState>* states) const {
   std::vector<OutcomeState> own;
   Mark mark;
-  decode(seq, states ? *states : own, mark, [](const Mark&) {}, [](uint32_t, const Point&) {});
+  decode(
+      seq, states ? *states : own, mark, [](const Mark&) {}, [](uint32_t, const Point&) {});
   if (mark.seq == 0) return std::nullopt;
   return mark;
 }
@@ -137,7 +138,8 @@ std::optional<MarketLog::Mark> MarketLog::at_or_before(uint64_t seq, std::vector
 OutcomeState MarketLog::state_of(uint32_t number) const {
   std::vector<OutcomeState> states;
   Mark mark;
-  decode(UINT64_MAX, states, mark, [](const Mark&) {}, [](uint32_t, const Point&) {});
+  decode(
+      UINT64_MAX, states, mark, [](const Mark&) {}, [](uint32_t, const Point&) {});
   return states[number];
 }
 

@@ -98,8 +98,7 @@ class MarketLog {
   // at or before it. `states` (one per number) starts as the base and ends
   // as the state after the last entry decoded.
   template <class OnMark, class OnPoint>
-  void decode(uint64_t upto, std::vector<OutcomeState>& states, Mark& mark, OnMark&& on_mark,
-              OnPoint&& on_point) const;
+  void decode(uint64_t upto, std::vector<OutcomeState>& states, Mark& mark, OnMark&& on_mark, OnPoint&& on_point) const;
 
   // Every point of outcome `number`, oldest first.
   std::vector<Point> points_of(uint32_t number) const;
@@ -129,16 +128,16 @@ class MarketLog {
   int32_t intern(const feed::MarketRec& rec);
 
   uint32_t market_;
-  std::vector<uint8_t> layout_bytes_;    // every layout's bytes, one after another
-  std::vector<uint32_t> layout_at_;      // where each starts in layout_bytes_ (and one past the last)
-  std::vector<uint64_t> hashes_;         // per layout, for the lookup
+  std::vector<uint8_t> layout_bytes_;  // every layout's bytes, one after another
+  std::vector<uint32_t> layout_at_;    // where each starts in layout_bytes_ (and one past the last)
+  std::vector<uint64_t> hashes_;       // per layout, for the lookup
   std::vector<uint8_t> bytes_;
   Mark base_, tail_;
   // Per outcome number, before the first stored entry; empty (all default)
   // until a cut, since most markets are never cut.
   std::vector<OutcomeState> base_states_;
   uint32_t outcomes_ = 0;
-  size_t header_at_ = 0;                   // where the open entry's layout varint starts
+  size_t header_at_ = 0;  // where the open entry's layout varint starts
   bool open_points_ = false;
 };
 
