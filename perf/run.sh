@@ -67,6 +67,7 @@ if [ -n "$quick" ]; then
   ODDSRELAY_BENCH_RECORDS=50000 run gbench "$build/perf/bench_log" --benchmark_format=console
   unset ODDSRELAY_BENCH_RECORDS
   run bash perf/replay/run.sh "$build" 50000
+  run bash perf/history/run.sh "$build" 50000 1
   run bash perf/log/run.sh "$build" 20000 40000
   run bash perf/rest/run.sh "$build" 1 8
   run bash perf/slow_readers/run.sh "$build" 50 4 400
@@ -84,6 +85,7 @@ else
   run "$build/perf/bench_line_history"
   run gbench "$build/perf/bench_log" --benchmark_format=console
   run bash perf/replay/run.sh "$build"
+  run bash perf/history/run.sh "$build"
   run bash perf/log/run.sh "$build"
   run bash perf/rest/run.sh "$build"
   run bash perf/slow_readers/run.sh "$build" 500 30 5000 --goals

@@ -1,26 +1,15 @@
 // The book of one event at a past log position (engine/history/book_at.h).
 #include "engine/history/book_at.h"
 
-#include <algorithm>
-
 namespace oddsrelay::history {
-
-namespace {
-
-const OutcomeHistory* find_outcome(const std::vector<OutcomeHistory>& outs, const OutcomeKey& k) {
-  auto it = std::lower_bound(outs.begin(), outs.end(), k,
-                             [](const OutcomeHistory& o, const OutcomeKey& key) { return o.key < key; });
-  return it != outs.end() && !(k < it->key) ? &*it : nullptr;
-}
-
-}  // namespace
 
 MarketList book_at(const EventHistory& h, uint64_t seq) {
   MarketList out;
-  for (const MarketMarks& mm : h.marks()) {
-    const auto mark = mm.at_or_before(seq);
+  std::vector<OutcomeState> states;
+  for (const MarketLog& mm : h.markets()) {
+    const auto mark = mm.at_or_before(seq, &states);
     if (!mark || mark->layout < 0) continue;
-    const MarketLayout& layout = mm.layout(mark->layout);
+    const MarketLayout layout = mm.layout(mark->layout);
     size_t nout = 0;
     for (const LineLayout& l : layout) nout += l.outcomes.size();
     Line* lines = nullptr;
@@ -38,13 +27,13 @@ MarketList book_at(const EventHistory& h, uint64_t seq) {
       for (uint32_t id : l.outcomes) {
         Outcome& o = outcomes[at++];
         o = Outcome{id, 0, 0, 0, 0};
-        const OutcomeHistory* oh = find_outcome(h.outcomes(), OutcomeKey{mm.market(), l.key, id});
+        const OutcomeHistory* oh = h.find(OutcomeKey{mm.market(), l.key, id});
         if (!oh) continue;
-        const PointSeries::Quote q = oh->points.quote_at(seq);
+        const OutcomeState& q = states[oh->number];
         o.price = q.price;
         o.prev_price = q.price;  // not served by GET /v1/odds
         o.flags = q.flags;
-        o.ts = q.ts;
+        o.ts = q.change_ts;
         line.suspended = q.s;
       }
     }

@@ -1,8 +1,9 @@
 // The book of one event at a past log position, for GET /v1/odds?at=
 // (docs/api.md "The book at a moment"): its markets rebuilt from the
-// market marks (layout, `ls`) and the outcomes' point series (price,
-// flags, `s`, `ts`), in the engine's own Market form, so that the /v1/odds
-// writer encodes them byte for byte as it encoded the state at that seq.
+// market logs (layout, `ls`, and each outcome's price, flags, `s`, `ts`:
+// engine/history/market_log.h), in the engine's own Market form, so that
+// the /v1/odds writer encodes them byte for byte as it encoded the state
+// at that seq.
 #pragma once
 
 #include <cstdint>

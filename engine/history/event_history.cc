@@ -12,24 +12,60 @@ bool operator<(const OutcomeKey& a, const OutcomeKey& b) {
          std::forward_as_tuple(b.market, b.line.view(), b.outcome);
 }
 
-int64_t EventHistory::add_point(OutcomeHistory& o, const Point& p) {
-  const size_t before = o.points.bytes();
-  o.points.append(p);
+void EventHistory::add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p) {
+  log.put(number, tail, p.priced, p.price, p.flags, p.s);
   ++points_;
-  if (p.priced) {
-    if (!o.open.priced) o.open = p;
-    o.last_priced = p;
-  }
-  const int64_t grown = static_cast<int64_t>(o.points.bytes()) - static_cast<int64_t>(before);
-  bytes_ += static_cast<size_t>(grown);
-  return grown;
 }
 
-MarketMarks& EventHistory::marks_of(uint32_t market) {
-  auto it = std::lower_bound(marks_.begin(), marks_.end(), market,
-                             [](const MarketMarks& m, uint32_t id) { return m.market() < id; });
-  if (it == marks_.end() || it->market() != market) it = marks_.insert(it, MarketMarks(market));
-  return *it;
+size_t EventHistory::market_index(uint32_t market) {
+  auto it = std::lower_bound(logs_.begin(), logs_.end(), market,
+                             [](const MarketLog& m, uint32_t id) { return m.market() < id; });
+  const size_t i = static_cast<size_t>(it - logs_.begin());
+  if (it == logs_.end() || it->market() != market) {
+    logs_.insert(it, MarketLog(market));
+    slots_.insert(slots_.begin() + static_cast<ptrdiff_t>(i), MarketSlots{});
+  }
+  return i;
+}
+
+const MarketLog* EventHistory::log_of(uint32_t market) const {
+  auto it = std::lower_bound(logs_.begin(), logs_.end(), market,
+                             [](const MarketLog& m, uint32_t id) { return m.market() < id; });
+  return it != logs_.end() && it->market() == market ? &*it : nullptr;
+}
+
+const OutcomeHistory* EventHistory::find(const OutcomeKey& k) const {
+  auto it = std::lower_bound(outcomes_.begin(), outcomes_.end(), k,
+                             [](const auto& o, const OutcomeKey& key) { return o->key < key; });
+  return it != outcomes_.end() && !(k < (*it)->key) ? it->get() : nullptr;
+}
+
+std::vector<Point> EventHistory::points_of(const OutcomeHistory& o, OutcomeState* last) const {
+  std::vector<Point> out;
+  const MarketLog* log = log_of(o.key.market);
+  if (!log) return out;
+  std::vector<OutcomeState> states;
+  MarketLog::Mark mark;
+  log->decode(
+      UINT64_MAX, states, mark, [](const MarketLog::Mark&) {},
+      [&](uint32_t n, const Point& p) {
+        if (n == o.number) out.push_back(p);
+      });
+  if (last) *last = states[o.number];
+  return out;
+}
+
+void EventHistory::points_by_number(uint32_t market, std::vector<std::vector<Point>>& points,
+                                    std::vector<OutcomeState>& last) const {
+  points.clear();
+  last.clear();
+  const MarketLog* log = log_of(market);
+  if (!log) return;
+  points.resize(log->outcomes());
+  MarketLog::Mark mark;
+  log->decode(
+      UINT64_MAX, last, mark, [](const MarketLog::Mark&) {},
+      [&](uint32_t n, const Point& p) { points[n].push_back(p); });
 }
 
 bool EventHistory::listed_at(uint64_t seq) const {
@@ -43,74 +79,128 @@ bool EventHistory::listed_at(uint64_t seq) const {
 
 bool EventHistory::idle() const {
   if (!outcomes_.empty() || (!listing_.empty() && listing_.back().second)) return false;
-  return std::all_of(marks_.begin(), marks_.end(), [](const MarketMarks& m) { return m.removed(); });
+  return std::all_of(logs_.begin(), logs_.end(), [](const MarketLog& m) { return m.removed(); });
 }
 
 int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t seq) {
   const size_t bytes_before = bytes_;
-  const uint32_t m = rec.market;
   seen(seq);
-  {
-    MarketMarks& mm = marks_of(m);
-    const size_t b = mm.bytes();
-    mm.add(seq, at, &rec);
-    bytes_ += mm.bytes() - b;
-  }
-  // The market's range of outcomes_; outcomes new to it are collected
-  // apart and the list sorted again once.
-  std::vector<char> seen;  // per outcome of that range: still in the record
-  auto first = std::lower_bound(outcomes_.begin(), outcomes_.end(), m,
-                                [](const OutcomeHistory& o, uint32_t id) { return o.key.market < id; });
-  auto last = std::find_if(first, outcomes_.end(), [m](const OutcomeHistory& o) { return o.key.market != m; });
-  const size_t lo = static_cast<size_t>(first - outcomes_.begin()), hi = static_cast<size_t>(last - outcomes_.begin());
-  seen.assign(hi - lo, 0);
-  std::vector<OutcomeHistory> added;
-  for (const feed::LineIn& l : rec.lines) {
-    const LineKey line(l.key);
-    for (uint32_t i = l.first; i < l.first + l.count; ++i) {
-      const feed::OutcomeIn& oi = rec.outcomes[i];
-      Point p{at, seq, oi.price, oi.flags, l.suspended, true};
-      OutcomeKey k{m, line, oi.id};
-      auto it = std::lower_bound(outcomes_.begin() + static_cast<ptrdiff_t>(lo),
-                                 outcomes_.begin() + static_cast<ptrdiff_t>(hi), k,
-                                 [](const OutcomeHistory& o, const OutcomeKey& key) { return o.key < key; });
-      if (it != outcomes_.begin() + static_cast<ptrdiff_t>(hi) && !(k < it->key)) {
-        seen[static_cast<size_t>(it - outcomes_.begin()) - lo] = 1;
-        // (A series the memory bound cut empty still knows its last point.)
-        if (!it->points.last().same_quote(p)) add_point(*it, p);
-        continue;
+  const size_t mi = market_index(rec.market);
+  MarketLog& log = logs_[mi];
+  const size_t log_before = log.bytes();
+  const int32_t layout = log.begin(seq, at, &rec);
+  MarketSlots& ms = slots_[mi];
+  if (layout != ms.layout) {
+    relayout(ms, rec, layout, at, seq);
+  } else {
+    // The same lines and outcomes in the same order: slot k is the record's
+    // k-th outcome.
+    Slot* slot = ms.slots.data();
+    for (const feed::LineIn& l : rec.lines)
+      for (uint32_t i = l.first; i < l.first + l.count; ++i, ++slot) {
+        const feed::OutcomeIn& oi = rec.outcomes[i];
+        const QuoteTail& t = slot->tail;
+        if (t.price == oi.price && t.flags == oi.flags && t.s == l.suspended) continue;
+        add_point(log, slot->number, slot->tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
       }
-      added.emplace_back();
-      added.back().key = k;
-      add_point(added.back(), p);
-    }
   }
-  // Outcomes of the market the record no longer has: withdrawn.
-  for (size_t i = lo; i < hi; ++i)
-    if (!seen[i - lo] && outcomes_[i].points.last().priced) add_point(outcomes_[i], Point{at, seq, 0, 0, 0, false});
-  if (!added.empty()) {
-    for (OutcomeHistory& o : added) {
-      bytes_ += kOutcomeBytes;
-      outcomes_.push_back(std::move(o));
-    }
-    std::sort(outcomes_.begin(), outcomes_.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
-  }
+  log.end();
+  bytes_ += log.bytes() - log_before;
   return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
 }
 
-int64_t EventHistory::on_remove(int64_t at, uint64_t seq) {
-  int64_t grown = 0;
-  for (MarketMarks& mm : marks_)
-    if (!mm.removed()) {
-      const size_t b = mm.bytes();
-      mm.add(seq, at, nullptr);
-      grown += static_cast<int64_t>(mm.bytes() - b);
+const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout) {
+  if (ms.layout_at.size() <= static_cast<size_t>(layout)) ms.layout_at.resize(static_cast<size_t>(layout) + 1, -1);
+  if (ms.layout_at[static_cast<size_t>(layout)] >= 0)
+    return ms.numbers.data() + ms.layout_at[static_cast<size_t>(layout)];
+  const size_t at = ms.numbers.size();
+  for (const feed::LineIn& l : rec.lines) {
+    const LineKey line(l.key);
+    for (uint32_t i = l.first; i < l.first + l.count; ++i) {
+      const uint32_t id = rec.outcomes[i].id;
+      uint32_t n = 0;
+      while (n < ms.names.size() && !(ms.by_number[n] && ms.names[n].id == id && ms.names[n].line == line)) ++n;
+      if (n == ms.names.size()) {
+        auto o = std::make_unique<OutcomeHistory>();
+        o->key = OutcomeKey{rec.market, line, id};
+        o->number = log.add_outcome();
+        ms.by_number.push_back(o.get());
+        ms.names.push_back({line, id});
+        ms.slot_of.push_back(-1);
+        auto pos = std::lower_bound(outcomes_.begin(), outcomes_.end(), o->key,
+                                    [](const auto& a, const OutcomeKey& k) { return a->key < k; });
+        outcomes_.insert(pos, std::move(o));
+        bytes_ += kOutcomeBytes;
+      }
+      ms.numbers.push_back(n);
     }
+  }
+  ms.layout_at[static_cast<size_t>(layout)] = static_cast<int32_t>(at);
+  bytes_ += (ms.numbers.size() - at) * sizeof(uint32_t) + sizeof(int32_t);
+  return ms.numbers.data() + at;
+}
+
+void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq) {
+  MarketLog& log = logs_[static_cast<size_t>(&ms - slots_.data())];
+  const uint32_t* numbers = layout >= 0 ? numbers_of(ms, log, rec, layout) : nullptr;
+  // Reused: a relayout is a common record, and its slots a short array.
+  thread_local std::vector<Slot> next;
+  next.clear();
+  size_t k = 0;
+  for (const feed::LineIn& l : rec.lines)
+    for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
+      const feed::OutcomeIn& oi = rec.outcomes[i];
+      const uint32_t n = numbers[k];
+      Slot slot;
+      if (const int32_t j = ms.slot_of[n]; j >= 0) {
+        slot = ms.slots[static_cast<size_t>(j)];
+        ms.slot_of[n] = -2;  // kept
+      } else {
+        OutcomeHistory* o = ms.by_number[n];
+        slot = Slot{o, n, o->tail};
+        o->in_book = true;
+      }
+      const QuoteTail& t = slot.tail;
+      // (An outcome the memory bound cut to no points still knows its last quote.)
+      if (!t.priced || t.price != oi.price || t.flags != oi.flags || t.s != l.suspended) {
+        add_point(log, n, slot.tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
+        if (!slot.o->open.priced) slot.o->open = Point{at, seq, oi.price, oi.flags, l.suspended, true};
+      }
+      next.push_back(slot);
+    }
+  // Outcomes of the market the record no longer has: withdrawn.
+  for (Slot& s : ms.slots) {
+    if (ms.slot_of[s.number] == -2) continue;
+    add_point(log, s.number, s.tail, Point{at, seq, 0, 0, 0, false});
+    s.o->tail = s.tail;
+    s.o->in_book = false;
+    ms.slot_of[s.number] = -1;
+  }
+  for (size_t j = 0; j < next.size(); ++j) ms.slot_of[next[j].number] = static_cast<int32_t>(j);
+  ms.slots.assign(next.begin(), next.end());
+  ms.layout = layout;
+}
+
+int64_t EventHistory::on_remove(int64_t at, uint64_t seq) {
+  const size_t bytes_before = bytes_;
+  for (size_t i = 0; i < logs_.size(); ++i) {
+    MarketLog& log = logs_[i];
+    if (log.removed()) continue;
+    const size_t b = log.bytes();
+    log.begin(seq, at, nullptr);
+    for (Slot& s : slots_[i].slots) {
+      add_point(log, s.number, s.tail, Point{at, seq, 0, 0, 0, false});
+      s.o->tail = s.tail;
+      s.o->in_book = false;
+      slots_[i].slot_of[s.number] = -1;
+    }
+    log.end();
+    slots_[i].slots.clear();
+    slots_[i].layout = -1;
+    bytes_ += log.bytes() - b;
+  }
   if (listing_.empty() || listing_.back().second) listing_.emplace_back(seq, false);
-  bytes_ += static_cast<size_t>(grown);
-  for (OutcomeHistory& o : outcomes_)
-    if (o.points.last().priced) grown += add_point(o, Point{at, seq, 0, 0, 0, false});
-  return grown;
+  return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
 }
 
 void EventHistory::on_event(std::string_view key, bool live, uint64_t seq) {
@@ -119,33 +209,60 @@ void EventHistory::on_event(std::string_view key, bool live, uint64_t seq) {
   if (listing_.empty() || !listing_.back().second) listing_.emplace_back(seq, true);
   if (!live || live_seq_ != 0) return;
   live_seq_ = seq;
-  for (OutcomeHistory& o : outcomes_) o.close = o.last_priced;
+  // Each outcome's close: its last priced point, read from its market's log
+  // once (an event goes live once).
+  for (size_t i = 0; i < logs_.size(); ++i) {
+    std::vector<OutcomeState> states;
+    MarketLog::Mark mark;
+    logs_[i].decode(
+        UINT64_MAX, states, mark, [](const MarketLog::Mark&) {}, [](uint32_t, const Point&) {});
+    for (size_t n = 0; n < states.size(); ++n)
+      if (OutcomeHistory* o = slots_[i].by_number[n]) o->close = states[n].last_priced();
+  }
 }
 
 int64_t EventHistory::cut_before(uint64_t seq) {
   int64_t freed = 0;
-  for (OutcomeHistory& o : outcomes_) {
-    const size_t before = o.points.bytes();
-    const uint32_t dropped = o.points.cut_before(seq);
-    if (dropped == 0) continue;
+  std::vector<uint32_t> remaining;
+  bool any_gone = false;
+  for (size_t i = 0; i < logs_.size(); ++i) {
+    uint64_t dropped = 0;
+    freed += logs_[i].cut_before(seq, remaining, dropped);
     points_ -= dropped;
-    freed += static_cast<int64_t>(before) - static_cast<int64_t>(o.points.bytes());
+    // An outcome out of the book whose points are all cut goes whole (its
+    // open and close with it): what it costs besides its points is most of
+    // what a short history holds. One still in the book stays, so that its
+    // next change or withdrawal is a point as it would have been.
+    for (size_t n = 0; n < remaining.size(); ++n) {
+      OutcomeHistory*& o = slots_[i].by_number[n];
+      if (!o || remaining[n] != 0 || o->in_book) continue;
+      o->number = UINT32_MAX;  // marked for the erase below
+      o = nullptr;
+      any_gone = true;
+      // The market's layouts may name it: they are resolved again.
+      std::fill(slots_[i].layout_at.begin(), slots_[i].layout_at.end(), -1);
+      freed += static_cast<int64_t>(slots_[i].numbers.size() * sizeof(uint32_t));
+      slots_[i].numbers.clear();
+    }
   }
-  for (MarketMarks& mm : marks_) freed += mm.cut_before(seq);
-  // An outcome out of the book whose points are all cut goes whole (its
-  // open and close with it): what it costs besides its points is most of
-  // what a short series holds. One still in the book stays, so that its
-  // next change or withdrawal is a point as it would have been.
-  const size_t n = outcomes_.size();
-  std::erase_if(outcomes_, [](const OutcomeHistory& o) { return o.points.count() == 0 && !o.points.last().priced; });
-  freed += static_cast<int64_t>((n - outcomes_.size()) * kOutcomeBytes);
+  if (any_gone) {
+    const size_t n = outcomes_.size();
+    std::erase_if(outcomes_, [](const auto& o) { return o->number == UINT32_MAX; });
+    freed += static_cast<int64_t>((n - outcomes_.size()) * kOutcomeBytes);
+  }
   bytes_ -= static_cast<size_t>(freed);
   return freed;
 }
 
 int64_t EventHistory::oldest_ts() const {
   int64_t oldest = INT64_MAX;
-  for (const OutcomeHistory& o : outcomes_) o.points.for_each([&](const Point& p) { oldest = std::min(oldest, p.ts); });
+  for (const MarketLog& log : logs_) {
+    std::vector<OutcomeState> states;
+    MarketLog::Mark mark;
+    log.decode(
+        UINT64_MAX, states, mark, [](const MarketLog::Mark&) {},
+        [&](uint32_t, const Point& p) { oldest = std::min(oldest, p.ts); });
+  }
   return oldest;
 }
 

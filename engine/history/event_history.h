@@ -2,19 +2,25 @@
 // (market, line, outcome), sorted, so that an answer for the event reads
 // these and nothing else (the index of engine/history/history_store.h is
 // one map entry an event). Point making lives here: a `market` record is a
-// full replacement, so comparing it with each outcome's last point says
+// full replacement, so comparing it with each outcome's last quote says
 // which outcomes moved, which are new and which left the market.
+//
+// The compare is the history thread's per-record work, so it reads one
+// dense array: each market keeps a slot per outcome of its current layout
+// (the outcome's last quote and where its series is), in the record's own
+// order. A record that repeats the layout (nearly all do) is zipped with
+// its slots, no search, and only a changed outcome touches its series.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "engine/core/market.h"
-#include "engine/history/market_marks.h"
-#include "engine/history/point_series.h"
+#include "engine/history/market_log.h"
 #include "protocol/feed_record.h"
 
 namespace oddsrelay::history {
@@ -26,13 +32,43 @@ struct OutcomeKey {
 };
 bool operator<(const OutcomeKey& a, const OutcomeKey& b);
 
+// An outcome the event ever had. Its points are in its market's log
+// (engine/history/market_log.h) under `number`.
 struct OutcomeHistory {
   OutcomeKey key;
-  PointSeries points;
-  // Kept apart from the series, which the memory bound may cut: the first
-  // priced point, the last one, and the last one before the event went
-  // live (set then; docs/api.md "Odds history").
-  Point open, last_priced, close;
+  uint32_t number = 0;
+  bool in_book = false;  // writer: in its market's slots (whose tail is then the newer)
+  QuoteTail tail;        // writer: its last quote, for the next point's deltas
+  // Kept apart from the points, which the memory bound may cut: the first
+  // priced point, and the last one before the event went live (set then;
+  // docs/api.md "Odds history").
+  Point open, close;
+};
+
+// The outcomes of an event, sorted by key, as references (they are held
+// by pointer so that a market's slots can point at them).
+class OutcomeList {
+ public:
+  using Vec = std::vector<std::unique_ptr<OutcomeHistory>>;
+  explicit OutcomeList(const Vec& v) : v_(&v) {}
+  struct iterator {
+    Vec::const_iterator it;
+    const OutcomeHistory& operator*() const { return **it; }
+    const OutcomeHistory* operator->() const { return it->get(); }
+    iterator& operator++() {
+      ++it;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return it != o.it; }
+  };
+  iterator begin() const { return {v_->begin()}; }
+  iterator end() const { return {v_->end()}; }
+  size_t size() const { return v_->size(); }
+  bool empty() const { return v_->empty(); }
+  const OutcomeHistory& operator[](size_t i) const { return *(*v_)[i]; }
+
+ private:
+  const Vec* v_;
 };
 
 class EventHistory {
@@ -56,8 +92,18 @@ class EventHistory {
 
   const std::string& key() const { return key_; }
   uint64_t live_seq() const { return live_seq_; }  // 0: not live yet
-  const std::vector<OutcomeHistory>& outcomes() const { return outcomes_; }
-  const std::vector<MarketMarks>& marks() const { return marks_; }  // sorted by market
+  OutcomeList outcomes() const { return OutcomeList(outcomes_); }
+  const OutcomeHistory* find(const OutcomeKey& k) const;
+  // An outcome's points, oldest first, and its state after the newest
+  // (its last priced point: the close while not live).
+  std::vector<Point> points_of(const OutcomeHistory& o, OutcomeState* last = nullptr) const;
+  // Every outcome of a market at once, by number (one pass over its log,
+  // for an answer about many of its outcomes), and each one's state after
+  // the newest.
+  void points_by_number(uint32_t market, std::vector<std::vector<Point>>& points,
+                        std::vector<OutcomeState>& last) const;
+  const MarketLog* log_of(uint32_t market) const;
+  const std::vector<MarketLog>& markets() const { return logs_; }  // sorted by market
   // Whether an `event` record had listed it (and no `remove` since) after
   // the record at `seq`; and the seq of its first record.
   bool listed_at(uint64_t seq) const;
@@ -69,20 +115,57 @@ class EventHistory {
   size_t bytes() const { return bytes_; }
   uint64_t points() const { return points_; }
 
-  // What one outcome costs besides its points' bytes.
-  static constexpr size_t kOutcomeBytes = sizeof(OutcomeHistory);
+  // What one outcome costs besides its points' bytes: itself, its pointer
+  // in the sorted list and its market's, name and slot index there and,
+  // while in the book, its slot. (Its state in its log's base after a cut
+  // is counted in the log's bytes.)
+  static constexpr size_t kOutcomeBytes = sizeof(OutcomeHistory) + 2 * sizeof(void*) + 20 + sizeof(int32_t) + 24;
 
  private:
-  int64_t add_point(OutcomeHistory& o, const Point& p);
-  MarketMarks& marks_of(uint32_t market);
+  // An outcome of a market's current layout: its number and last quote,
+  // so that the compare and the point's bytes need nothing else.
+  struct Slot {
+    OutcomeHistory* o;
+    uint32_t number;
+    QuoteTail tail;
+  };
+  static_assert(sizeof(Slot) == 24);
+  struct MarketSlots {
+    int32_t layout = -1;  // the MarketLog layout the slots follow; -1: none (removed, or never)
+    std::vector<Slot> slots;
+    std::vector<OutcomeHistory*> by_number;  // the market's outcomes by number; null: dropped by a cut
+    // Per number: (line, outcome id), to find a record's outcome in one
+    // contiguous scan, and its slot (-1: out of the book).
+    struct Name {
+      LineKey line;
+      uint32_t id;
+    };
+    std::vector<Name> names;
+    std::vector<int32_t> slot_of;
+    // Per layout the market has had: where its outcomes' numbers start in
+    // `numbers` (-1: not resolved yet), so that a record going back to a
+    // layout finds its outcomes without a search.
+    std::vector<int32_t> layout_at;
+    std::vector<uint32_t> numbers;
+  };
+
+  void add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p);
+  size_t market_index(uint32_t market);
+  // A record whose layout differs from the slots': find or make each
+  // outcome's history, withdraw the ones it no longer has, new slots.
+  void relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq);
+  // The numbers of rec's outcomes, in its order (outcomes new to the
+  // market made here).
+  const uint32_t* numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout);
   void seen(uint64_t seq) {
     if (first_seq_ == 0) first_seq_ = seq;
   }
 
   std::string key_;
   uint64_t live_seq_ = 0;
-  std::vector<OutcomeHistory> outcomes_;            // sorted by key
-  std::vector<MarketMarks> marks_;                  // sorted by market
+  OutcomeList::Vec outcomes_;                       // sorted by key
+  std::vector<MarketLog> logs_;                     // sorted by market
+  std::vector<MarketSlots> slots_;                  // per logs_ entry
   std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing
   uint64_t first_seq_ = 0;
   size_t bytes_ = sizeof(EventHistory);

@@ -76,12 +76,32 @@ bool wanted(const Query& q, const OutcomeHistory& o) {
          (!q.outcome || o.key.outcome == *q.outcome);
 }
 
-std::vector<Point> points_in_range(const Query& q, const OutcomeHistory& o) {
+// The points of the market an answer is at, decoded once for all its
+// outcomes (the outcomes are sorted by market).
+struct MarketPoints {
+  explicit MarketPoints(const history::EventHistory& e) : h(e) {}
+  const history::EventHistory& h;
+  uint32_t market = 0;
+  bool loaded = false;
+  std::vector<std::vector<Point>> points;
+  std::vector<history::OutcomeState> last;
+  void load(uint32_t m) {
+    if (loaded && market == m) return;
+    h.points_by_number(m, points, last);
+    market = m;
+    loaded = true;
+  }
+};
+
+// The outcome's points cut to from/to; `last` gets its state after the newest.
+std::vector<Point> points_in_range(const Query& q, MarketPoints& mp, const OutcomeHistory& o,
+                                   history::OutcomeState* last = nullptr) {
+  mp.load(o.key.market);
   std::vector<Point> pts;
-  pts.reserve(o.points.count());
-  o.points.for_each([&](const Point& p) {
+  if (o.number >= mp.points.size()) return pts;
+  for (const Point& p : mp.points[o.number])
     if ((!q.from || p.ts >= *q.from) && (!q.to || p.ts <= *q.to)) pts.push_back(p);
-  });
+  if (last) *last = mp.last[o.number];
   return pts;
 }
 
@@ -96,15 +116,16 @@ void write_quote(json::Writer& w, const Point& p) {
   w.EndArray();
 }
 
-void write_outcome(json::Writer& w, const Query& q, const OutcomeHistory& o, bool live) {
+void write_outcome(json::Writer& w, const Query& q, MarketPoints& mp, const OutcomeHistory& o, bool live) {
+  history::OutcomeState last;
+  const std::vector<Point> pts = points_in_range(q, mp, o, &last);
   w.StartObject();
   w.Key("open");
   write_quote(w, o.open);
   w.Key("close");
-  write_quote(w, live ? o.close : o.last_priced);
+  write_quote(w, live ? o.close : last.last_priced());
   w.Key("final");
   w.Bool(live);
-  const std::vector<Point> pts = points_in_range(q, o);
   if (q.interval_ms == 0) {
     w.Key("points");
     w.StartArray();
@@ -169,6 +190,7 @@ void write_json(Call& c, const Query& q, const std::string& id, const history::E
   if (h) {
     // Sorted by market, line, outcome: one object a market, one a line.
     const auto& outs = h->outcomes();
+    MarketPoints mp{*h};
     for (size_t i = 0; i < outs.size();) {
       if (!wanted(q, outs[i])) {
         ++i;
@@ -188,7 +210,7 @@ void write_json(Call& c, const Query& q, const std::string& id, const history::E
         for (; i < outs.size() && outs[i].key.market == m && outs[i].key.line == line; ++i) {
           if (!wanted(q, outs[i])) continue;
           w.Key(std::to_string(outs[i].key.outcome).c_str());
-          write_outcome(w, q, outs[i], h->live_seq() != 0);
+          write_outcome(w, q, mp, outs[i], h->live_seq() != 0);
         }
         w.EndObject();
       }
@@ -208,12 +230,14 @@ void write_csv(Call& c, const Query& q, const history::EventHistory* h) {
     out += std::to_string(v);
     out += ',';
   };
+  std::optional<MarketPoints> mp;
+  if (h) mp.emplace(*h);
   if (h)
     for (const OutcomeHistory& o : h->outcomes()) {
       if (!wanted(q, o)) continue;
       std::string prefix = std::to_string(o.key.market) + "," + std::string(o.key.line.view()) + "," +
                            std::to_string(o.key.outcome) + ",";
-      const std::vector<Point> pts = points_in_range(q, o);
+      const std::vector<Point> pts = points_in_range(q, *mp, o);
       if (q.interval_ms == 0) {
         for (const Point& p : pts) {
           out += prefix;

@@ -115,6 +115,24 @@ void status(Call& c) {
   c.w.Key("served");
   c.w.Uint64(sum(c.api, [](const LoopCaches& l) { return l.settlements.served(); }));
   c.w.EndObject();
+  if (in.history) {
+    // The odds history's size, so that its bytes a point are measured
+    // (perf/history/run.sh), not estimated.
+    const history::HeldState h = in.history->state();
+    c.w.Key("history");
+    c.w.StartObject();
+    c.w.Key("seq");
+    c.w.Uint64(h.seq);
+    c.w.Key("events");
+    c.w.Uint64(h.events);
+    c.w.Key("points");
+    c.w.Uint64(h.points);
+    c.w.Key("bytes");
+    c.w.Uint64(h.bytes);
+    c.w.Key("held_from");
+    c.w.Int64(h.held_from);
+    c.w.EndObject();
+  }
   if (in.relay_status) {
     c.w.Key("relay");
     in.relay_status(c.w);

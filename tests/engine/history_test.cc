@@ -19,7 +19,7 @@
 #include "engine/history/clock_index.h"
 #include "engine/history/history_recorder.h"
 #include "engine/history/history_store.h"
-#include "engine/history/point_series.h"
+#include "engine/history/market_log.h"
 #include "engine/views/json_views.h"
 #include "tests/test_util.h"
 
@@ -54,7 +54,7 @@ struct Rig {
       if (!h) return;
       for (const OutcomeHistory& o : h->outcomes())
         if (o.key.market == m && o.key.line.view() == line && o.key.outcome == outcome)
-          o.points.for_each([&](const Point& p) { out.push_back(str(p)); });
+          for (const Point& p : h->points_of(o)) out.push_back(str(p));
     });
     return out;
   }
@@ -107,7 +107,9 @@ TEST(HistoryPoints, CloseIsTheLastPricedPointBeforeTheEventWentLive) {
     const OutcomeHistory& o = h->outcomes()[0];
     EXPECT_EQ(Rig::str(o.open), "1000:150/0/0@2");
     EXPECT_EQ(Rig::str(o.close), "2000:170/0/0@3");
-    EXPECT_EQ(Rig::str(o.last_priced), "4000:120/0/0@6");
+    OutcomeState last;
+    h->points_of(o, &last);
+    EXPECT_EQ(Rig::str(last.last_priced()), "4000:120/0/0@6");
   });
 }
 
@@ -123,42 +125,67 @@ TEST(HistoryPoints, BatchingChangesNoPoint) {
   EXPECT_EQ(a.bytes, b.bytes);
 }
 
+// Random points of three outcomes of one market log: decoded back exactly,
+// per outcome and all at once; cut in the middle, the rest decodes the same
+// and the writer goes on from the right state.
 TEST(HistoryEncoding, RoundTripAndCut) {
   std::mt19937_64 rng(7);
-  PointSeries s;
-  std::vector<Point> in;
+  MarketLog log(1);
+  std::vector<QuoteTail> tails(3);
+  for (int n = 0; n < 3; ++n) log.add_outcome();
+  std::vector<std::vector<Point>> in(3);
+  std::vector<uint64_t> entry_seqs;
   int64_t ts = 1'767'225'600'000;
   uint64_t seq = 1;
-  for (int i = 0; i < 5000; ++i) {
-    Point p;
+  auto entry = [&](bool last) {
     ts += static_cast<int64_t>(rng() % 20'000) - 2'000;  // sometimes back in time
     seq += 1 + rng() % 5000;
-    p.ts = ts;
-    p.seq = seq;
-    p.priced = rng() % 10 != 0;
-    if (p.priced) {
-      p.price = static_cast<int32_t>(rng() % 100'000);
-      p.flags = rng() % 4 == 0 ? static_cast<uint32_t>(rng()) : 0;
-      p.s = static_cast<uint8_t>(rng() % 2);
+    log.begin(seq, ts, nullptr);
+    entry_seqs.push_back(seq);
+    for (uint32_t n = 0; n < 3; ++n) {
+      if (!last && rng() % 3 == 0) continue;  // this outcome did not move
+      Point p{ts, seq, 0, 0, 0, rng() % 10 != 0};
+      if (p.priced) {
+        p.price = static_cast<int32_t>(rng() % 100'000);
+        p.flags = rng() % 4 == 0 ? static_cast<uint32_t>(rng()) : 0;
+        p.s = static_cast<uint8_t>(rng() % 2);
+      }
+      log.put(n, tails[n], p.priced, p.price, p.flags, p.s);
+      in[n].push_back(p);
     }
-    s.append(p);
-    in.push_back(p);
+    log.end();
+  };
+  for (int i = 0; i < 3000; ++i) entry(false);
+  size_t total = 0;
+  for (uint32_t n = 0; n < 3; ++n) {
+    const std::vector<Point> out = log.points_of(n);
+    ASSERT_EQ(out.size(), in[n].size());
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(Rig::str(out[i]), Rig::str(in[n][i])) << n << " " << i;
+    total += out.size();
   }
-  std::vector<Point> out;
-  s.for_each([&](const Point& p) { out.push_back(p); });
-  ASSERT_EQ(out.size(), in.size());
-  for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(Rig::str(out[i]), Rig::str(in[i])) << i;
-  EXPECT_LT(s.bytes(), in.size() * 12);  // random flags and wide deltas: still well under a Point's 32
-  const uint64_t cut = in[1234].seq;
-  EXPECT_EQ(s.cut_before(cut), 1234u);
-  out.clear();
-  s.for_each([&](const Point& p) { out.push_back(p); });
-  ASSERT_EQ(out.size(), in.size() - 1234);
-  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(Rig::str(out[i]), Rig::str(in[i + 1234])) << i;
-  s.append(in.back());  // appending after a cut continues from the right state
-  out.clear();
-  s.for_each([&](const Point& p) { out.push_back(p); });
-  EXPECT_EQ(Rig::str(out.back()), Rig::str(in.back()));
+  // Random flags and wide deltas: still well under a Point's 32.
+  EXPECT_LT(log.bytes(), total * 12);
+  const uint64_t cut = entry_seqs[1234];
+  std::vector<uint32_t> remaining;
+  uint64_t dropped = 0;
+  EXPECT_GT(log.cut_before(cut, remaining, dropped), 0);
+  size_t kept = 0;
+  for (uint32_t n = 0; n < 3; ++n) {
+    std::vector<Point> want;
+    for (const Point& p : in[n])
+      if (p.seq >= cut) want.push_back(p);
+    const std::vector<Point> out = log.points_of(n);
+    ASSERT_EQ(out.size(), want.size());
+    EXPECT_EQ(remaining[n], want.size());
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(Rig::str(out[i]), Rig::str(want[i])) << n << " " << i;
+    kept += want.size();
+  }
+  EXPECT_EQ(dropped + kept, total);
+  // The state before the cut survives it: the book at the cut's entry.
+  std::vector<OutcomeState> states;
+  ASSERT_TRUE(log.at_or_before(cut - 1, &states));
+  entry(true);  // writing after a cut continues from the right state
+  for (uint32_t n = 0; n < 3; ++n) EXPECT_EQ(Rig::str(log.points_of(n).back()), Rig::str(in[n].back()));
 }
 
 TEST(HistoryEncoding, SimulatorPointsTakeAtMostEightBytes) {
@@ -172,7 +199,7 @@ TEST(HistoryEncoding, SimulatorPointsTakeAtMostEightBytes) {
   for (uint64_t n : numbers)
     r.store.read(n, [&](const EventHistory* h, const HeldState&) {
       if (!h) return;
-      for (const OutcomeHistory& o : h->outcomes()) series_bytes += o.points.bytes();
+      for (const MarketLog& m : h->markets()) series_bytes += m.log_bytes();
       outcomes += h->outcomes().size();
     });
   ASSERT_GT(st.points, 0u);
@@ -183,7 +210,7 @@ TEST(HistoryEncoding, SimulatorPointsTakeAtMostEightBytes) {
       "(%zu bytes an outcome)\n",
       static_cast<unsigned long long>(st.points), static_cast<unsigned long long>(outcomes), encoded, held,
       EventHistory::kOutcomeBytes);
-  EXPECT_LE(encoded, 8.0);
+  EXPECT_LE(encoded, 4.0);  // a record's points share its seq and time
 }
 
 TEST(HistoryCandles, BucketsAlignedOnlyPricedPointsCounted) {
@@ -229,17 +256,17 @@ TEST(HistoryBound, OldestPointsGoFirstAndTheBoundHolds) {
     r.store.read(n, [&](const EventHistory* h, const HeldState&) {
       if (!h) return;
       for (const OutcomeHistory& o : h->outcomes())
-        o.points.for_each([&](const Point& p) {
+        for (const Point& p : h->points_of(o)) {
           ++held;
           oldest = std::min(oldest, p.ts);
           first_seq = std::min(first_seq, p.seq);
-        });
+        }
     });
   for (uint64_t n : numbers)
     full.store.read(n, [&](const EventHistory* h, const HeldState&) {
       if (!h) return;
       for (const OutcomeHistory& o : h->outcomes())
-        o.points.for_each([&](const Point& p) { tail += p.seq >= first_seq; });
+        for (const Point& p : h->points_of(o)) tail += p.seq >= first_seq;
     });
   EXPECT_EQ(st.held_from, oldest);
   EXPECT_EQ(held, st.points);

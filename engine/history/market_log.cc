@@ -1,0 +1,196 @@
+// One market's records and points as a byte log (engine/history/market_log.h).
+#include "engine/history/market_log.h"
+
+#include <algorithm>
+
+#include "engine/history/varint.h"
+
+namespace oddsrelay::history {
+
+namespace {
+
+constexpr uint64_t kNull = 1, kQuote = 2;
+
+// A record's layout as bytes (market_log.h, intern).
+void layout_of(const feed::MarketRec& rec, std::vector<uint8_t>& out) {
+  out.clear();
+  for (const feed::LineIn& in : rec.lines) {
+    const size_t n = std::min<size_t>(in.key.size(), kMaxLineKey);  // as LineKey keeps it
+    out.push_back(static_cast<uint8_t>(n));
+    out.insert(out.end(), in.key.begin(), in.key.begin() + static_cast<ptrdiff_t>(n));
+    put_varint(out, in.count);
+    for (uint32_t j = 0; j < in.count; ++j) put_varint(out, rec.outcomes[in.first + j].id);
+  }
+}
+
+uint64_t hash_of(const std::vector<uint8_t>& b) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t c : b) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace
+
+// Whether `p` is a change the engine stamps an outcome's `ts` with (a new
+// price or flags, or a return to the book: engine/core/market.h,
+// build_market) is read before the state moves.
+void OutcomeState::advance(const Point& p) {
+  if (p.priced && (!priced || price != p.price || flags != p.flags)) change_ts = p.ts;
+  ts = p.ts;
+  seq = p.seq;
+  priced = p.priced;
+  if (p.priced) {
+    price = p.price;
+    flags = p.flags;
+    s = p.s;
+    priced_ts = p.ts;
+    priced_seq = p.seq;
+  }
+}
+
+int32_t MarketLog::intern(const feed::MarketRec& rec) {
+  thread_local std::vector<uint8_t> b;
+  layout_of(rec, b);
+  const uint64_t h = hash_of(b);
+  auto same = [&](size_t i) {
+    return hashes_[i] == h && layout_at_[i + 1] - layout_at_[i] == b.size() &&
+           std::equal(b.begin(), b.end(), layout_bytes_.begin() + layout_at_[i]);
+  };
+  // The one before, nearly always; else any earlier one.
+  if (tail_.layout >= 0 && same(static_cast<size_t>(tail_.layout))) return tail_.layout;
+  for (size_t i = 0; i < hashes_.size(); ++i)
+    if (same(i)) return static_cast<int32_t>(i);
+  if (layout_at_.empty()) layout_at_.push_back(0);
+  layout_bytes_.insert(layout_bytes_.end(), b.begin(), b.end());
+  layout_at_.push_back(static_cast<uint32_t>(layout_bytes_.size()));
+  hashes_.push_back(h);
+  return static_cast<int32_t>(hashes_.size() - 1);
+}
+
+MarketLayout MarketLog::layout(int32_t i) const {
+  MarketLayout out;
+  const uint8_t* p = layout_bytes_.data() + layout_at_[static_cast<size_t>(i)];
+  const uint8_t* end = layout_bytes_.data() + layout_at_[static_cast<size_t>(i) + 1];
+  while (p < end) {
+    const size_t n = *p++;
+    LineLayout line{LineKey(std::string_view(reinterpret_cast<const char*>(p), n)), {}};
+    p += n;
+    const uint64_t count = get_varint(p);
+    for (uint64_t j = 0; j < count; ++j) line.outcomes.push_back(static_cast<uint32_t>(get_varint(p)));
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+int32_t MarketLog::begin(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
+  const int32_t layout = rec && !rec->lines.empty() ? intern(*rec) : -1;
+  // Grown by a quarter rather than doubled: the bytes held are what the
+  // memory bound counts, and a doubled vector is a third empty on average.
+  if (bytes_.capacity() - bytes_.size() < 64) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
+  put_varint(bytes_, seq - tail_.seq);
+  put_varint(bytes_, zigzag(at - tail_.at));
+  header_at_ = bytes_.size();
+  put_varint(bytes_, static_cast<uint64_t>(layout + 1) << 1);
+  tail_ = Mark{seq, at, layout};
+  open_points_ = false;
+  return layout;
+}
+
+void MarketLog::put(uint32_t number, QuoteTail& tail, bool priced, int32_t price, uint32_t flags, uint8_t s) {
+  if (!open_points_) {
+    bytes_[header_at_] |= 1;  // bit 0 of the varint's value is bit 0 of its first byte
+    open_points_ = true;
+  }
+  if (bytes_.capacity() - bytes_.size() < 24) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
+  const bool quote = priced && (flags != tail.flags || s != tail.s);
+  put_varint(bytes_, (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
+  if (priced) {
+    put_varint(bytes_, zigzag(static_cast<int64_t>(price) - tail.price));
+    if (quote) put_varint(bytes_, (static_cast<uint64_t>(flags) << 8) | s);
+    tail.price = price;
+    tail.flags = flags;
+    tail.s = s;
+  }
+  tail.priced = priced;
+}
+
+std::vector<Point> MarketLog::points_of(uint32_t number) const {
+  std::vector<Point> out;
+  std::vector<OutcomeState> states;
+  Mark mark;
+  decode(
+      UINT64_MAX, states, mark, [](const Mark&) {},
+      [&](uint32_t n, const Point& p) {
+        if (n == number) out.push_back(p);
+      });
+  return out;
+}
+
+std::optional<MarketLog::Mark> MarketLog::at_or_before(uint64_t seq, std::vector<OutcomeState>* states) const {
+  std::vector<OutcomeState> own;
+  Mark mark;
+  decode(
+      seq, states ? *states : own, mark, [](const Mark&) {}, [](uint32_t, const Point&) {});
+  if (mark.seq == 0) return std::nullopt;
+  return mark;
+}
+
+OutcomeState MarketLog::state_of(uint32_t number) const {
+  std::vector<OutcomeState> states;
+  Mark mark;
+  decode(
+      UINT64_MAX, states, mark, [](const Mark&) {}, [](uint32_t, const Point&) {});
+  return states[number];
+}
+
+int64_t MarketLog::cut_before(uint64_t seq, std::vector<uint32_t>& remaining, uint64_t& dropped) {
+  const size_t before = bytes();
+  // Decoded to the last entry before `seq`: that state becomes the base.
+  std::vector<OutcomeState> states;
+  Mark mark;
+  size_t gone = 0;
+  decode(
+      seq - 1, states, mark, [](const Mark&) {}, [&](uint32_t, const Point&) { ++gone; });
+  remaining.assign(outcomes_, 0);
+  // Where the kept entries start: re-walk the headers to the same entry.
+  const uint8_t* p = bytes_.data();
+  const uint8_t* end = p + bytes_.size();
+  const uint8_t* keep = p;
+  {
+    Mark m = base_;
+    while (p < end) {
+      const uint64_t s = m.seq + get_varint(p);
+      if (s > seq - 1) break;
+      m.seq = s;
+      get_varint(p);
+      const uint64_t h = get_varint(p);
+      if (h & 1)
+        for (uint64_t c; (c = get_varint(p)) != 0;) {
+          if (!(c & kNull)) get_varint(p);
+          if (c & kQuote) get_varint(p);
+        }
+      keep = p;
+    }
+  }
+  if (keep != bytes_.data()) {
+    base_ = mark;
+    base_states_ = std::move(states);
+    std::vector<uint8_t> rest(keep, end);  // exact capacity: the freed bytes are given back
+    bytes_.swap(rest);
+    dropped += gone;
+  }
+  // What is left of each outcome.
+  std::vector<OutcomeState> after;
+  Mark m;
+  decode(
+      UINT64_MAX, after, m, [](const Mark&) {}, [&](uint32_t n, const Point&) { ++remaining[n]; });
+  return static_cast<int64_t>(before) - static_cast<int64_t>(bytes());
+}
+
+size_t MarketLog::bytes() const {
+  return sizeof(MarketLog) + bytes_.capacity() + layout_bytes_.capacity() +
+         (layout_at_.capacity() + 2 * hashes_.capacity()) * sizeof(uint32_t) +
+         base_states_.capacity() * sizeof(OutcomeState);
+}
+
+}  // namespace oddsrelay::history

@@ -1,0 +1,189 @@
+// Everything one market of one event recorded, as one append-only byte log
+// (docs/architecture.md "Odds history"): an entry per `market` record (or
+// removal) holding its seq and `at` (a line's `ls` for the book at a
+// moment, engine/history/book_at.h), its layout (lines in upstream order,
+// each line's outcomes, empty rungs included; interned, since nearly every
+// record repeats the one before) and the points it made: each outcome whose
+// price, flags or line `s` changed, or that left the market.
+//
+// Points of one record share its seq and `at`, so a point costs its
+// outcome's number and its price delta, 2-3 bytes; and the history thread
+// writes a record's points to one place, the log's tail, rather than to a
+// series per outcome. A reader decodes the log, following one outcome or
+// all of them.
+//
+// An entry:
+//   varint seq - seq before
+//   varint zigzag(at - at before)
+//   varint (layout + 1) << 1 | has points   (layout -1: the market removed)
+//   if has points, per point, then a 0:
+//     varint (number + 1) << 2 | kNull (1) | kQuote (2)
+//     unless null:  varint zigzag(price - the outcome's last priced price)
+//     if kQuote:    varint flags << 8 | s  (only when they differ from its last priced point's)
+// The front can be cut (the memory bound drops the oldest entries first):
+// the base is the state the first stored entry is a delta to.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/core/market.h"
+#include "engine/history/point.h"
+#include "protocol/feed_record.h"
+
+namespace oddsrelay::history {
+
+struct LineLayout {
+  LineKey key;
+  std::vector<uint32_t> outcomes;
+  bool operator==(const LineLayout& o) const { return key == o.key && outcomes == o.outcomes; }
+};
+using MarketLayout = std::vector<LineLayout>;
+
+// One outcome as a decoder of the log follows it.
+struct OutcomeState {
+  int64_t ts = 0;  // of its last point
+  uint64_t seq = 0;
+  int32_t price = 0;  // of its last priced point, as flags and s
+  uint32_t flags = 0;
+  uint8_t s = 0;
+  bool priced = false;    // its last point
+  int64_t change_ts = 0;  // ts of the last priced point that changed price or flags, or came back: the engine's `ts`
+  int64_t priced_ts = 0;  // ts and seq of its last priced point (seq 0: none)
+  uint64_t priced_seq = 0;
+
+  Point last_priced() const { return Point{priced_ts, priced_seq, price, flags, s, priced_seq != 0}; }
+  void advance(const Point& p);
+};
+
+// What the writer keeps of an outcome to encode its next point: its last
+// priced quote, and whether its last point was priced.
+struct QuoteTail {
+  int32_t price = 0;
+  uint32_t flags = 0;
+  uint8_t s = 0;
+  bool priced = false;
+};
+
+class MarketLog {
+ public:
+  struct Mark {
+    uint64_t seq = 0;
+    int64_t at = 0;
+    int32_t layout = -1;  // index into layout(); -1: the market was removed
+  };
+
+  explicit MarketLog(uint32_t market) : market_(market) {}
+
+  // Writer: an entry for a `market` record (`rec` null or without lines:
+  // removed). Returns its layout's index.
+  int32_t begin(uint64_t seq, int64_t at, const feed::MarketRec* rec);
+  // Writer: a point of the entry begun last, for outcome `number`, whose
+  // last quote is `tail` (moved past it). The point's ts and seq are the
+  // entry's.
+  void put(uint32_t number, QuoteTail& tail, bool priced, int32_t price, uint32_t flags, uint8_t s);
+  // Writer: after the entry's points.
+  void end() {
+    if (open_points_) bytes_.push_back(0);
+    open_points_ = false;
+  }
+  // A new outcome number (its state in the base starts empty).
+  uint32_t add_outcome() { return outcomes_++; }
+
+  // Calls fn(const Mark&) per entry and fn_point(number, const Point&) per
+  // point, oldest first; stops after the entry with seq `upto`'s last entry
+  // at or before it. `states` (one per number) starts as the base and ends
+  // as the state after the last entry decoded.
+  template <class OnMark, class OnPoint>
+  void decode(uint64_t upto, std::vector<OutcomeState>& states, Mark& mark, OnMark&& on_mark, OnPoint&& on_point) const;
+
+  // Every point of outcome `number`, oldest first.
+  std::vector<Point> points_of(uint32_t number) const;
+  // The outcome after the record at `seq`, and the market's mark then (none:
+  // no entry at or before it).
+  std::optional<Mark> at_or_before(uint64_t seq, std::vector<OutcomeState>* states = nullptr) const;
+  // The outcome's state after the newest entry.
+  OutcomeState state_of(uint32_t number) const;
+  // Drops the entries before the last one before `seq` (the state at `seq`
+  // comes from that one); `remaining` gets each outcome's points left.
+  // Returns the bytes freed and adds the points dropped to `dropped`.
+  int64_t cut_before(uint64_t seq, std::vector<uint32_t>& remaining, uint64_t& dropped);
+
+  uint32_t market() const { return market_; }
+  MarketLayout layout(int32_t i) const;  // decoded from its bytes (a reader's)
+  bool removed() const { return tail_.layout < 0; }
+  int32_t last_layout() const { return tail_.layout; }
+  size_t outcomes() const { return outcomes_; }
+  size_t bytes() const;
+  size_t log_bytes() const { return bytes_.size(); }  // the entries alone: points, seqs, times, layout numbers
+
+ private:
+  // The index of rec's layout, interned if new. The record's layout is
+  // written as bytes (per line: key length, key, outcome count, outcome ids
+  // as varints), hashed, and compared with the layout before it, else with
+  // any of the same hash: a layout costs its bytes, most a record repeats.
+  int32_t intern(const feed::MarketRec& rec);
+
+  uint32_t market_;
+  std::vector<uint8_t> layout_bytes_;  // every layout's bytes, one after another
+  std::vector<uint32_t> layout_at_;    // where each starts in layout_bytes_ (and one past the last)
+  std::vector<uint64_t> hashes_;       // per layout, for the lookup
+  std::vector<uint8_t> bytes_;
+  Mark base_, tail_;
+  // Per outcome number, before the first stored entry; empty (all default)
+  // until a cut, since most markets are never cut.
+  std::vector<OutcomeState> base_states_;
+  uint32_t outcomes_ = 0;
+  size_t header_at_ = 0;  // where the open entry's layout varint starts
+  bool open_points_ = false;
+};
+
+}  // namespace oddsrelay::history
+
+// The decoder, in the header so that its callbacks inline.
+#include "engine/history/varint.h"
+
+namespace oddsrelay::history {
+
+template <class OnMark, class OnPoint>
+void MarketLog::decode(uint64_t upto, std::vector<OutcomeState>& states, Mark& mark, OnMark&& on_mark,
+                       OnPoint&& on_point) const {
+  states = base_states_;
+  states.resize(outcomes_);
+  mark = base_;
+  const uint8_t* p = bytes_.data();
+  const uint8_t* end = p + bytes_.size();
+  while (p < end) {
+    const uint64_t seq = mark.seq + get_varint(p);
+    if (seq > upto) break;
+    mark.seq = seq;
+    mark.at += unzigzag(get_varint(p));
+    const uint64_t h = get_varint(p);
+    mark.layout = static_cast<int32_t>(h >> 1) - 1;
+    on_mark(mark);
+    if (!(h & 1)) continue;
+    for (uint64_t c; (c = get_varint(p)) != 0;) {
+      const uint32_t n = static_cast<uint32_t>(c >> 2) - 1;
+      OutcomeState& st = states[n];
+      Point pt{mark.at, mark.seq, 0, 0, 0, false};
+      if (!(c & 1)) {
+        pt.priced = true;
+        pt.price = static_cast<int32_t>(st.price + unzigzag(get_varint(p)));
+        pt.flags = st.flags;
+        pt.s = st.s;
+        if (c & 2) {
+          const uint64_t q = get_varint(p);
+          pt.flags = static_cast<uint32_t>(q >> 8);
+          pt.s = static_cast<uint8_t>(q & 0xff);
+        }
+      }
+      st.advance(pt);
+      on_point(n, pt);
+    }
+  }
+}
+
+}  // namespace oddsrelay::history
