@@ -14,13 +14,33 @@ namespace {
 // keeps the two in step): a path is its own template, queries are not part
 // of it.
 // The last entry, "other", takes every path not listed.
-constexpr std::string_view kRoutes[] = {"/v1/sports",       "/v1/live",     "/v1/prematch",      "/v1/event",
-                                        "/v1/odds",         "/v1/scores",   "/v1/status",        "/v1/settlements",
-                                        "/rdstn",           "/v1/stream",   "/widget-events",    "/widget-data",
-                                        "/widget",          "/v1/markets",  "/v1/market-groups", "/ws",
-                                        "/pt-ws",           "/pt-sse",      "/docs/explore",     "/docs/settlement",
-                                        "/openapi.json",    "/stream/play", "/healthz",          "/metrics",
-                                        "/v1/odds/history", "/js/oddsclient.mjs", "other"};
+constexpr std::string_view kRoutes[] = {"/v1/sports",
+                                        "/v1/live",
+                                        "/v1/prematch",
+                                        "/v1/event",
+                                        "/v1/odds",
+                                        "/v1/scores",
+                                        "/v1/status",
+                                        "/v1/settlements",
+                                        "/rdstn",
+                                        "/v1/stream",
+                                        "/widget-events",
+                                        "/widget-data",
+                                        "/widget",
+                                        "/v1/markets",
+                                        "/v1/market-groups",
+                                        "/ws",
+                                        "/pt-ws",
+                                        "/pt-sse",
+                                        "/docs/explore",
+                                        "/docs/settlement",
+                                        "/openapi.json",
+                                        "/stream/play",
+                                        "/healthz",
+                                        "/metrics",
+                                        "/v1/odds/history",
+                                        "/js/oddsclient.mjs",
+                                        "other"};
 constexpr size_t kRouteCount = std::size(kRoutes);
 
 // Every status the server sends; the last entry, 0, is "other".
