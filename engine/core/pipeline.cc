@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include "protocol/metrics/data_path.h"
 #include "protocol/named_thread.h"
@@ -59,6 +60,13 @@ void Pipeline::push(feed::Record&& rec) {
   while (queue_.size_approx() > kHighWater) std::this_thread::sleep_for(std::chrono::microseconds(100));
   pushed_.fetch_add(1, std::memory_order_acq_rel);
   queue_.enqueue(std::move(rec));
+}
+
+void Pipeline::push_bulk(std::vector<feed::Record>& recs) {
+  if (recs.empty()) return;
+  while (queue_.size_approx() > kHighWater) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  pushed_.fetch_add(recs.size(), std::memory_order_acq_rel);
+  queue_.enqueue_bulk(std::make_move_iterator(recs.begin()), recs.size());
 }
 
 bool Pipeline::replace_state(Engine& from) {
