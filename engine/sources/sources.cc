@@ -95,7 +95,7 @@ void ReplaySource::run() {
   std::vector<feed::Record> chunk;
   int64_t first_at = 0;
   bool have_first = false, stopped = false;
-  const auto t0 = Clock::now();
+  Clock::time_point t0;  // when the first record was due: handed over at once
   while (!stopped && !stop_.load(std::memory_order_relaxed) && ahead.next(chunk)) {
     // A record arrives when it is handed to the engine, not when it was
     // parsed: at max speed the whole chunk now, paced each when it falls due.
@@ -108,8 +108,9 @@ void ReplaySource::run() {
       continue;
     }
     for (feed::Record& rec : chunk) {
-      if (!have_first) {
+      if (!have_first) {  // the clock starts at the first record, not before its chunk was parsed
         first_at = rec.at;
+        t0 = Clock::now();
         have_first = true;
       }
       auto due = t0 + std::chrono::microseconds(static_cast<int64_t>((rec.at - first_at) * 1000.0 / speed_));
