@@ -234,6 +234,36 @@ void Engine::apply_stats(feed::Record& rec) {
 }
 
 ApplyResult Engine::apply(feed::Record&& rec) {
+  if (records_.size() > held_)
+    records_[held_] = std::move(rec);
+  else
+    records_.push_back(std::move(rec));
+  const ApplyResult r = apply_held(records_[held_]);
+  if (r == ApplyResult::Applied) ++held_;
+  return r;
+}
+
+// The slots past held_ stay in records_ from one intake to the next (moved
+// from, or never filled) and are only assigned to again: a dequeue that
+// finds a few records does not construct and destroy a batch_max of them.
+// Seal trims them.
+feed::Record* Engine::intake(size_t n) {
+  if (records_.size() < held_ + n) records_.resize(held_ + n);
+  return records_.data() + held_;
+}
+
+void Engine::apply_intake(size_t filled) {
+  // A skipped record leaves a gap: the applied ones after it move down,
+  // so records_[0..held_) are exactly the applied records, in order.
+  const size_t end = held_ + filled;
+  for (size_t i = held_; i < end; ++i) {
+    if (apply_held(records_[i]) != ApplyResult::Applied) continue;
+    if (held_ != i) records_[held_] = std::move(records_[i]);
+    ++held_;
+  }
+}
+
+ApplyResult Engine::apply_held(feed::Record& rec) {
   ApplyResult r = ApplyResult::Applied;
   touched_ = nullptr;
   switch (rec.op()) {
@@ -263,7 +293,6 @@ ApplyResult Engine::apply(feed::Record&& rec) {
   newest_at_ = std::max(newest_at_, rec.at);
   if (rec.arrived_ns && (first_arrived_ns_ == 0 || rec.arrived_ns < first_arrived_ns_))
     first_arrived_ns_ = rec.arrived_ns;
-  records_.push_back(std::move(rec));
   // One writer: a plain store, not a locked add (readers only need a recent value).
   applied_.store(applied_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   track_touched();
@@ -378,6 +407,7 @@ BatchPtr Engine::replace_state(Engine& other) {
   changed_markets_.clear();
   gone_.clear();
   records_.clear();
+  held_ = 0;
   newest_at_ = 0;
   first_arrived_ns_ = 0;
   touched_ = nullptr;
@@ -425,7 +455,8 @@ void Engine::group_markets(Batch& batch) {
 }
 
 BatchPtr Engine::seal(int64_t apply_start_ns, bool catch_up) {
-  if (records_.empty()) return nullptr;
+  if (held_ == 0) return nullptr;
+  records_.resize(std::exchange(held_, 0));  // the spare slots of the last intake go
   gone_.clear();
   auto batch = std::make_shared<Batch>();
   batch->apply_start_ns = apply_start_ns;
