@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "protocol/clock.h"
@@ -14,6 +16,40 @@ namespace {
 
 // Past the first `ended` record: the last read before full time is taken.
 bool ended(const EventEntry& e) { return e.score && e.score->ended; }
+
+// The state's counts of what it holds (Snapshot::bytes, markets, outcomes:
+// /v1/status shows them; the retention tests hold bytes equal to the sum
+// of entry_bytes) move only through these and count_entry: each part's
+// size is its own (engine/core/retention.h), and apply says what it
+// replaced, never how many bytes that was.
+size_t part_bytes(const feed::EventObject* p) { return info_bytes(p); }
+size_t part_bytes(const ScoreState* p) { return score_bytes(p); }
+size_t part_bytes(const StatsState* p) { return stats_bytes(p); }
+
+template <class T>
+void replace_part(Snapshot& s, std::shared_ptr<const T>& slot, std::type_identity_t<std::shared_ptr<const T>> v) {
+  s.bytes += part_bytes(v.get()) - part_bytes(slot.get());
+  slot = std::move(v);
+}
+
+// A market joining (+1) or leaving (-1) an entry's list: the state's
+// counts and the entry's odds digest move together.
+void count_market(Snapshot& s, EventEntry& e, const Market& m, int sign) {
+  if (sign > 0) {
+    s.outcomes += m.outcomes.size();
+    s.bytes += market_bytes(m);
+    ++s.markets;
+    e.odds_digest += m.digest;
+  } else {
+    s.outcomes -= m.outcomes.size();
+    s.bytes -= market_bytes(m);
+    --s.markets;
+    e.odds_digest -= m.digest;
+  }
+}
+
+// The line history says how much it grew (line_history.h).
+void count_history(Snapshot& s, int64_t grew) { s.bytes += static_cast<uint64_t>(grew); }
 
 }  // namespace
 
@@ -87,8 +123,7 @@ void Engine::apply_event(feed::Record& rec) {
   else if (e.info->json != info->json)
     ch.bits |= kEventChanged;
   count_listing(e, -1);
-  work_.bytes += info_bytes(info.get()) - info_bytes(e.info.get());
-  e.info = info;
+  replace_part(work_, e.info, info);
   e.key = rec.id;
   count_listing(e, +1);
   if (old_live || e.live()) work_.last_live_at = rec.at;
@@ -108,26 +143,21 @@ ApplyResult Engine::apply_remove(feed::Record& rec) {
   if (e.listed()) ch.bits |= kEventRemoved;
   if (old_live) work_.last_live_at = rec.at;
   count_listing(e, -1);
-  work_.bytes -= info_bytes(e.info.get());
   // A score shown with the event's kickoff (its records carried none) keeps
   // it once the event object is gone: settlement reads scores after removal.
   if (e.score && !e.score->last.kickoff && e.info) {
     auto s = std::make_shared<ScoreState>(*e.score);
     s->last.kickoff = e.info->ts;
-    e.score = std::move(s);
+    replace_part(work_, e.score, std::move(s));
   }
-  e.info = nullptr;
-  int64_t history_grew = 0;
+  replace_part(work_, e.info, nullptr);
   for (const auto& m : e.markets) {
-    if (!ended(e)) history_grew += history_on_removal(e.history, edit_, *m);
-    work_.outcomes -= m->outcomes.size();
-    work_.bytes -= market_bytes(*m);
+    if (!ended(e)) count_history(work_, history_on_removal(e.history, edit_, *m));
+    count_market(work_, e, *m, -1);
     note_market(e, m->id);
   }
-  work_.bytes += static_cast<uint64_t>(history_grew);
-  work_.markets -= e.markets.size();
   e.markets.clear();
-  e.odds_digest = 0;
+  e.odds_digest = 0;  // what count_market left, unless a restored entry's digest was off
   note_listing(ch, e, old_sport, old_live);
   // Score and stats outlive the listing (settlement asks after removal,
   // until the retention horizon); with neither, nothing is worth keeping:
@@ -142,25 +172,17 @@ void Engine::apply_market(feed::Record& rec) {
   auto it =
       std::lower_bound(ms.begin(), ms.end(), mr.market, [](const MarketRef& m, uint32_t id) { return m.id < id; });
   const bool exists = it != ms.end() && it->id == mr.market;
-  if (exists) {
-    work_.outcomes -= (*it)->outcomes.size();
-    work_.bytes -= market_bytes(**it);
-    --work_.markets;
-    e.odds_digest -= (*it)->digest;
-  }
+  if (exists) count_market(work_, e, **it, -1);
   // Until full time, lines that go are kept with their last read (the
   // history is frozen at the first `ended`, with the odds then current).
   const Market* prev = exists ? it->ptr.get() : nullptr;
   if (mr.lines.empty()) {
-    if (prev && !ended(e)) work_.bytes += static_cast<uint64_t>(history_on_removal(e.history, edit_, *prev));
+    if (prev && !ended(e)) count_history(work_, history_on_removal(e.history, edit_, *prev));
     if (exists) ms.erase(it);
   } else {
     MarketPtr m = build_market(mr, prev, rec.at, rec.number);
-    if (!ended(e)) work_.bytes += static_cast<uint64_t>(history_on_market(e.history, edit_, prev, *m));
-    work_.outcomes += m->outcomes.size();
-    work_.bytes += market_bytes(*m);
-    ++work_.markets;
-    e.odds_digest += m->digest;
+    if (!ended(e)) count_history(work_, history_on_market(e.history, edit_, prev, *m));
+    count_market(work_, e, *m, +1);
     if (exists)
       it->ptr = std::move(m);
     else
@@ -202,7 +224,7 @@ void Engine::apply_score(feed::Record& rec) {
       if (first) {
         s->ended = true;
         s->odds_at_end = e.markets;
-        work_.bytes += static_cast<uint64_t>(history_on_end(e.history, edit_));
+        count_history(work_, history_on_end(e.history, edit_));
         ++work_.ended;
         if (e.listed()) ++(e.live() ? work_.ended_live : work_.ended_prematch);
       }
@@ -213,8 +235,7 @@ void Engine::apply_score(feed::Record& rec) {
       ch.bits |= kFinalChanged;
     }
   }
-  work_.bytes += score_bytes(s.get()) - score_bytes(e.score.get());
-  e.score = std::move(s);
+  replace_part(work_, e.score, std::move(s));
   note_listing(ch, e, e.sport(), e.live());
 }
 
@@ -226,14 +247,43 @@ void Engine::apply_stats(feed::Record& rec) {
     if (sr.values[i]) s->values[i] = sr.values[i];
   s->final = s->final || sr.final;
   s->ts = rec.at;
-  work_.bytes += stats_bytes(s.get()) - stats_bytes(e.stats.get());
-  e.stats = std::move(s);
+  replace_part(work_, e.stats, std::move(s));
   EventChange& ch = change_for(e);
   ch.bits |= kStatsChanged;
   note_listing(ch, e, e.sport(), e.live());
 }
 
 ApplyResult Engine::apply(feed::Record&& rec) {
+  if (records_.size() > held_)
+    records_[held_] = std::move(rec);
+  else
+    records_.push_back(std::move(rec));
+  const ApplyResult r = apply_held(records_[held_]);
+  if (r == ApplyResult::Applied) ++held_;
+  return r;
+}
+
+// The slots past held_ stay in records_ from one intake to the next (moved
+// from, or never filled) and are only assigned to again: a dequeue that
+// finds a few records does not construct and destroy a batch_max of them.
+// Seal trims them.
+feed::Record* Engine::intake(size_t n) {
+  if (records_.size() < held_ + n) records_.resize(held_ + n);
+  return records_.data() + held_;
+}
+
+void Engine::apply_intake(size_t filled) {
+  // A skipped record leaves a gap: the applied ones after it move down,
+  // so records_[0..held_) are exactly the applied records, in order.
+  const size_t end = held_ + filled;
+  for (size_t i = held_; i < end; ++i) {
+    if (apply_held(records_[i]) != ApplyResult::Applied) continue;
+    if (held_ != i) records_[held_] = std::move(records_[i]);
+    ++held_;
+  }
+}
+
+ApplyResult Engine::apply_held(feed::Record& rec) {
   ApplyResult r = ApplyResult::Applied;
   touched_ = nullptr;
   switch (rec.op()) {
@@ -263,7 +313,6 @@ ApplyResult Engine::apply(feed::Record&& rec) {
   newest_at_ = std::max(newest_at_, rec.at);
   if (rec.arrived_ns && (first_arrived_ns_ == 0 || rec.arrived_ns < first_arrived_ns_))
     first_arrived_ns_ = rec.arrived_ns;
-  records_.push_back(std::move(rec));
   // One writer: a plain store, not a locked add (readers only need a recent value).
   applied_.store(applied_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   track_touched();
@@ -378,6 +427,7 @@ BatchPtr Engine::replace_state(Engine& other) {
   changed_markets_.clear();
   gone_.clear();
   records_.clear();
+  held_ = 0;
   newest_at_ = 0;
   first_arrived_ns_ = 0;
   touched_ = nullptr;
@@ -425,7 +475,8 @@ void Engine::group_markets(Batch& batch) {
 }
 
 BatchPtr Engine::seal(int64_t apply_start_ns, bool catch_up) {
-  if (records_.empty()) return nullptr;
+  if (held_ == 0) return nullptr;
+  records_.resize(std::exchange(held_, 0));  // the spare slots of the last intake go
   gone_.clear();
   auto batch = std::make_shared<Batch>();
   batch->apply_start_ns = apply_start_ns;

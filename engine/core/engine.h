@@ -39,6 +39,16 @@ class Engine {
   // Applies one record to the working state. Never throws on content: a
   // record that cannot apply is skipped whole and counted.
   ApplyResult apply(feed::Record&& rec);
+  // The pipeline's way in: `n` empty records at the end of the batch being
+  // built, for the caller to fill in order (the queue's bulk dequeue moves
+  // each record straight into its place in the batch); apply_intake()
+  // then applies the first `filled` of them where they are and keeps the
+  // applied ones as the batch's records; the rest are spare slots for the
+  // next intake (seal drops them). A record is moved once on its way from
+  // the source to the batch, not twice. The pointer is valid until the
+  // next intake, apply or seal.
+  feed::Record* intake(size_t n);
+  void apply_intake(size_t filled);
 
   // Publishes everything applied since the last commit as one snapshot.
   // Returns null when nothing was applied. commit() = seal() + publish().
@@ -96,6 +106,9 @@ class Engine {
   void count_listing(const EventEntry& e, int delta);
   void note_listing(EventChange& ch, const EventEntry& e, int32_t old_sport, bool old_live);
 
+  // Applies a record held in records_ (or about to be dropped): the batch
+  // keeps it as it is.
+  ApplyResult apply_held(feed::Record& rec);
   void apply_event(feed::Record& rec);
   ApplyResult apply_remove(feed::Record& rec);
   void apply_market(feed::Record& rec);
@@ -126,7 +139,10 @@ class Engine {
   std::unordered_map<uint64_t, uint32_t> gone_;  // number -> EventEntry::change
   RetentionIndex retiring_;
   EventEntry* touched_ = nullptr;  // the entry the record being applied changed
+  // records_[0..held_) are the batch's records (the applied ones); past
+  // them, spare slots for the next intake.
   std::vector<feed::Record> records_;
+  size_t held_ = 0;
   int64_t newest_at_ = 0;         // of records_ (Batch::newest_at)
   int64_t first_arrived_ns_ = 0;  // the oldest Record::arrived_ns of records_ (Batch::arrived_us); 0 = none
   // Frees replaced versions off this thread; declared before store_, so it

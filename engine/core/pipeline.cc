@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include "protocol/metrics/data_path.h"
 #include "protocol/named_thread.h"
@@ -61,6 +62,13 @@ void Pipeline::push(feed::Record&& rec) {
   queue_.enqueue(std::move(rec));
 }
 
+void Pipeline::push_bulk(std::vector<feed::Record>& recs) {
+  if (recs.empty()) return;
+  while (queue_.size_approx() > kHighWater) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  pushed_.fetch_add(recs.size(), std::memory_order_acq_rel);
+  queue_.enqueue_bulk(std::make_move_iterator(recs.begin()), recs.size());
+}
+
 bool Pipeline::replace_state(Engine& from) {
   if (log_ || engine_done_.load(std::memory_order_acquire) || stopping_.load(std::memory_order_acquire)) return false;
   replace_from_.store(&from, std::memory_order_release);
@@ -77,9 +85,11 @@ bool Pipeline::replace_state(Engine& from) {
 }
 
 void Pipeline::run() {
-  std::vector<feed::Record> buf(batch_max_);
   for (;;) {
-    size_t n = queue_.wait_dequeue_bulk_timed(buf.begin(), batch_max_, 20'000);
+    // The queue moves each record straight into its place in the engine's
+    // batch (Engine::intake).
+    feed::Record* slots = engine_.intake(batch_max_);
+    size_t n = queue_.wait_dequeue_bulk_timed(slots, batch_max_, 20'000);
     if (n == 0 && idle()) {
       if (Engine* from = replace_from_.load(std::memory_order_acquire)) {
         deliver(engine_.replace_state(*from), 0);
@@ -93,7 +103,7 @@ void Pipeline::run() {
       continue;
     }
     const int64_t t0 = metrics::steady_ns();
-    for (size_t i = 0; i < n; ++i) engine_.apply(std::move(buf[i]));
+    engine_.apply_intake(n);
     // Behind by more than a few batches (a replay at max speed, an edge
     // catching up): the batch takes what waits, up to kCatchUpBatch
     // records. Each batch costs a snapshot (the path copies of every event
@@ -102,9 +112,10 @@ void Pipeline::run() {
     // hundred records is still published every batch_max records.
     bool grew = false;
     while (n < kCatchUpBatch && queue_.size_approx() >= kCatchUpBacklog) {
-      size_t more = queue_.try_dequeue_bulk(buf.begin(), std::min(batch_max_, kCatchUpBatch - n));
+      const size_t want = std::min(batch_max_, kCatchUpBatch - n);
+      const size_t more = queue_.try_dequeue_bulk(engine_.intake(want), want);
       if (more == 0) break;
-      for (size_t i = 0; i < more; ++i) engine_.apply(std::move(buf[i]));
+      engine_.apply_intake(more);
       n += more;
       grew = true;
     }
