@@ -62,13 +62,6 @@ void Pipeline::push(feed::Record&& rec) {
   queue_.enqueue(std::move(rec));
 }
 
-void Pipeline::push_bulk(std::vector<feed::Record>& recs) {
-  if (recs.empty()) return;
-  while (queue_.size_approx() > kHighWater) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  pushed_.fetch_add(recs.size(), std::memory_order_acq_rel);
-  queue_.enqueue_bulk(std::make_move_iterator(recs.begin()), recs.size());
-}
-
 bool Pipeline::replace_state(Engine& from) {
   if (log_ || engine_done_.load(std::memory_order_acquire) || stopping_.load(std::memory_order_acquire)) return false;
   replace_from_.store(&from, std::memory_order_release);

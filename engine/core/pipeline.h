@@ -98,10 +98,6 @@ class Pipeline {
 
   // Any thread. Waits while the queue is past kHighWater.
   void push(feed::Record&& rec);
-  // push() for a run of records in order (a replay's chunk from its
-  // read-ahead): one check of the queue's depth and one enqueue for all of
-  // them. `recs` keeps its capacity and holds moved-from records after.
-  void push_bulk(std::vector<feed::Record>& recs);
 
   // Replaces the engine's state with `from`'s between two records (an edge
   // rejoining its log after a hole, engine/bus/bus_source.h): once every

@@ -1,10 +1,7 @@
 // Reads and parses a feed file on a thread of its own, a few chunks of
 // records ahead of whoever applies them (docs/architecture.md, step 1), so
 // that a single-threaded replay into an engine (`oddsfeed digest`) parses
-// chunk N+1 on one core while the engine applies chunk N on the other. The
-// server's replay source (sources.h) reads through it too: its own thread
-// only paces the records and hands them to the pipeline, a chunk at a
-// time at max speed.
+// chunk N+1 on one core while the engine applies chunk N on the other.
 // Records come out in file order; the reader is only touched by the
 // read-ahead thread until finish() (or the end of the records) is reached.
 #pragma once

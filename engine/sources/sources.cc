@@ -2,9 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <vector>
 
-#include "engine/sources/read_ahead.h"
 #include "engine/storage/feed_file.h"
 #include "protocol/clock.h"
 #include "protocol/named_thread.h"
@@ -87,45 +85,26 @@ void ReplaySource::run() {
       std::fprintf(stderr, "oddsrelay: %s line %llu skipped: %s\n", path_.c_str(),
                    static_cast<unsigned long long>(line), why.c_str());
   });
-  // The read-ahead thread reads and parses (malformed lines are reported
-  // from there, as it reaches them); this thread paces the records and
-  // hands them to the engine, so at max speed parsing chunk N+1 overlaps
-  // the push and apply of chunk N.
-  ReadAhead ahead(reader);
-  std::vector<feed::Record> chunk;
+  feed::Record rec;
   int64_t first_at = 0;
-  bool have_first = false, stopped = false;
-  Clock::time_point t0;  // when the first record was due: handed over at once
-  while (!stopped && !stop_.load(std::memory_order_relaxed) && ahead.next(chunk)) {
-    // A record arrives when it is handed to the engine, not when it was
-    // parsed: at max speed the whole chunk now, paced each when it falls due.
-    const int64_t handed_ns = mono_ns();
-    if (speed_ <= 0) {
-      for (feed::Record& rec : chunk) rec.arrived_ns = handed_ns;
-      const size_t n = chunk.size();
-      pipeline_.push_bulk(chunk);
-      status_.records.fetch_add(n, std::memory_order_relaxed);
-      continue;
-    }
-    for (feed::Record& rec : chunk) {
-      if (!have_first) {  // the clock starts at the first record, not before its chunk was parsed
+  bool have_first = false;
+  const auto t0 = Clock::now();
+  while (!stop_.load(std::memory_order_relaxed) && reader.next(rec)) {
+    if (speed_ > 0) {
+      if (!have_first) {
         first_at = rec.at;
-        t0 = Clock::now();
         have_first = true;
       }
       auto due = t0 + std::chrono::microseconds(static_cast<int64_t>((rec.at - first_at) * 1000.0 / speed_));
       while (Clock::now() < due && !stop_.load(std::memory_order_relaxed))
         std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(100)));
-      if (stop_.load(std::memory_order_relaxed)) {  // stopped while waiting: the record is not due yet
-        stopped = true;
-        break;
-      }
-      rec.arrived_ns = mono_ns();  // paced: when it fell due, not when it was read ahead
-      pipeline_.push(std::move(rec));
-      status_.records.fetch_add(1, std::memory_order_relaxed);
+      if (stop_.load(std::memory_order_relaxed)) break;  // stopped while waiting: the record is not due yet
     }
+    rec.arrived_ns = mono_ns();  // paced: when it fell due; at max speed: when it was read
+    pipeline_.push(std::move(rec));
+    status_.records.fetch_add(1, std::memory_order_relaxed);
+    rec = feed::Record{};
   }
-  ahead.finish();  // from here the reader's stats and fatal error are final
   status_.unknown_ops = reader.stats().unknown_ops;
   if (!reader.fatal().empty()) status_.error = reader.fatal();
   uint64_t bad = status_.malformed.load();

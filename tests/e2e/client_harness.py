@@ -17,12 +17,11 @@ import threading
 import time
 
 import harness as h
-from fault_proxy import FaultProxy
+from fault_proxy import FaultProxy, price_flipper
 from scripted_feed import event_rec, key_of
 from test_relay_state import KEY, rest  # noqa: F401 (KEY: the tests use it through here)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-PRICE = re.compile(rb'":\[(\d+),')
 
 
 def python_cli(port, out, *extra):
@@ -96,20 +95,9 @@ def flip_a_price(test, proxy, client):
     until the client notices at the next INFO (digest_mismatch). Returns
     the price that was flipped."""
     flipped = []
-
-    def flip(data):
-        i = data.find(b"\x1fodds:")
-        j = data.find(b"\x1f", i + 1) if i >= 0 else -1
-        m = PRICE.search(data, j + 1) if j >= 0 else None
-        if not m or b"\x1f" in data[j + 1:m.start()] or flipped:
-            return None
-        k = m.end(1) - 1
-        flipped.append(data[m.start(1):m.end(1)])
-        proxy.tamper = None
-        return data[:k] + bytes([ord("0") + (data[k] - ord("0") + 1) % 10]) + data[k + 1:]
     for _ in range(5):  # the flipped market may be replaced before its INFO: flip again
         flipped.clear()
-        proxy.tamper = flip
+        proxy.tamper = price_flipper(proxy, flipped)
         try:
             h.wait_until(lambda: client.count(resync="digest_mismatch"), 3, "digest_mismatch")
             break

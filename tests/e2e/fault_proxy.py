@@ -8,6 +8,7 @@ the other cluster members' addresses, so a cluster behind this proxy needs
 `no_advertise: true` in its cluster block, or the client goes around it."""
 import collections
 import random
+import re
 import socket
 import threading
 import time
@@ -155,3 +156,23 @@ class FaultProxy:
         self.heal()
         self.listener.close()
         self.cut()
+
+
+PRICE = re.compile(rb'":\[(\d+),')
+
+
+def price_flipper(proxy, flipped):
+    """A tamper function: one price digit of the first odds: frame it sees
+    changed (0-9 -> the next digit), once; the price's text goes into
+    `flipped` and the proxy's tamper is cleared."""
+    def flip(data):
+        i = data.find(b"\x1fodds:")
+        j = data.find(b"\x1f", i + 1) if i >= 0 else -1
+        m = PRICE.search(data, j + 1) if j >= 0 else None
+        if not m or b"\x1f" in data[j + 1:m.start()] or flipped:
+            return None
+        k = m.end(1) - 1
+        flipped.append(data[m.start(1):m.end(1)])
+        proxy.tamper = None
+        return data[:k] + bytes([ord("0") + (data[k] - ord("0") + 1) % 10]) + data[k + 1:]
+    return flip

@@ -20,29 +20,12 @@ import urllib.parse
 
 import harness as h
 from browser import Browser
-from fault_proxy import FaultProxy
+from fault_proxy import FaultProxy, price_flipper
 from scripted_feed import event_rec, key_of
 from test_relay_state import KEY, StreamState, rest
 from test_stream_browser import PageServer
 
-PRICE = re.compile(rb'":\[(\d+),')
 PING_MS = 400
-
-
-def flipper(proxy, flipped):
-    """A tamper function for the proxy: one price digit of the first odds:
-    frame it sees, once."""
-    def flip(data):
-        i = data.find(b"\x1fodds:")
-        j = data.find(b"\x1f", i + 1) if i >= 0 else -1
-        m = PRICE.search(data, j + 1) if j >= 0 else None
-        if not m or b"\x1f" in data[j + 1:m.start()] or flipped:
-            return None
-        k = m.end(1) - 1
-        flipped.append(data[m.start(1):m.end(1)])
-        proxy.tamper = None
-        return data[:k] + bytes([ord("0") + (data[k] - ord("0") + 1) % 10]) + data[k + 1:]
-    return flip
 
 
 async def tamper_until(s, proxy, caught, what):
@@ -50,7 +33,7 @@ async def tamper_until(s, proxy, caught, what):
     replaced whole before its INFO, which repairs it unseen: flip again)."""
     for _ in range(8):
         flipped = []
-        proxy.tamper = flipper(proxy, flipped)
+        proxy.tamper = price_flipper(proxy, flipped)
         try:
             await s.wait_for(caught, timeout=4)
             return flipped

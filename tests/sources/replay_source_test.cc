@@ -1,10 +1,8 @@
-// The server's replay source reads and parses on a read-ahead thread and
-// hands the records to the pipeline a chunk at a time at max speed
-// (engine/sources/sources.cc): every record must reach the engine once, in
-// file order, so the state is the one applying the file directly gives,
-// and the replay's account of itself (records, malformed lines) must be
-// the file's. Runs under the TSan preset too: three threads share the
-// reader, the chunks and the queue.
+// The server's replay source at max speed (engine/sources/sources.cc):
+// every record must reach the engine once, in file order, so the state is
+// the one applying the file directly gives, and the replay's account of
+// itself (records, malformed lines) must be the file's; stopped part-way,
+// it counts what it handed over. Runs under the TSan preset too.
 #include <gtest/gtest.h>
 
 #include <chrono>
