@@ -170,7 +170,7 @@ def follow_through_faults(test, cli, extra=(), faults=("flip", "cut", "cut", "cu
                 time.sleep(1)
             if "blackhole" in faults:
                 black_hole(test, proxy, client)
-            final = h.wait_status(srv.port, KEY, lambda s: s["feed"]["done"], "the end of the replay", 120)["seq"]
+            final = h.wait_done(srv.port, KEY)["seq"]  # done, and the engine has applied the last record
             h.wait_until(lambda: client.seq == final, 30, "the client at the last seq")
         finally:
             rc = client.stop()
@@ -208,8 +208,7 @@ def follow_through_kill9(test, cli):
             with h.Server("--feed", f"replay:{feed},speed=6", *common) as second:
                 second.wait_for(r"serving http://")
                 proxy.upstream = ("127.0.0.1", second.port)
-                final = h.wait_status(second.port, KEY, lambda s: s["feed"]["done"], "the end of the replay",
-                                      120)["seq"]
+                final = h.wait_done(second.port, KEY)["seq"]  # done, and the engine has applied the last record
                 h.wait_until(lambda: client.seq == final and client.last().get("state") == "live", 60,
                              "the client live at the restarted server's last seq")
                 rc = client.stop()

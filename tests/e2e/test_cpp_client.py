@@ -44,7 +44,7 @@ class CppClient(StreamState):
             clients = {name: ch.Follower(cli, srv.port, outs[name])
                        for name, cli in (("python", ch.python_cli), ("cpp", ch.cpp_cli))}
             try:
-                final = h.wait_status(srv.port, ch.KEY, lambda s: s["feed"]["done"], "the end of the replay", 120)["seq"]
+                final = h.wait_done(srv.port, ch.KEY)["seq"]  # done, and the engine has applied the last record
                 for c in clients.values():
                     h.wait_until(lambda: c.seq == final, 30, "the client at the last seq")
             finally:

@@ -76,7 +76,7 @@ class ModuleInChromium(StreamState):
                 proxy.heal()
                 lives = await s.eval(count("e.state === 'live'"))
                 await s.wait_for(count("e.state === 'live'") + f" > {lives}", timeout=20)
-                final = h.wait_status(srv.port, KEY, lambda st: st["feed"]["done"], "the end of the replay", 120)["seq"]
+                final = h.wait_done(srv.port, KEY)["seq"]  # done, and the engine has applied the last record
                 await s.wait_for(f"client.seq === {final} && client.verified", timeout=30)
                 return flipped, final, await s.eval(
                     "JSON.stringify({seen: window.seen, view: client.view(), epoch: client.epoch, resyncs: client.resyncs,"
