@@ -105,7 +105,7 @@ struct Record {
   std::string text;
   // When the record reached this node (mono_ns(), protocol/clock.h): the
   // simulator stamps it when it makes it, a replay when the record is due
-  // (handed to the engine, at max speed), the bus follower when the message came. Not the
+  // (read, at max speed), the bus follower when the message came. Not the
   // feed's time (`at`) and never written anywhere; 0 = not stamped.
   int64_t arrived_ns = 0;
 

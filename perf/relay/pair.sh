@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One server, one load, one line: for comparing two builds of oddsrelay in
+# interleaved pairs without the full perf/relay/run.sh (no baselines).
+# The server on core 0 (--relay-threads 1, simulator at 1,000 records/s over
+# 300 events), oddsload on core 1; over S seconds after a 3 s ramp: the
+# relay's deliveries, its socket writes per delivery (relay.writes), the CPU
+# per delivery of the whole process and of the relay loop, p50/p99.
+#   perf/relay/pair.sh BUILD_DIR SUBSCRIBERS SECONDS [filters]
+# `filters`: 50 distinct events=/markets= filters, as run.sh's shape row.
+# LOAD_CLIENT: an oddsload to use for both builds (default BUILD_DIR's).
+# Loopback only; bounded by SECONDS + 4 s.
+set -uo pipefail
+B=$1; N=$2; S=$3; F=${4:-}
+port=$((20000 + RANDOM % 10000)); d=$(mktemp -d)
+trap 'kill $pid 2>/dev/null; rm -rf $d' EXIT
+printf '{"keys":[{"key":"perf-key","sandbox":true,"ws_connections":100000,"permissions":["live","prematch","odds"]}]}' > $d/keys.json
+taskset -c 0 $B/oddsrelay --listen 127.0.0.1:$port --feed sim:events=300,rate=1000 --keys $d/keys.json --relay-threads 1 --progress 0 > $d/srv.log 2>&1 &
+pid=$!; sleep 2
+extra=()
+if [ -n "$F" ]; then
+python3 - $port > $d/filters.txt <<'PY'
+import json, sys, urllib.request
+def rest(path):
+    req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}{path}", headers={"X-API-Key": "perf-key"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+events = [k for p in ("/v1/live", "/v1/prematch") for k in sorted(k for evs in rest(p)["data"].values() for k in evs)]
+books = rest("/v1/odds?ids=" + ",".join(events[:30]))["data"]
+markets = sorted({int(m) for b in books.values() for m in b})
+lines = []
+for j in range(50):
+    q = "events=" + ",".join(events[(j + i) % len(events)] for i in range(8))
+    if j % 2:
+        q += "&markets=" + ",".join(str(markets[(j + i) % len(markets)]) for i in range(3))
+    lines.append(q)
+print("\n".join(lines))
+PY
+extra=(--filter-file $d/filters.txt)
+fi
+ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' /proc/$pid/stat; }
+rticks() { local t=0; for k in /proc/$pid/task/*; do grep -q '^relay-' $k/comm && t=$((t + $(awk '{sub(/^.*\) /, ""); print $12 + $13}' $k/stat))); done; echo $t; }
+st() { curl -s -H "X-API-Key: perf-key" http://127.0.0.1:$port/v1/status; }
+taskset -c 1 ${LOAD_CLIENT:-$B/oddsload} --url http://127.0.0.1:$port --key perf-key --connections $N --duration $((S+4)) "${extra[@]}" --json --progress 0 > $d/load.json 2>$d/load.err &
+lp=$!; sleep 3
+st > $d/s0; t0=$(ticks); r0=$(rticks); sleep $S; t1=$(ticks); r1=$(rticks); st > $d/s1
+wait $lp; kill $pid; wait $pid 2>/dev/null; pid=
+python3 - $d/s0 $d/s1 $d/load.json $t0 $t1 $r0 $r1 "$B" "$N" "${F:-plain}" <<'PY'
+import json, sys
+a, b, l = (json.load(open(p)) for p in sys.argv[1:4])
+ra, rb = a["relay"], b["relay"]
+dl = rb["deliveries"] - ra["deliveries"]; w = rb.get("writes", 0) - ra.get("writes", 0)
+cpu = (int(sys.argv[5]) - int(sys.argv[4])) / 100; rc = (int(sys.argv[7]) - int(sys.argv[6])) / 100
+print(f"{sys.argv[8]} {sys.argv[10]} subs {l['connected']} gaps {l['gaps']} deliveries {dl} server CPU {cpu:.2f} s writes/delivery {w/max(dl,1):.3f} "
+      f"us/delivery: process {cpu*1e6/max(dl,1):.2f} relay loop {rc*1e6/max(dl,1):.2f}; p50 {l['p50_ms']} p99 {l['p99_ms']} ms")
+PY
