@@ -32,7 +32,7 @@ def parse(argv):
     f.add_argument("--verify", action="store_true", help="verify=1: check each INFO's digest")
     f.add_argument("--duration", type=float, default=0, help="seconds, then exit (0: until a signal)")
     f.add_argument("--out", help="write the replica here at exit")
-    f.add_argument("--progress", type=float, default=5.0, help="seconds between progress lines on stderr")
+    f.add_argument("--progress", type=float, default=5.0, help="seconds between progress lines on stderr (0: none)")
     f.add_argument("--ping-interval", type=float, default=30.0,
                    help="the server's --ws-ping in seconds: stale after two without a frame")
     return p.parse_args(argv)
@@ -57,11 +57,13 @@ async def follow(a):
             await asyncio.sleep(a.progress)
             print(f"oddsclient: {r.state_name} seq {r.seq} groups {r.groups} events {len(r.replica.events)} "
                   f"resyncs {len(r.resyncs)}", file=sys.stderr, flush=True)
-    ticker = asyncio.create_task(progress())
+    # --progress 0: no progress line (a sleep(0) loop would spin a core).
+    ticker = asyncio.create_task(progress()) if a.progress > 0 else None
     async with r:
         async for _ in r:
             pass
-    ticker.cancel()
+    if ticker:
+        ticker.cancel()
     if a.out:
         data = r.view()
         out = {"epoch": r.epoch, "seq": r.seq, "digest": hex16(odds_digest(data, number_of)), "data": data}
