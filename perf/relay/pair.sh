@@ -18,23 +18,7 @@ taskset -c 0 $B/oddsrelay --listen 127.0.0.1:$port --feed sim:events=300,rate=10
 pid=$!; sleep 2
 extra=()
 if [ -n "$F" ]; then
-python3 - $port > $d/filters.txt <<'PY'
-import json, sys, urllib.request
-def rest(path):
-    req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}{path}", headers={"X-API-Key": "perf-key"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.load(r)
-events = [k for p in ("/v1/live", "/v1/prematch") for k in sorted(k for evs in rest(p)["data"].values() for k in evs)]
-books = rest("/v1/odds?ids=" + ",".join(events[:30]))["data"]
-markets = sorted({int(m) for b in books.values() for m in b})
-lines = []
-for j in range(50):
-    q = "events=" + ",".join(events[(j + i) % len(events)] for i in range(8))
-    if j % 2:
-        q += "&markets=" + ",".join(str(markets[(j + i) % len(markets)]) for i in range(3))
-    lines.append(q)
-print("\n".join(lines))
-PY
+python3 "$(dirname "$0")/make_filters.py" $port perf-key > $d/filters.txt || { echo "cannot make the filters" >&2; exit 1; }
 extra=(--filter-file $d/filters.txt)
 fi
 ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' /proc/$pid/stat; }

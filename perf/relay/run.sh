@@ -394,29 +394,9 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# 50 distinct filters for --filter-file, from the events the server lists,
-# live ones first: 8 events each (a window sliding by one), every other one
-# also cut to 3 of the markets those events carry.
+# 50 distinct filters for --filter-file (perf/relay/make_filters.py).
 make_filters() {
-  python3 - "$port" > "$dir/filters.txt" <<'PY' || die "cannot make 50 distinct filters"
-import json, sys, urllib.request
-def rest(path):
-    req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}{path}", headers={"X-API-Key": "perf-key"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.load(r)
-# Live events first (they carry odds); pre-match ones after, should fewer than 58 be live.
-events = [k for p in ("/v1/live", "/v1/prematch") for k in sorted(k for evs in rest(p)["data"].values() for k in evs)]
-books = rest("/v1/odds?ids=" + ",".join(events[:30]))["data"]
-markets = sorted({int(m) for b in books.values() for m in b})
-lines = []
-for j in range(50):
-    q = "events=" + ",".join(events[(j + i) % len(events)] for i in range(8))
-    if j % 2:
-        q += "&markets=" + ",".join(str(markets[(j + i) % len(markets)]) for i in range(3))
-    lines.append(q)
-assert len(set(lines)) == 50 and len(events) >= 50 and len(markets) >= 3, (len(events), markets)
-print("\n".join(lines))
-PY
+  python3 perf/relay/make_filters.py "$port" perf-key > "$dir/filters.txt" || die "cannot make 50 distinct filters"
 }
 start_checker() {
   $pin_client "$pyws" perf/relay/stream_state.py "$port" perf-key conflate_ms=250 $((secs + 60)) > "$dir/checker.json" &
