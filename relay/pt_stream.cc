@@ -366,19 +366,30 @@ void PtStreams::catch_up(StreamConn* c, size_t first, uint64_t seq) {
   ctx_.out.send_exempt(c, ready_info(filter, ResumeNote{true, true, {}}));
   c->sent_seq = seq;
   uint64_t delivered = 0;
+  uint64_t quiet_from = 0;  // the first of the quiet groups whose INFO waits (0: none)
   for (size_t i = first; i < w.size() && c->open(); ++i) {
     const LoopBatch& batch = w[i];
+    size_t sent = 0;
     for (const LoopBatchFrame& o : batch.frames) {
       // Cut per resuming stream, not per bucket: a catch-up is rare next
       // to live batches.
       auto cut = narrow(o, filter);
       if (!cut) continue;
       send_batch_frame(c, *cut);
-      ++delivered;
+      ++sent;
     }
+    delivered += sent;
     // seq inside this batch: the whole batch again (frames replace whole
     // objects, so applying them twice is harmless), its INFO from seq + 1.
-    const uint64_t from = std::max(batch.from, seq + 1);
+    const uint64_t from = quiet_from ? quiet_from : std::max(batch.from, seq + 1);
+    // A quiet group (no frame for this stream) sends no INFO of its own, as
+    // live (open_group): its range rides on the next INFO; the last group
+    // always closes the catch-up at the current seq.
+    if (sent == 0 && i + 1 < w.size()) {
+      quiet_from = from;
+      continue;
+    }
+    quiet_from = 0;
     // Only the catch-up's last INFO is at the current state, the one whose
     // digest can be had: a verify=1 stream gets it there (the window keeps
     // no digests of the groups before).
