@@ -121,11 +121,14 @@ void PtStreams::send_frames(Bucket& b, const LoopBatch& batch, std::span<const L
 // INFO carries (the first waiting group's), or nothing when it waits.
 std::optional<uint64_t> PtStreams::open_group(Bucket& b, const LoopBatch& batch, bool has_frames) {
   if (!has_frames && b.last_info_ms != kNever && ctx_.now < b.last_info_ms + kQuietInfoMs) {
-    if (!b.quiet.seq) b.quiet.from = batch.from;
+    const bool first = !b.quiet.seq;
+    if (first) b.quiet.from = batch.from;
     b.quiet.seq = batch.seq;
     b.quiet.at = batch.at;
     b.quiet.stamps = batch.stamps;
-    schedule();
+    // The INFO is due at last_info_ms + kQuietInfoMs whatever follows, so
+    // the timer is armed once per quiet run, not per group and bucket.
+    if (first) schedule();
     return std::nullopt;
   }
   const uint64_t from = b.quiet.seq ? b.quiet.from : batch.from;
