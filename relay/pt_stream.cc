@@ -35,10 +35,7 @@ void PtStreams::add(StreamConn* c) {
     b.connect_gen = 0;
     b.conflate_ms = ms;
     b.verify = verify;
-    b.pending = Conflation();
-    b.next_flush = 0;
-    b.quiet = {};
-    b.last_info_ms = kNever;
+    b.forget_held();
     b.connect.clear();
     b.classes = f.classes;
     b.odds = f.odds;
@@ -52,7 +49,9 @@ void PtStreams::add(StreamConn* c) {
 void PtStreams::remove(StreamConn* c) {
   if (!c->listed()) return;
   ctx_.stats.pt_connections.fetch_sub(1, std::memory_order_relaxed);
-  list_remove(buckets_[c->bucket].conns, c, &StreamConn::fan_slot);
+  Bucket& b = buckets_[c->bucket];
+  list_remove(b.conns, c, &StreamConn::fan_slot);
+  if (b.conns.empty()) b.forget_held();
   --size_;
 }
 

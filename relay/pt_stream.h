@@ -89,6 +89,15 @@ class PtStreams final : public StreamModule {
     uint64_t connect_gen = 0;
     std::vector<LoopBatchFrame> connect;
     StreamFilter filter() const { return StreamFilter{sports, classes != 0, odds, classes, events, markets}; }
+    // What the bucket holds for its streams (merged changes, a waiting
+    // INFO): dropped when its last stream leaves, since fan-out skips an
+    // empty bucket and what it held is stale by the time one joins again.
+    void forget_held() {
+      pending = Conflation();
+      next_flush = 0;
+      quiet = {};
+      last_info_ms = kNever;
+    }
     bool same(const StreamFilter& f, uint32_t ms, bool v) const {
       return conflate_ms == ms && verify == v && classes == f.classes && odds == f.odds &&
              std::ranges::equal(sports, f.sports) && std::ranges::equal(events, f.events) &&
