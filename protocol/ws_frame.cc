@@ -82,4 +82,15 @@ std::string accept_key(std::string_view client_key) {
   return std::string(reinterpret_cast<char*>(b64), static_cast<size_t>(m));
 }
 
+std::string client_key(uint64_t a, uint64_t b) {
+  unsigned char raw[16];
+  for (int i = 0; i < 8; ++i) {
+    raw[i] = static_cast<unsigned char>(a >> (8 * i));
+    raw[8 + i] = static_cast<unsigned char>(b >> (8 * i));
+  }
+  unsigned char b64[32];
+  const int m = EVP_EncodeBlock(b64, raw, 16);
+  return std::string(reinterpret_cast<char*>(b64), static_cast<size_t>(m));
+}
+
 }  // namespace oddsrelay::ws

@@ -222,5 +222,7 @@ void append_client_frame(std::string& out, Opcode op, std::string_view payload, 
 // Sec-WebSocket-Accept for a client's Sec-WebSocket-Key (SHA-1 + base64,
 // RFC 6455 4.2.2). Empty if the key is not 16 bytes of base64.
 std::string accept_key(std::string_view client_key);
+// A client's Sec-WebSocket-Key: 16 bytes (from two random words) in base64.
+std::string client_key(uint64_t a, uint64_t b);
 
 }  // namespace oddsrelay::ws

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -34,6 +35,25 @@ bool wait_fd(int fd, short events, Clock::time_point deadline) {
     if (r > 0) return true;
     if (r == 0 || errno != EINTR) return false;
   }
+}
+
+// A header's value in a response head (names compared without case), or
+// empty.
+std::string_view header_value(std::string_view head, std::string_view lower_name) {
+  for (size_t at = head.find("\r\n"); at != std::string_view::npos;) {
+    const size_t start = at + 2, end = std::min(head.find("\r\n", start), head.size());
+    const std::string_view line = head.substr(start, end - start);
+    const size_t colon = line.find(':');
+    if (colon == lower_name.size() && std::equal(lower_name.begin(), lower_name.end(), line.begin(),
+                                                 [](char a, char b) { return a == (b | 0x20); })) {
+      std::string_view v = line.substr(colon + 1);
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      return v;
+    }
+    at = end < head.size() ? end : std::string_view::npos;
+  }
+  return {};
 }
 
 }  // namespace
@@ -112,9 +132,15 @@ bool WsConnection::open(const std::string& host, uint16_t port, const std::strin
   if (fd_ < 0) return false;
   int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // A fresh key per connection, and its answer checked below: a 101 from
+  // something that is not a WebSocket server (a proxy's cached page, a
+  // misrouted port) is refused rather than read as frames.
+  auto word = [this] { return uint64_t{rng_()} << 32 | rng_(); };
+  const std::string key = ws::client_key(word(), word());
   std::string req = "GET " + target + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) +
                     "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
+                    "Sec-WebSocket-Key: " +
+                    key + "\r\nSec-WebSocket-Version: 13\r\n";
   if (compress) req += "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n";
   req += "\r\n";
   if (!send_all(req)) {
@@ -143,6 +169,11 @@ bool WsConnection::open(const std::string& host, uint16_t port, const std::strin
   std::string head = in_.substr(0, end);
   if (!head.starts_with("HTTP/1.1 101")) {
     error = "handshake refused: " + head.substr(0, head.find("\r\n"));
+    close();
+    return false;
+  }
+  if (header_value(head, "sec-websocket-accept") != ws::accept_key(key)) {
+    error = "handshake: Sec-WebSocket-Accept does not answer the key";
     close();
     return false;
   }

@@ -6,8 +6,12 @@
 // backoff's bounds, and the CLI's lines and --out file.
 #include "clients/cpp/client.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <rapidjson/document.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <atomic>
@@ -25,7 +29,9 @@
 #include "clients/cpp/json_text.h"
 #include "clients/cpp/replica.h"
 #include "clients/cpp/stream_machine.h"
+#include "clients/cpp/ws_connection.h"
 #include "protocol/digest_terms.h"
+#include "protocol/ws_frame.h"
 
 // Heap allocations, counted while g_counting is set (ClientMachine's
 // allocation test): the apply path promises none per outcome.
@@ -465,6 +471,55 @@ TEST(ClientApi, TheDocumentedUseAgainstNoServerRetriesAndStopsPromptly) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   std::lock_guard lock(mu);
   EXPECT_TRUE(events.empty());  // still connecting: no state change to report
+}
+
+// The handshake's answer is checked: a 101 whose Sec-WebSocket-Accept is not
+// the one for this connection's key (a proxy's cached answer, something
+// that is not a WebSocket server) is refused, not read as frames. A fake
+// server on loopback answers once, rightly or wrongly.
+std::string handshake_against(bool right_accept, std::string& key_seen) {
+  const int ls = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  EXPECT_EQ(::bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  EXPECT_EQ(::listen(ls, 1), 0);
+  ::getsockname(ls, reinterpret_cast<sockaddr*>(&a), &len);
+  std::thread server([&] {
+    const int s = ::accept(ls, nullptr, nullptr);
+    std::string req;
+    char buf[2048];
+    while (req.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = ::recv(s, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      req.append(buf, static_cast<size_t>(n));
+    }
+    const size_t k = req.find("Sec-WebSocket-Key: ");
+    key_seen = k == std::string::npos ? "" : req.substr(k + 19, req.find("\r\n", k) - k - 19);
+    const std::string accept = ws::accept_key(right_accept ? key_seen : "dGhlIHNhbXBsZSBub25jZQ==");
+    const std::string ans =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "sec-websocket-accept:  " +
+        accept + "\r\n\r\n";
+    EXPECT_EQ(::send(s, ans.data(), ans.size(), MSG_NOSIGNAL), static_cast<ssize_t>(ans.size()));
+    ::close(s);
+  });
+  WsConnection c;
+  std::string error;
+  const bool ok = c.open("127.0.0.1", ntohs(a.sin_port), "/pt-ws", false, std::chrono::seconds(10), error);
+  server.join();
+  ::close(ls);
+  return ok ? "open" : error;
+}
+
+TEST(ClientHandshake, TheAcceptMustAnswerThisConnectionsKey) {
+  std::string key1, key2;
+  EXPECT_EQ(handshake_against(true, key1), "open");
+  EXPECT_EQ(handshake_against(false, key2), "handshake: Sec-WebSocket-Accept does not answer the key");
+  EXPECT_EQ(key1.size(), 24u);
+  EXPECT_NE(key1, key2) << "a fresh key per connection";
+  EXPECT_FALSE(ws::accept_key(key1).empty()) << "a valid key: 16 bytes in base64";
 }
 
 }  // namespace
