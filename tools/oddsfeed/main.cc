@@ -77,10 +77,11 @@ Commands:
         Replay FILE through the server's engine and odds history (no memory
         bound) and print the body GET /v1/odds/history gives for the same
         query once the server has applied all of FILE (docs/api.md "Odds
-        history"): the same bytes, but for "epoch", which is "" here (a
-        capture has no log epoch; a server draws one at each start). The
-        event may be named in any form the server takes. Unknown event:
-        exit 1. Progress every million records on stderr.
+        history"): the same bytes, no newline added, but for "epoch",
+        which is "" here (a capture has no log epoch; a server draws one at
+        each start). The event may be named in any form the server takes.
+        Unknown event: exit 1. Progress every million records on stderr.
+        Memory grows with FILE (nothing is dropped).
   --version
   --help
 )";
