@@ -30,10 +30,10 @@ class Cli(unittest.TestCase):
             self.assertNotIn(f"unknown option '{flag}'", err)
         rc, out, _ = h.run([h.binary("oddsfeed"), "--help"])
         self.assertEqual(rc, 0)
-        for cmd in ["gen", "inspect", "digest"]:
+        for cmd in ["gen", "inspect", "digest", "history"]:
             self.assertIn(cmd, out)
         # After a command too: help, not a file or an option named --help.
-        for cmd in ["gen", "inspect", "digest", "publish"]:
+        for cmd in ["gen", "inspect", "digest", "publish", "history"]:
             rc, sub, err = h.run([h.binary("oddsfeed"), cmd, "--help"])
             self.assertEqual((rc, sub), (0, out), err)
 

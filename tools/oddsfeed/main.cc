@@ -4,6 +4,8 @@
 //   oddsfeed inspect counts per op and sport, time span, bad lines
 //   oddsfeed digest  replay into a fresh engine, print the state digest
 //   oddsfeed publish put records on the bus (tools/oddsfeed/bus_commands.h)
+//   oddsfeed history GET /v1/odds/history's answer at the end of a capture
+//                    (tools/oddsfeed/history_command.h)
 // inspect and digest read a data dir (snapshot + journal) as well as a single
 // file; digest reads the log on the bus too.
 #include <sys/stat.h>
@@ -29,6 +31,7 @@
 #include "protocol/bus_contract.h"
 #include "protocol/feed_writer.h"
 #include "tools/oddsfeed/bus_commands.h"
+#include "tools/oddsfeed/history_command.h"
 #include "tools/oddsrelay/cli.h"
 
 using namespace oddsrelay;
@@ -68,6 +71,17 @@ Commands:
         Missing streams are created, as `oddsrelay --publish` does, with N
         replicas (1..5, default 1; 3 on a three-server cluster); existing
         ones are used as they are, with a warning when made otherwise.
+  history FILE --id EVENT [--market M] [--line L] [--outcome O] [--from MS]
+        [--to MS] [--interval raw|1s|10s|1m|5m|15m|1h] [--format json|csv]
+        [--retain-ended DURATION]
+        Replay FILE through the server's engine and odds history (no memory
+        bound) and print the body GET /v1/odds/history gives for the same
+        query once the server has applied all of FILE (docs/api.md "Odds
+        history"): the same bytes, no newline added, but for "epoch",
+        which is "" here (a capture has no log epoch; a server draws one at
+        each start). The event may be named in any form the server takes.
+        Unknown event: exit 1. Progress every million records on stderr.
+        Memory grows with FILE (nothing is dropped).
   --version
   --help
 )";
@@ -334,7 +348,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "gen") return gen(argc - 2, argv + 2);
-  // --retain-ended DURATION anywhere after the command, for inspect and digest.
+  // --retain-ended DURATION anywhere after the command, for inspect, digest and history.
   std::vector<char*> args(argv, argv + argc);
   for (size_t i = 2; i < args.size(); ++i)
     if (std::strcmp(args[i], "--retain-ended") == 0) {
@@ -357,6 +371,7 @@ int main(int argc, char** argv) {
     }
   argc = static_cast<int>(args.size());
   argv = args.data();
+  if (cmd == "history") return history_command(argc - 2, argv + 2, g_retain_ended_ms);
   if (cmd == "inspect" && argc == 3) return is_dir(argv[2]) ? inspect_dir(argv[2]) : inspect(argv[2]);
   const bool bus = argc >= 3 && std::strncmp(argv[2], "nats://", 7) == 0;
   // A malformed bus URL (a server list with a stray comma, a missing
