@@ -181,6 +181,7 @@ void write_json(Call& c, const Query& q, const std::string& id, const history::E
   w.Int64(q.to.value_or(st.clock));
   w.Key("interval");
   json::str(w, q.interval);
+  w.Key("held_from_seq"), w.Uint64(st.held_from_seq);
   if (st.held_from) {
     w.Key("held_from");
     w.Int64(st.held_from);

@@ -188,6 +188,7 @@ class OddsHistory(unittest.TestCase):
             a = self.answer(f"id={eid}")
             self.assertEqual((a["id"], a["seq"], a["interval"], a["to"]), (eid, len(self.recs), "raw", self.recs[-1]["at"]))
             self.assertNotIn("held_from", a)
+            self.assertEqual(a["held_from_seq"], 0)  # the log seen from its start, nothing dropped
             self.assertEqual(a["data"], self.expected[eid], eid)
             points += sum(len(o["points"]) for m in a["data"].values() for l in m.values() for o in l.values())
         self.assertGreater(points, 300)
@@ -277,6 +278,8 @@ class Bounds(unittest.TestCase):
             held = a["held_from"]
             self.assertGreater(held, recs[0]["at"])
             self.assertEqual(a["from"], held)
+            cut = a["held_from_seq"]
+            self.assertGreater(cut, 1)
             want = expected_history(recs)[EVENTS[0]]
             for m, lines in a["data"].items():
                 for l, outs in lines.items():
@@ -285,6 +288,8 @@ class Bounds(unittest.TestCase):
                         tail = want[m][l][o]["points"][-len(got["points"]):] if got["points"] else []
                         self.assertEqual(got["points"], tail)
                         self.assertTrue(all(p[0] >= held for p in got["points"]))
+                        # Every point of the whole history from held_from_seq on is held.
+                        self.assertEqual(got["points"], [p for p in want[m][l][o]["points"] if p[-1] >= cut])
             r, body = get(srv.port, f"/v1/odds/history?id={EVENTS[0]}&to={held - 1}", 400)
             self.assertEqual(json.loads(body), {"error": "horizon_exceeded", "held_from": held})
         with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--history", "off",
