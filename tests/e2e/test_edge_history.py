@@ -3,7 +3,8 @@ loopback: an ingest publishes a simulated log, an edge joins it late (from a
 snapshot, after some records), and from its held_from_seq on the two answer
 GET /v1/odds/history alike for every event and point: the edge seeds its
 history with the joined state, so the records it applies after it make the
-points they made on the ingest, no more (docs/api.md "Odds history").
+points they made on the ingest, no more (docs/api.md "Odds history"); and
+the book at a moment after the join is the ingest's, byte for byte.
 Skips when nats-server is not installed."""
 import json
 import os
@@ -82,7 +83,8 @@ class EdgeHistory(unittest.TestCase):
 
         ids = self.event_ids(edge.port)
         self.assertGreaterEqual(len(ids), 5)
-        compared = before = 0
+        compared = before = late_ts = 0
+        early_ts = 1 << 62
         for event in ids:
             got = self.history(edge.port, event)
             self.assertEqual(got["held_from_seq"], held_from_seq)
@@ -96,9 +98,31 @@ class EdgeHistory(unittest.TestCase):
             theirs = held_points(want, held_from_seq, got["seq"])
             self.assertEqual(mine, theirs, event)
             compared += sum(len(p) for p in mine.values())
+            for pts in mine.values():
+                late_ts = max([late_ts] + [p[0] for p in pts if p[-1] > held_from_seq + 50])
+            for pts in held_points(want, 0, held_from_seq - 1).values():
+                early_ts = min([early_ts] + [p[0] for p in pts])
             before += sum(len(p) for p in held_points(want, 0, held_from_seq - 1).values())
         self.assertGreater(compared, 50)
         self.assertGreater(before, 0)  # the ingest holds what the edge never saw
+        self.book_at_a_moment(ingest, edge, ids, late_ts, early_ts)
+
+    def book_at_a_moment(self, ingest, edge, ids, late_ts, early_ts):
+        """GET /v1/odds?at=: after the edge's join, the same bytes from both
+        (the seeded quotes keep each outcome's ts); before it, the edge
+        refuses what it does not hold."""
+        path = "/v1/odds?ids=" + urllib.parse.quote(",".join(ids)) + "&at="
+        r, want = h.request(ingest.port, path + str(late_ts), KEY)
+        self.assertEqual(r.status, 200, want[:200])
+        r, got = h.request(edge.port, path + str(late_ts), KEY)
+        self.assertEqual(r.status, 200, got[:200])
+        self.assertEqual(got, want)
+        self.assertGreater(len(json.loads(got)["data"]), 0)
+        r, body = h.request(edge.port, path + str(early_ts), KEY)
+        self.assertEqual(r.status, 400, body[:200])
+        self.assertEqual(json.loads(body)["error"], "horizon_exceeded")
+        r, body = h.request(ingest.port, path + str(early_ts), KEY)
+        self.assertEqual(r.status, 200, body[:200])
 
     def event_ids(self, port):
         ids = []
