@@ -299,5 +299,30 @@ class Bounds(unittest.TestCase):
             self.assertEqual(json.loads(body), {"error": "Not found"})
 
 
+    def test_a_restart_holds_from_the_recovered_seq(self):
+        """A restart on a --data-dir recovers the state, not its history: it
+        holds from the record after the recovered seq (held_from_seq), each
+        outcome's quote then being where its next point starts from."""
+        feed = os.path.join(self.dir, "feed.jsonl")
+        recs = build_feed(feed)
+        data = os.path.join(self.dir, "data")
+        with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--data-dir", data,
+                            "--feed", f"replay:{feed},speed=max") as srv:
+            srv.wait_for(r"serving http://")
+            st = h.wait_until(lambda: (s := h.status(srv.port, KEY)["history"]) and s["seq"] == len(recs) and s, 60,
+                              "the feed recorded")
+            self.assertEqual((st["held_from_seq"], st["held_from"]), (0, 0))
+            self.assertGreater(st["points"], 0)
+        with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--data-dir", data, "--feed", "none") as srv:
+            srv.wait_for(r"serving http://")
+            st = h.status(srv.port, KEY, ready_within=60)["history"]
+            self.assertEqual((st["seq"], st["held_from_seq"], st["points"]), (len(recs), len(recs) + 1, 0))
+            self.assertEqual(st["held_from"], max(r["at"] for r in recs))
+            a = json.loads(get(srv.port, f"/v1/odds/history?id={EVENTS[0]}")[1])
+            self.assertEqual(a["held_from_seq"], len(recs) + 1)
+            outcomes = [o for m in a["data"].values() for l in m.values() for o in l.values()]
+            self.assertGreater(len(outcomes), 0)
+            self.assertEqual({(o["open"], o["close"], len(o["points"])) for o in outcomes}, {(None, None, 0)})
+
 if __name__ == "__main__":
     h.main()
