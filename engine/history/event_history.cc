@@ -102,8 +102,9 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
         const QuoteTail& t = slot->tail;
         if (t.price == oi.price && t.flags == oi.flags && t.s == l.suspended) continue;
         add_point(log, slot->number, slot->tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
-        // (Set here only for a seeded outcome: any other had its first point in relayout.)
-        if (!slot->o->open.priced) slot->o->open = Point{at, seq, oi.price, oi.flags, l.suspended, true};
+        // Only a seeded outcome can have no open here (any other had its
+        // first point in relayout); the flag spares the others a load of it.
+        if (seeded_ && !slot->o->open.priced) slot->o->open = Point{at, seq, oi.price, oi.flags, l.suspended, true};
       }
   }
   log.end();
@@ -198,6 +199,7 @@ int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
   const size_t bytes_before = bytes_;
   const feed::MarketRec rec = record_of(m);
   seen(seq);
+  seeded_ = true;
   const size_t mi = market_index(m.id);
   MarketLog& log = logs_[mi];
   const size_t log_before = log.bytes();

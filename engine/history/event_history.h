@@ -178,6 +178,7 @@ class EventHistory {
   std::vector<MarketSlots> slots_;                  // per logs_ entry
   std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing
   uint64_t first_seq_ = 0;
+  bool seeded_ = false;  // seed_market: some outcomes in the book have no open yet
   size_t bytes_ = sizeof(EventHistory);
   uint64_t points_ = 0;
 };
