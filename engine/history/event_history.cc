@@ -102,6 +102,9 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
         const QuoteTail& t = slot->tail;
         if (t.price == oi.price && t.flags == oi.flags && t.s == l.suspended) continue;
         add_point(log, slot->number, slot->tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
+        // Only a seeded outcome can have no open here (any other had its
+        // first point in relayout); the flag spares the others a load of it.
+        if (seeded_ && !slot->o->open.priced) slot->o->open = Point{at, seq, oi.price, oi.flags, l.suspended, true};
       }
   }
   log.end();
@@ -179,6 +182,61 @@ void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t
   for (size_t j = 0; j < next.size(); ++j) ms.slot_of[next[j].number] = static_cast<int32_t>(j);
   ms.slots.assign(next.begin(), next.end());
   ms.layout = layout;
+}
+
+namespace {
+// The record that would have made `m`: build_market's inverse.
+feed::MarketRec record_of(const Market& m) {
+  feed::MarketRec rec;
+  rec.market = m.id;
+  for (const Line& l : m.lines) rec.lines.push_back({std::string(l.key.view()), l.suspended, l.first, l.count});
+  for (const Outcome& o : m.outcomes) rec.outcomes.push_back({o.id, o.price, o.flags});
+  return rec;
+}
+}  // namespace
+
+int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
+  const size_t bytes_before = bytes_;
+  const feed::MarketRec rec = record_of(m);
+  seen(seq);
+  seeded_ = true;
+  const size_t mi = market_index(m.id);
+  MarketLog& log = logs_[mi];
+  const size_t log_before = log.bytes();
+  // Every line of a market carries the `at` of its last record (build_market).
+  const int32_t layout = log.seed(seq, m.lines.empty() ? 0 : m.lines.front().ls, rec);
+  MarketSlots& ms = slots_[mi];
+  if (layout >= 0) {
+    const uint32_t* numbers = numbers_of(ms, log, rec, layout);
+    size_t k = 0;
+    for (const Line& l : m.lines)
+      for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
+        const Outcome& q = m.outcomes[i];
+        OutcomeHistory* o = ms.by_number[numbers[k]];
+        o->tail = QuoteTail{q.price, q.flags, l.suspended, true};
+        o->in_book = true;
+        // Priced, but no priced point held (priced_seq 0): the engine's `ts`
+        // keeps the book at a moment exact.
+        OutcomeState st;
+        st.price = q.price;
+        st.flags = q.flags;
+        st.s = l.suspended;
+        st.priced = true;
+        st.change_ts = q.ts;
+        log.seed_outcome(numbers[k], st);
+        ms.slot_of[numbers[k]] = static_cast<int32_t>(ms.slots.size());
+        ms.slots.push_back(Slot{o, numbers[k], o->tail});
+      }
+  }
+  ms.layout = layout;
+  bytes_ += log.bytes() - log_before;
+  return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
+}
+
+void EventHistory::seed_listing(bool listed, bool live, uint64_t seq) {
+  seen(seq);
+  if (listed) listing_.emplace_back(seq, true);
+  if (live) live_seq_ = seq;
 }
 
 int64_t EventHistory::on_remove(int64_t at, uint64_t seq) {

@@ -85,6 +85,16 @@ class EventHistory {
   // fixes every outcome's close.
   void on_event(std::string_view key, bool live, uint64_t seq);
 
+  // A node that joined the log late (or restarted from its data dir)
+  // starts from the engine's state at `seq`: each market's quotes as its
+  // log's base (no points: it did not see them made), so that the records
+  // after `seq` make exactly the points they made where the whole log was
+  // seen. `open` and `close` stay empty: they are points this node holds.
+  // Returns the bytes the event's history grew by.
+  int64_t seed_market(const Market& m, uint64_t seq);
+  // The event's listing then; already live, its close is not known here.
+  void seed_listing(bool listed, bool live, uint64_t seq);
+
   // Drops points with seq < `seq`; returns the bytes freed.
   int64_t cut_before(uint64_t seq);
   // The ts of its oldest held point, or INT64_MAX.
@@ -168,6 +178,7 @@ class EventHistory {
   std::vector<MarketSlots> slots_;                  // per logs_ entry
   std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing
   uint64_t first_seq_ = 0;
+  bool seeded_ = false;  // seed_market: some outcomes in the book have no open yet
   size_t bytes_ = sizeof(EventHistory);
   uint64_t points_ = 0;
 };

@@ -193,6 +193,7 @@ void write_history_json(json::Writer& w, const HistoryQuery& q, std::string_view
   w.Int64(q.to.value_or(st.clock));
   w.Key("interval");
   json::str(w, q.interval);
+  w.Key("held_from_seq"), w.Uint64(st.held_from_seq);
   if (st.held_from) {
     w.Key("held_from");
     w.Int64(st.held_from);

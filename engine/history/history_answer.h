@@ -35,7 +35,7 @@ inline bool before_held(const HistoryQuery& q, const HeldState& st) {
 }
 
 // The JSON answer's members after "success": id (as the answer names the
-// event), epoch, seq, from, to, interval, held_from, data. `h` may be null
+// event), epoch, seq, from, to, interval, held_from_seq, held_from, data. `h` may be null
 // (an event the book holds that made no point yet): data is then empty.
 void write_history_json(json::Writer& w, const HistoryQuery& q, std::string_view id, const EventHistory* h,
                         const HeldState& st);

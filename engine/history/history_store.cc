@@ -22,10 +22,44 @@ EventHistory& HistoryStore::entry(uint64_t number, const std::string& id) {
   return it->second;
 }
 
+void HistoryStore::seed(const Snapshot& snap) {
+  std::unique_lock lock(mu_);
+  seed_locked(snap);
+}
+
+void HistoryStore::seed_locked(const Snapshot& snap) {
+  if (snap.seq == 0) return;  // the log's start: nothing came before
+  snap.events.for_each([&](const EventEntry& e) {
+    if (!e.listed() && e.markets.empty()) return;  // scores only: no history either
+    EventHistory& h = entry(e.number, e.key);
+    for (const MarketRef& m : e.markets) held_.bytes += static_cast<uint64_t>(h.seed_market(*m, snap.seq));
+    h.seed_listing(e.listed(), e.live(), snap.seq);
+  });
+  held_.epoch = snap.epoch;
+  held_.seq = snap.seq;
+  held_.clock = snap.feed_clock;
+  held_.held_from = snap.feed_clock;  // roughly: the feed may go back in time
+  held_.held_from_seq = seeded_seq_ = snap.seq + 1;
+  held_.events = events_.size();
+}
+
 void HistoryStore::apply(const Batch& batch) {
   std::unique_lock lock(mu_);
+  if (batch.reset) {
+    // The state was replaced (an edge rejoined after a hole in the log):
+    // the records between are not known here, so what is held starts again
+    // from the new state, as at a join.
+    events_.clear();
+    clock_ = ClockIndex();
+    held_ = HeldState{};
+    cut_seq_ = first_seq_ = seeded_seq_ = 0;
+    held_.epoch = batch.snapshot->epoch;
+    held_.seq = batch.snapshot->seq;
+    seed_locked(*batch.snapshot);
+    return;
+  }
   held_.epoch = batch.snapshot->epoch;
-  if (!batch.reset) {
+  {
     uint64_t seq = batch.first_seq;
     if (first_seq_ == 0) first_seq_ = seq;
     for (const feed::Record& r : batch.records) {
@@ -93,7 +127,7 @@ void HistoryStore::enforce_bound() {
     }
     lo = cut_seq_ = cut;
   }
-  held_.held_from_seq = cut_seq_;
+  held_.held_from_seq = std::max(cut_seq_, seeded_seq_);
   int64_t oldest = INT64_MAX;
   uint64_t points = 0;
   for (auto& [number, h] : events_) {

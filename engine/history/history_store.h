@@ -29,7 +29,7 @@ struct HeldState {
   uint64_t seq = 0;            // every point held has a seq <= this
   int64_t clock = 0;           // the newest `at` applied (feed time)
   int64_t held_from = 0;       // points from this ts on are all held; 0: nothing was dropped
-  uint64_t held_from_seq = 0;  // and from this seq on (the book at a moment too)
+  uint64_t held_from_seq = 0;  // and from this seq on (the book at a moment too); 0: from the log's start
   uint64_t events = 0, points = 0, bytes = 0;
 };
 
@@ -37,8 +37,15 @@ class HistoryStore {
  public:
   explicit HistoryStore(size_t max_bytes = kDefaultHistoryBytes) : max_bytes_(max_bytes) {}
 
+  // Writer only, before the first batch: the engine's state the records
+  // will follow, when it is not the log's start (an edge that joined from a
+  // snapshot, a node that recovered its data dir). Its quotes become each
+  // market's base and held_from_seq its seq + 1: the points of the records
+  // after it are then exactly those of a node that saw the whole log.
+  void seed(const Snapshot& snap);
   // Writer only: the batch's records in log order, then the events that
-  // left at the retention horizon.
+  // left at the retention horizon. A `reset` batch (the state replaced)
+  // starts the history again, seeded with the new state.
   void apply(const Batch& batch);
 
   // Any thread: fn(const EventHistory* or null, const HeldState&) under the
@@ -56,13 +63,15 @@ class HistoryStore {
 
  private:
   EventHistory& entry(uint64_t number, const std::string& id);
+  void seed_locked(const Snapshot& snap);
   void enforce_bound();
 
   const size_t max_bytes_;
   mutable std::shared_mutex mu_;
   std::unordered_map<uint64_t, EventHistory> events_;
   HeldState held_;
-  uint64_t cut_seq_ = 0;  // points before this seq were dropped for the bound
+  uint64_t cut_seq_ = 0;     // points before this seq were dropped for the bound
+  uint64_t seeded_seq_ = 0;  // the records before this seq were never seen here (seed)
   uint64_t first_seq_ = 0;
   ClockIndex clock_;  // seq_at's index
 };

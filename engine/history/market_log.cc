@@ -96,6 +96,17 @@ int32_t MarketLog::begin(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
   return layout;
 }
 
+int32_t MarketLog::seed(uint64_t seq, int64_t at, const feed::MarketRec& rec) {
+  const int32_t layout = rec.lines.empty() ? -1 : intern(rec);
+  base_ = tail_ = Mark{seq, at, layout};
+  return layout;
+}
+
+void MarketLog::seed_outcome(uint32_t number, const OutcomeState& st) {
+  if (base_states_.size() < outcomes_) base_states_.resize(outcomes_);
+  base_states_[number] = st;
+}
+
 void MarketLog::put(uint32_t number, QuoteTail& tail, bool priced, int32_t price, uint32_t flags, uint8_t s) {
   if (!open_points_) {
     bytes_[header_at_] |= 1;  // bit 0 of the varint's value is bit 0 of its first byte

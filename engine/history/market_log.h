@@ -92,6 +92,12 @@ class MarketLog {
   }
   // A new outcome number (its state in the base starts empty).
   uint32_t add_outcome() { return outcomes_++; }
+  // Writer, on an empty log: the market as a node that joined the log late
+  // found it (engine/history/history_store.h, seed). The state is the base,
+  // as a cut leaves it, not points: the node did not see them made. Returns
+  // the layout's index; then seed_outcome gives each outcome its quote.
+  int32_t seed(uint64_t seq, int64_t at, const feed::MarketRec& rec);
+  void seed_outcome(uint32_t number, const OutcomeState& st);
 
   // Calls fn(const Mark&) per entry and fn_point(number, const Point&) per
   // point, oldest first; stops after the entry with seq `upto`'s last entry

@@ -131,6 +131,8 @@ void status(Call& c) {
     c.w.Uint64(h.bytes);
     c.w.Key("held_from");
     c.w.Int64(h.held_from);
+    c.w.Key("held_from_seq");
+    c.w.Uint64(h.held_from_seq);
     c.w.EndObject();
   }
   if (in.relay_status) {

@@ -188,6 +188,7 @@ class OddsHistory(unittest.TestCase):
             a = self.answer(f"id={eid}")
             self.assertEqual((a["id"], a["seq"], a["interval"], a["to"]), (eid, len(self.recs), "raw", self.recs[-1]["at"]))
             self.assertNotIn("held_from", a)
+            self.assertEqual(a["held_from_seq"], 0)  # the log seen from its start, nothing dropped
             self.assertEqual(a["data"], self.expected[eid], eid)
             points += sum(len(o["points"]) for m in a["data"].values() for l in m.values() for o in l.values())
         self.assertGreater(points, 300)
@@ -277,6 +278,8 @@ class Bounds(unittest.TestCase):
             held = a["held_from"]
             self.assertGreater(held, recs[0]["at"])
             self.assertEqual(a["from"], held)
+            cut = a["held_from_seq"]
+            self.assertGreater(cut, 1)
             want = expected_history(recs)[EVENTS[0]]
             for m, lines in a["data"].items():
                 for l, outs in lines.items():
@@ -285,6 +288,8 @@ class Bounds(unittest.TestCase):
                         tail = want[m][l][o]["points"][-len(got["points"]):] if got["points"] else []
                         self.assertEqual(got["points"], tail)
                         self.assertTrue(all(p[0] >= held for p in got["points"]))
+                        # Every point of the whole history from held_from_seq on is held.
+                        self.assertEqual(got["points"], [p for p in want[m][l][o]["points"] if p[-1] >= cut])
             r, body = get(srv.port, f"/v1/odds/history?id={EVENTS[0]}&to={held - 1}", 400)
             self.assertEqual(json.loads(body), {"error": "horizon_exceeded", "held_from": held})
         with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--history", "off",
@@ -293,6 +298,31 @@ class Bounds(unittest.TestCase):
             r, body = get(srv.port, f"/v1/odds/history?id={EVENTS[0]}", 404)
             self.assertEqual(json.loads(body), {"error": "Not found"})
 
+
+    def test_a_restart_holds_from_the_recovered_seq(self):
+        """A restart on a --data-dir recovers the state, not its history: it
+        holds from the record after the recovered seq (held_from_seq), each
+        outcome's quote then being where its next point starts from."""
+        feed = os.path.join(self.dir, "feed.jsonl")
+        recs = build_feed(feed)
+        data = os.path.join(self.dir, "data")
+        with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--data-dir", data,
+                            "--feed", f"replay:{feed},speed=max") as srv:
+            srv.wait_for(r"serving http://")
+            st = h.wait_until(lambda: (s := h.status(srv.port, KEY)["history"]) and s["seq"] == len(recs) and s, 60,
+                              "the feed recorded")
+            self.assertEqual((st["held_from_seq"], st["held_from"]), (0, 0))
+            self.assertGreater(st["points"], 0)
+        with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--data-dir", data, "--feed", "none") as srv:
+            srv.wait_for(r"serving http://")
+            st = h.status(srv.port, KEY, ready_within=60)["history"]
+            self.assertEqual((st["seq"], st["held_from_seq"], st["points"]), (len(recs), len(recs) + 1, 0))
+            self.assertEqual(st["held_from"], max(r["at"] for r in recs))
+            a = json.loads(get(srv.port, f"/v1/odds/history?id={EVENTS[0]}")[1])
+            self.assertEqual(a["held_from_seq"], len(recs) + 1)
+            outcomes = [o for m in a["data"].values() for l in m.values() for o in l.values()]
+            self.assertGreater(len(outcomes), 0)
+            self.assertEqual({(o["open"], o["close"], len(o["points"])) for o in outcomes}, {(None, None, 0)})
 
 if __name__ == "__main__":
     h.main()

@@ -56,18 +56,22 @@ TEST(HistoryAnswer, JsonNestsByMarketLineOutcomeAndFiltersWholeObjects) {
   Answer a(records());
   HistoryQuery q;
   q.outcome = 7;
-  EXPECT_EQ(a.json(q), std::string(kHead) +
-                           R"("from":0,"to":63000,"interval":"raw","data":{"2":{"s":{"7":{"open":[111,0,2000,2],)"
-                           R"("close":[111,0,2000,2],"final":true,"points":[[2000,111,0,0,2],[63000,120,0,0,5]]}}}}})");
+  EXPECT_EQ(
+      a.json(q),
+      std::string(kHead) +
+          R"("from":0,"to":63000,"interval":"raw","held_from_seq":0,"data":{"2":{"s":{"7":{"open":[111,0,2000,2],)"
+          R"("close":[111,0,2000,2],"final":true,"points":[[2000,111,0,0,2],[63000,120,0,0,5]]}}}}})");
   q = {};
   q.market = 1;
   q.line = "s3.5";
   q.from = 1500;
-  EXPECT_EQ(a.json(q), std::string(kHead) +
-                           R"("from":1500,"to":63000,"interval":"raw","data":{"1":{"s3.5":{"1":{"open":[300,0,1000,1],)"
-                           R"("close":[300,0,1000,1],"final":true,"points":[[61000,null,null,null,3]]}}}}})");
+  EXPECT_EQ(
+      a.json(q),
+      std::string(kHead) +
+          R"("from":1500,"to":63000,"interval":"raw","held_from_seq":0,"data":{"1":{"s3.5":{"1":{"open":[300,0,1000,1],)"
+          R"("close":[300,0,1000,1],"final":true,"points":[[61000,null,null,null,3]]}}}}})");
   q.line = "none";
-  EXPECT_EQ(a.json(q), std::string(kHead) + R"("from":1500,"to":63000,"interval":"raw","data":{}})");
+  EXPECT_EQ(a.json(q), std::string(kHead) + R"("from":1500,"to":63000,"interval":"raw","held_from_seq":0,"data":{}})");
 }
 
 TEST(HistoryAnswer, CandlesAndCsv) {
@@ -78,10 +82,12 @@ TEST(HistoryAnswer, CandlesAndCsv) {
   q.outcome = 1;
   q.interval = "1m";
   q.interval_ms = *interval_ms("1m");
-  EXPECT_EQ(a.json(q), std::string(kHead) +
-                           R"("from":0,"to":63000,"interval":"1m","data":{"1":{"s2.5":{"1":{"open":[190,0,1000,1],)"
-                           R"("close":[200,4,61000,3],"final":true,"candles":[[0,190,190,190,190,1],)"
-                           R"([60000,200,200,200,200,1]]}}}}})");
+  EXPECT_EQ(
+      a.json(q),
+      std::string(kHead) +
+          R"("from":0,"to":63000,"interval":"1m","held_from_seq":0,"data":{"1":{"s2.5":{"1":{"open":[190,0,1000,1],)"
+          R"("close":[200,4,61000,3],"final":true,"candles":[[0,190,190,190,190,1],)"
+          R"([60000,200,200,200,200,1]]}}}}})");
   EXPECT_EQ(a.csv(q),
             "market,line,outcome,t0,open,high,low,close,n\n1,s2.5,1,0,190,190,190,190,1\n"
             "1,s2.5,1,60000,200,200,200,200,1\n");
@@ -99,8 +105,9 @@ TEST(HistoryAnswer, NoHistoryIsEmptyData) {
   st.held_from = 100;
   HistoryQuery q;
   std::string out = api::success_body([&](json::Writer& w) { write_history_json(w, q, "x", nullptr, st); });
-  EXPECT_EQ(out, R"({"success":true,"id":"x","epoch":"","seq":9,"from":100,"to":5000,"interval":"raw",)"
-                 R"("held_from":100,"data":{}})");
+  EXPECT_EQ(out,
+            R"({"success":true,"id":"x","epoch":"","seq":9,"from":100,"to":5000,"interval":"raw","held_from_seq":0,)"
+            R"("held_from":100,"data":{}})");
   q.csv = true;
   EXPECT_EQ(history_csv(q, nullptr), "market,line,outcome,ts,price,flags,s,seq\n");
   q.to = 99;

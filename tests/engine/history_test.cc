@@ -247,7 +247,7 @@ TEST(HistoryBound, OldestPointsGoFirstAndTheBoundHolds) {
   EXPECT_GT(st.held_from, 0);
   // What is held is exactly the tail of the unbounded history: every point
   // from the first one still held on.
-  uint64_t held = 0, tail = 0;
+  uint64_t held = 0, tail = 0, from_cut = 0;
   int64_t oldest = INT64_MAX;
   uint64_t first_seq = UINT64_MAX;
   std::set<uint64_t> numbers;
@@ -266,9 +266,16 @@ TEST(HistoryBound, OldestPointsGoFirstAndTheBoundHolds) {
     full.store.read(n, [&](const EventHistory* h, const HeldState&) {
       if (!h) return;
       for (const OutcomeHistory& o : h->outcomes())
-        for (const Point& p : h->points_of(o)) tail += p.seq >= first_seq;
+        for (const Point& p : h->points_of(o)) {
+          tail += p.seq >= first_seq;
+          from_cut += p.seq >= st.held_from_seq;
+        }
     });
   EXPECT_EQ(st.held_from, oldest);
+  // held_from_seq is the cut: every point of the whole history from it on is held.
+  EXPECT_GT(st.held_from_seq, 1u);
+  EXPECT_LE(st.held_from_seq, first_seq);
+  EXPECT_EQ(held, from_cut);
   EXPECT_EQ(held, st.points);
   EXPECT_EQ(held, tail);
   EXPECT_LT(held, full.store.state().points);

@@ -408,6 +408,9 @@ void build_outputs(Node& n) {
   n.pipeline->add_sink(n.webhooks.get());
   n.webhooks->start();
   if (n.history) {
+    // The history follows the records from the state the node starts at
+    // (an edge's joined snapshot, a recovered data dir): held_from_seq.
+    n.history->seed(*n.engine.current());
     n.history_recorder = std::make_unique<history::HistoryRecorder>(*n.history);
     n.pipeline->add_sink(n.history_recorder.get());
     n.history_recorder->start();
