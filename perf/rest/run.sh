@@ -224,6 +224,14 @@ print(f"/v1/odds?ids=<100>&at=<{int(sys.argv[2]) / 1000:.0f} s back>, one connec
 print(f"  ratio p99 (at / live): {at / plain:.2f}   ratio req/s (at / live): {r('oddsrelay_odds_at') / r('oddsrelay_odds_1conn'):.2f}")
 print(f"goal /v1/odds?ids=<100>&at= p99 <= 20 ms: {'met' if at <= 20 else 'NOT met'} ({at:.2f} ms)")
 PY
+# What the history held by then, every overhead included (docs/architecture.md
+# "Odds history" states the index's part an event).
+python3 - "$(curl -s -H "X-API-Key: $key" "http://127.0.0.1:$port/v1/status")" <<'PY'
+import json, sys
+h = json.loads(sys.argv[1])["history"]
+e, p, b = h["events"], h["points"], h["bytes"]
+print(f"history held: {e} events, {p} points, {b} bytes: {b / max(e, 1):.0f} bytes an event, {b / max(p, 1):.1f} a point")
+PY
 # The whole-event history needs an oddsrelay of its own (perf/rest/history.sh):
 # this one and nginx stop first, so that the two do not share the cores.
 kill "$relay_pid" 2>/dev/null || true
