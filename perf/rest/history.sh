@@ -19,7 +19,9 @@
 # Checked before any figure is printed: 200, the event's id, the point
 # count the same before and after the run (the event was frozen), every
 # wrk answer about the same bytes, no socket error, and the feed moved at
-# 1,000 records/s or more during the run (odds, plus clock and score records).
+# 800 records/s or more during the run (the simulator steps 1,000 times a
+# second, an odds record a step when a fixture has markets to price, plus
+# clock and score records; the rate is printed).
 #   perf/rest/history.sh [build-dir] [seconds per run, default 10] [--http-threads, default 1] [minimum points, default 10000] [warm-up bound s, default 60]
 set -euo pipefail
 shopt -s inherit_errexit
@@ -125,12 +127,14 @@ if s and any(int(x) for x in s.groups()):
     fail("socket errors")
 if not (0.99 * size <= read / n <= 1.01 * size + 1024):  # the same points each time; seq digits and headers vary
     fail(f"{read / n:.0f} bytes per answer, the checked one is {size}")
-if rate < 900:  # 1,000 odds records/s, plus the fixtures' clock and score records
-    fail(f"the feed moved at {rate} records/s during the run, not 1,000 or more")
+# The simulator steps 1,000 times a second: an odds record a step (none
+# while no fixture has markets to price), plus clock and score records.
+if rate < 800:
+    fail(f"the feed moved at {rate} records/s during the run: the simulator fell behind")
 ms = lambda q: (lambda v, u: float(v) * {"us": 1e-3, "ms": 1, "s": 1e3}[u])(*re.search(rf"^\s+{q}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M).groups())
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 p50, p99 = ms(50), ms(99)
-print(f"event {eid}: {points} points (removed, whole; found after {warm} s), answer {size} bytes; feed {rate} records/s during the run (odds 1,000/s, the rest clock and score records)")
+print(f"event {eid}: {points} points (removed, whole; found after {warm} s), answer {size} bytes; feed {rate} records/s during the run (all kinds; rate=1000)")
 print(f"{'oddsrelay_history':<22} {rps:12.2f} req/s   p50 {p50:.2f}ms   p99 {p99:.2f}ms")
 if points < 10000:
     print(f"goal /v1/odds/history whole event (>= 10,000 points) p99 <= 10 ms: NOT MEASURED (the event timed has {points} points)")
