@@ -11,6 +11,11 @@
 # non-2xx answer, no socket error and about the expected bytes per answer.
 # /v1/odds is measured twice: plain, and with Accept-Encoding: gzip against
 # nginx's own gzip (level 1, like oddsrelay's) of the same file.
+# The history reads have no nginx equivalent: /v1/odds?ids=<the same 100
+# ids>&at=<the moment the ids were read> is timed against the same URL
+# without `at`, in the same run, both with one connection (goal p99 <=
+# 20 ms); then perf/rest/history.sh times a whole-event history of 10,000
+# points or more on an oddsrelay of its own (goal p99 <= 10 ms).
 #   perf/rest/run.sh [build-dir] [seconds per run, default 10] [connections, default 32] [--http-threads, default 1]
 set -euo pipefail
 shopt -s inherit_errexit
@@ -62,6 +67,8 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ "$n" -ge 100 ] || die "only $n live events"
+# The moment the at= row asks for: every id above was live by then.
+at_ms=$(date +%s%3N)
 first=${ids%%,*}
 declare -A url=([odds]="/v1/odds?ids=$ids" [event]="/v1/event?id=$first" [markets]="/v1/markets?lang=de" [live]="/v1/live")
 
@@ -138,13 +145,14 @@ echo "machine: $(nproc) cores; oddsrelay --http-threads $threads; nginx: 1 worke
 echo "ids: $n live events; odds body $(wc -c < "$dir/www/odds.json") bytes (gzip: oddsrelay $(wc -c < "$dir/odds.gz.relay"), nginx $(wc -c < "$dir/odds.gz.nginx")), event body $(wc -c < "$dir/www/event.json") bytes, live body $(wc -c < "$dir/www/live.json") bytes"
 # bench NAME FILE URL [header...]: wrk against URL, whose answers should be
 # about FILE's size; fails unless every answer was 2xx and no socket erred.
+# $bench_conns, if set, replaces the connection count.
 bench() {
   local out rc=0 name=$1 file=$2 u=$3
   shift 3
   local hdrs=()
   for x in "$@"; do hdrs+=(-H "$x"); done
   set -- "$name" "$file" "$u"
-  out=$(wrk -t1 -c"$conns" -d"${secs}s" --timeout 10s --latency "${hdrs[@]}" "$3" 2>&1) || rc=$?
+  out=$(wrk -t1 -c"${bench_conns:-$conns}" -d"${secs}s" --timeout 10s --latency "${hdrs[@]}" "$3" 2>&1) || rc=$?
   echo "$out" > "$dir/$1.wrk"
   [ "$rc" = 0 ] || die "wrk exited $rc on $1: $out"
   python3 - "$1" "$dir/$1.wrk" "$(wc -c < "$2")" "$dir/$1.rps" <<'PY' || exit 1
@@ -168,9 +176,11 @@ per = read / n  # body plus headers; wrk rounds the total to 2 decimals
 if not (0.75 * size <= per <= 1.25 * size + 1024):
     fail(f"{per:.0f} bytes per answer, the body is {size}")
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)
-print(f"{name:<22} {rps:12.2f} req/s   p99 {p99}")
+ms = lambda q: (lambda v, u: float(v) * {"us": 1e-3, "ms": 1, "s": 1e3}[u])(*re.search(rf"^\s+{q}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M).groups())
+p50, p99 = ms(50), ms(99)
+print(f"{name:<22} {rps:12.2f} req/s   p50 {p50:.2f}ms   p99 {p99:.2f}ms")
 open(rps_out, "w").write(str(rps))
+open(rps_out[:-4] + ".p99", "w").write(str(p99))
 PY
 }
 bench oddsrelay_odds "$dir/www/odds.json" "http://127.0.0.1:$port${url[odds]}" "X-API-Key: $key"
@@ -183,8 +193,23 @@ bench oddsrelay_markets "$dir/www/markets.json" "http://127.0.0.1:$port${url[mar
 bench nginx_markets "$dir/www/markets.json" "http://127.0.0.1:$nport/markets.json"
 bench oddsrelay_live "$dir/www/live.json" "http://127.0.0.1:$port${url[live]}" "X-API-Key: $key"
 bench nginx_live "$dir/www/live.json" "http://127.0.0.1:$nport/live.json"
+# The book at a moment, rebuilt from the odds history: the same 100 ids as
+# of when they were read. A moment's answer never changes: two fetches are
+# byte-equal, and hold the ids asked, none of them not found.
+at_url="/v1/odds?ids=$ids&at=$at_ms"
+for k in 1 2; do
+  code=$(curl -s -o "$dir/at.$k" -w '%{http_code}' -H "X-API-Key: $key" "http://127.0.0.1:$port$at_url")
+  [ "$code" = 200 ] || die "oddsrelay answered /v1/odds?at= with $code: $(head -c 200 "$dir/at.$k")"
+done
+cmp -s "$dir/at.1" "$dir/at.2" || die "two answers of /v1/odds?at=$at_ms differ"
+[ "$(check_body odds "$dir/at.1")" = "$(cat "$dir/odds.ids")" ] || die "/v1/odds?at= does not answer the ids asked"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["seq"] > 0 and not d.get("not_found"), str(d)[:200]' "$dir/at.1" ||
+  die "/v1/odds?at= answered seq 0 or not_found"
+back_ms=$(( $(date +%s%3N) - at_ms ))
+bench_conns=1 bench oddsrelay_odds_at "$dir/at.1" "http://127.0.0.1:$port$at_url" "X-API-Key: $key"
+bench_conns=1 bench oddsrelay_odds_1conn "$dir/www/odds.json" "http://127.0.0.1:$port${url[odds]}" "X-API-Key: $key"
 kill -0 "$relay_pid" 2>/dev/null || die "oddsrelay died during the runs: $(tail -3 "$dir/relay.log")"
-python3 - "$dir" <<'PY'
+python3 - "$dir" "$back_ms" <<'PY'
 import sys
 d = sys.argv[1]
 r = lambda n: float(open(f"{d}/{n}.rps").read())
@@ -193,4 +218,25 @@ print(f"ratio /v1/odds gzip (oddsrelay / nginx gzip): {r('oddsrelay_odds_gzip') 
 print(f"ratio /v1/live  (oddsrelay / nginx): {r('oddsrelay_live') / r('nginx_live'):.2f}")
 print(f"ratio /v1/event (oddsrelay / nginx): {r('oddsrelay_event') / r('nginx_event'):.2f}")
 print(f"ratio /v1/markets?lang=de (oddsrelay / nginx): {r('oddsrelay_markets') / r('nginx_markets'):.2f}")
+p = lambda n: float(open(f"{d}/{n}.p99").read())
+at, plain = p('oddsrelay_odds_at'), p('oddsrelay_odds_1conn')
+print(f"/v1/odds?ids=<100>&at=<{int(sys.argv[2]) / 1000:.0f} s back>, one connection; no nginx equivalent, the baseline is /v1/odds?ids=<the same 100> in this run:")
+print(f"  ratio p99 (at / live): {at / plain:.2f}   ratio req/s (at / live): {r('oddsrelay_odds_at') / r('oddsrelay_odds_1conn'):.2f}")
+print(f"goal /v1/odds?ids=<100>&at= p99 <= 20 ms: {'met' if at <= 20 else 'NOT met'} ({at:.2f} ms)")
 PY
+# What the history held by then, every overhead included (docs/architecture.md
+# "Odds history" states the index's part an event).
+python3 - "$(curl -s -H "X-API-Key: $key" "http://127.0.0.1:$port/v1/status")" <<'PY'
+import json, sys
+h = json.loads(sys.argv[1])["history"]
+e, p, b = h["events"], h["points"], h["bytes"]
+print(f"history held: {e} events, {p} points, {b} bytes: {b / max(e, 1):.0f} bytes an event, {b / max(p, 1):.1f} a point")
+PY
+# The whole-event history needs an oddsrelay of its own (perf/rest/history.sh):
+# this one and nginx stop first, so that the two do not share the cores.
+kill "$relay_pid" 2>/dev/null || true
+relay_pid=
+kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true
+rm -f "$dir/nginx.pid"
+echo
+bash perf/rest/history.sh "$build" "$secs" "$threads"
