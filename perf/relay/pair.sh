@@ -4,7 +4,9 @@
 # The server on core 0 (--relay-threads 1, simulator at 1,000 records/s over
 # 300 events), oddsload on core 1; over S seconds after a 3 s ramp: the
 # relay's deliveries, its socket writes per delivery (relay.writes), the CPU
-# per delivery of the whole process and of the relay loop, p50/p99.
+# per delivery of the whole process and of the relay loop, p50/p99, and the
+# share of its core oddsload used (near 1.0: the load client, not the
+# server, may be what the tail measures).
 #   perf/relay/pair.sh BUILD_DIR SUBSCRIBERS SECONDS [filters]
 # `filters`: 50 distinct events=/markets= filters, as run.sh's shape row.
 # LOAD_CLIENT: an oddsload to use for both builds (default BUILD_DIR's).
@@ -21,19 +23,20 @@ if [ -n "$F" ]; then
 python3 "$(dirname "$0")/make_filters.py" $port perf-key > $d/filters.txt || { echo "cannot make the filters" >&2; exit 1; }
 extra=(--filter-file $d/filters.txt)
 fi
-ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' /proc/$pid/stat; }
+ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' /proc/${1:-$pid}/stat; }
 rticks() { local t=0; for k in /proc/$pid/task/*; do grep -q '^relay-' $k/comm && t=$((t + $(awk '{sub(/^.*\) /, ""); print $12 + $13}' $k/stat))); done; echo $t; }
 st() { curl -s -H "X-API-Key: perf-key" http://127.0.0.1:$port/v1/status; }
 taskset -c 1 ${LOAD_CLIENT:-$B/oddsload} --url http://127.0.0.1:$port --key perf-key --connections $N --duration $((S+4)) "${extra[@]}" --json --progress 0 > $d/load.json 2>$d/load.err &
 lp=$!; sleep 3
-st > $d/s0; t0=$(ticks); r0=$(rticks); sleep $S; t1=$(ticks); r1=$(rticks); st > $d/s1
+st > $d/s0; t0=$(ticks); r0=$(rticks); l0=$(ticks $lp); sleep $S; t1=$(ticks); r1=$(rticks); l1=$(ticks $lp); st > $d/s1
 wait $lp; kill $pid; wait $pid 2>/dev/null; pid=
-python3 - $d/s0 $d/s1 $d/load.json $t0 $t1 $r0 $r1 "$B" "$N" "${F:-plain}" <<'PY'
+python3 - $d/s0 $d/s1 $d/load.json $t0 $t1 $r0 $r1 "$B" "$N" "${F:-plain}" $l0 $l1 $S <<'PY'
 import json, sys
 a, b, l = (json.load(open(p)) for p in sys.argv[1:4])
 ra, rb = a["relay"], b["relay"]
 dl = rb["deliveries"] - ra["deliveries"]; w = rb.get("writes", 0) - ra.get("writes", 0)
 cpu = (int(sys.argv[5]) - int(sys.argv[4])) / 100; rc = (int(sys.argv[7]) - int(sys.argv[6])) / 100
 print(f"{sys.argv[8]} {sys.argv[10]} subs {l['connected']} gaps {l['gaps']} deliveries {dl} server CPU {cpu:.2f} s writes/delivery {w/max(dl,1):.3f} "
-      f"us/delivery: process {cpu*1e6/max(dl,1):.2f} relay loop {rc*1e6/max(dl,1):.2f}; p50 {l['p50_ms']} p99 {l['p99_ms']} ms")
+      f"us/delivery: process {cpu*1e6/max(dl,1):.2f} relay loop {rc*1e6/max(dl,1):.2f}; p50 {l['p50_ms']} p99 {l['p99_ms']} ms; "
+      f"oddsload {(int(sys.argv[12]) - int(sys.argv[11])) / 100 / float(sys.argv[13]):.2f} of a core")
 PY
