@@ -9,13 +9,12 @@ Skips when nats-server is not installed."""
 import json
 import os
 import shutil
-import signal
 import sys
 import unittest
 import urllib.parse
 
 import harness as h
-from test_nats import NATS, Nats, wait_until
+from test_nats import NATS, NatsNodes, wait_until
 
 KEY = "edge-history-key"
 KEYS = {"keys": [{"key": KEY, "name": "edge-history", "permissions": ["live", "prematch", "odds"]}]}
@@ -33,25 +32,17 @@ def held_points(answer, lo, hi):
     return out
 
 
-class EdgeHistory(unittest.TestCase):
+class EdgeHistory(NatsNodes, unittest.TestCase):
+    wait_serving = True
+
     def setUp(self):
         self.dir = h.scratch("edge-history")
         self.keys = h.write_keys(self.dir, KEYS)
-        self.nats = Nats(os.path.join(self.dir, "js"))
-        self.servers = []
+        self.start_nats(os.path.join(self.dir, "js"))
 
     def tearDown(self):
-        for s in self.servers:
-            s.__exit__()
-        self.nats.stop(signal.SIGKILL)
-        os.unlink(self.nats.logpath)
+        self.stop_nats()
         shutil.rmtree(self.dir)
-
-    def node(self, *extra):
-        s = h.Server("--keys", self.keys, "--progress", "0", *extra)
-        self.servers.append(s)
-        s.wait_for(r"serving http://", 60)
-        return s
 
     def status(self, port):
         return h.status(port, KEY, ready_within=60)

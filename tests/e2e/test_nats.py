@@ -119,7 +119,32 @@ def bus_digest(url):
     return int(m.group(2)), m.group(3), m.group(1)
 
 
-class Cluster(unittest.TestCase):
+class NatsNodes:
+    """A JetStream server and the oddsrelay nodes a test starts on it
+    (self.keys), all stopped after the test. `node_args` go to every node;
+    `wait_serving` waits for a node to serve before it is handed back."""
+    node_args = ()
+    wait_serving = False
+
+    def start_nats(self, store):
+        self.nats = Nats(store)
+        self.servers = []
+
+    def stop_nats(self):
+        for s in self.servers:
+            s.__exit__()
+        self.nats.stop(signal.SIGKILL)
+        os.unlink(self.nats.logpath)
+
+    def node(self, *extra):
+        s = h.Server("--keys", self.keys, "--progress", "0", *self.node_args, *extra)
+        self.servers.append(s)
+        if self.wait_serving:
+            s.wait_for(r"serving http://", 60)
+        return s
+
+
+class Cluster(NatsNodes, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = h.scratch("nats")
@@ -143,19 +168,10 @@ class Cluster(unittest.TestCase):
 
     def setUp(self):
         self.store = tempfile.mkdtemp(prefix="js-", dir=self.dir)
-        self.nats = Nats(self.store)
-        self.servers = []
+        self.start_nats(self.store)
 
     def tearDown(self):
-        for s in self.servers:
-            s.__exit__()
-        self.nats.stop(signal.SIGKILL)
-        os.unlink(self.nats.logpath)
-
-    def node(self, *extra):
-        s = h.Server("--keys", self.keys, "--progress", "0", *extra)
-        self.servers.append(s)
-        return s
+        self.stop_nats()
 
     def edge(self, stream="ODDS"):
         e = self.node("--feed", self.nats.url(stream))

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import sys
 import time
 import unittest
@@ -22,7 +21,7 @@ import unittest
 import websockets
 
 import harness as h
-from test_nats import NATS, Nats, wait_until
+from test_nats import NATS, NatsNodes, wait_until
 from test_resume import PtClient, clean, follow, number_of
 
 KEY = "edge-key"
@@ -30,28 +29,20 @@ KEYS = {"keys": [{"key": KEY, "name": "edges", "ws_connections": 50, "permission
 RECORDS = 45000
 
 
-class CrossEdgeResume(unittest.TestCase):
+class CrossEdgeResume(NatsNodes, unittest.TestCase):
+    node_args = ("--ws-update", "100", "--resume-window", "512M,600s")
+    wait_serving = True
+
     def setUp(self):
         self.dir = h.scratch("nats-resume")
         self.keys = h.write_keys(self.dir, KEYS)
         self.feed = os.path.join(self.dir, "feed.jsonl")
         h.gen_feed(self.feed, RECORDS, "seed=7,events=60,rate=400")
-        self.nats = Nats(os.path.join(self.dir, "js"))
-        self.servers = []
+        self.start_nats(os.path.join(self.dir, "js"))
 
     def tearDown(self):
-        for s in self.servers:
-            s.__exit__()
-        self.nats.stop(signal.SIGKILL)
-        os.unlink(self.nats.logpath)
+        self.stop_nats()
         shutil.rmtree(self.dir)
-
-    def node(self, *extra):
-        s = h.Server("--keys", self.keys, "--progress", "0", "--ws-update", "100", "--resume-window", "512M,600s",
-                     *extra)
-        self.servers.append(s)
-        s.wait_for(r"serving http://", 60)
-        return s
 
     def rest(self, port, path):
         r, body = h.request(port, path, KEY)
