@@ -79,7 +79,8 @@ void begin_pt(std::string& p, std::string_view type, std::string_view channel) {
 
 }  // namespace
 
-FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t channels, ResumeNote note) {
+FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t channels, ResumeNote note,
+                  SnapshotNote snapshot) {
   FrameBuilder b;
   begin_pt(b.payload(), "INFO", "PUB");
   json::StringSink sink(b.payload());
@@ -105,6 +106,14 @@ FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t c
   if (channels & 1) w.String("evt");
   if (channels & 2) w.String("odds");
   w.EndArray();
+  if (snapshot.frames) {
+    w.Key("frames");
+    w.Uint64(*snapshot.frames);
+  }
+  if (snapshot.digest) {
+    w.Key("digest");
+    json::str(w, digest_hex(*snapshot.digest));
+  }
   w.EndObject();
   return b.finish();
 }

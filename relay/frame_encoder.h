@@ -41,6 +41,16 @@ struct ResumeNote {
   std::string_view reason;
 };
 
+// What the ready INFO says of the connect snapshot that follows it, so a
+// client can close the snapshot as its last frame arrives rather than at
+// the next group's INFO (on a feed standing still, there is none): how
+// many P frames it has and, with verify=1, the view's digest once they are
+// applied. Absent on a resumed stream's ready INFO (no snapshot follows).
+struct SnapshotNote {
+  std::optional<size_t> frames;
+  std::optional<uint64_t> digest;
+};
+
 // The server's own clocks on a batch, in microseconds since the Unix epoch
 // (docs/api.md, "Latency stamps"); 0 = not stamped.
 struct Stamps {
@@ -50,7 +60,8 @@ struct Stamps {
 };
 
 // /pt-ws
-FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask, ResumeNote note = {});
+FrameRef pt_ready(const Snapshot& s, std::span<const int32_t> sports, uint32_t permissions_mask, ResumeNote note = {},
+                  SnapshotNote snapshot = {});
 // `digest`: a verify=1 stream's view digest at `seq` (relay/view_digest.h).
 FrameRef pt_marker(uint64_t seq, uint64_t from, int64_t at, uint64_t conflated = 0, Stamps stamps = {},
                    std::optional<uint64_t> digest = std::nullopt);

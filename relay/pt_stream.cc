@@ -302,11 +302,11 @@ void PtStreams::start(StreamConn* c, ResumeWindow::Verdict v, size_t first) {
 
 // The ready INFO: the sports with listed events that pass the filter, the
 // channels the key allows.
-FrameRef PtStreams::ready_info(const StreamFilter& filter, ResumeNote note) {
+FrameRef PtStreams::ready_info(const StreamFilter& filter, ResumeNote note, SnapshotNote snapshot) {
   std::vector<int32_t> sports;
   for (const SportCount& s : ctx_.snap->sports)
     if (filter.wants_sport(s.sport)) sports.push_back(s.sport);
-  return pt_ready(*ctx_.snap, sports, channel_mask(filter), note);
+  return pt_ready(*ctx_.snap, sports, channel_mask(filter), note, snapshot);
 }
 
 void PtStreams::build_connect_evt(uint8_t classes) {
@@ -339,22 +339,26 @@ const std::vector<LoopBatchFrame>& PtStreams::cut_connect_frames(Bucket& b) {
 }
 
 // `refused`: why a resume was refused, or Resumed when none was asked for.
+// The ready INFO counts the snapshot's frames (and carries the view's
+// digest with verify=1), so a client closes the snapshot at its last frame.
 void PtStreams::send_connect_snapshot(StreamConn* c, ResumeWindow::Verdict refused) {
   const ResumeNote note{refused != ResumeWindow::Verdict::Resumed, false, ResumeWindow::reason(refused)};
   refresh_connect_cache();
   const uint8_t classes = stream_event_classes(c);
   build_connect_evt(classes);
   const StreamFilter filter = c->filter();
-  c->sent_seq = ctx_.snap->seq;
-  ctx_.out.send_exempt(c, ready_info(filter, note));
+  Bucket& b = buckets_[c->bucket];
+  snapshot_.clear();
   if (filter.cuts()) {
-    for (const LoopBatchFrame& o : cut_connect_frames(buckets_[c->bucket])) ctx_.out.send_exempt(c, o.frame, o.channel);
-    return;
+    for (const LoopBatchFrame& o : cut_connect_frames(b)) snapshot_.push_back(&o);
+  } else {
+    for (const auto* frames : {&connect_evt_[classes], &connect_odds_})
+      for (const LoopBatchFrame& o : *frames)
+        if (filter.admits(o)) snapshot_.push_back(&o);
   }
-  for (const LoopBatchFrame& o : connect_evt_[classes])
-    if (filter.admits(o)) ctx_.out.send_exempt(c, o.frame, o.channel);
-  for (const LoopBatchFrame& o : connect_odds_)
-    if (filter.admits(o)) ctx_.out.send_exempt(c, o.frame, o.channel);
+  c->sent_seq = ctx_.snap->seq;
+  ctx_.out.send_exempt(c, ready_info(filter, note, SnapshotNote{snapshot_.size(), digest_of(b)}));
+  for (const LoopBatchFrame* o : snapshot_) ctx_.out.send_exempt(c, o->frame, o->channel);
 }
 
 // Resumed: the ready INFO, then the window's batches after `seq` in order,

@@ -51,7 +51,7 @@ class PtStreams final : public StreamModule {
   void flush_quiet(Bucket& b);
   void flush(Bucket& b);
   void schedule();
-  FrameRef ready_info(const StreamFilter& filter, ResumeNote note);
+  FrameRef ready_info(const StreamFilter& filter, ResumeNote note, SnapshotNote snapshot = {});
   void catch_up(StreamConn* c, size_t first, uint64_t seq);
   void send_batch_frame(StreamConn* c, const LoopBatchFrame& o);
   void send_marker(StreamConn* c, const LoopBatch& batch, uint64_t from, const FrameRef& shared,
@@ -111,8 +111,9 @@ class PtStreams final : public StreamModule {
   StreamContext& ctx_;
   std::vector<Bucket> buckets_;  // few: one per distinct filter
   size_t size_ = 0;
-  std::vector<uint32_t> admitted_;   // fan_out's scratch
-  std::vector<LoopBatchFrame> cut_;  // fan_out's scratch: a cutting bucket's frames
+  std::vector<uint32_t> admitted_;               // fan_out's scratch
+  std::vector<LoopBatchFrame> cut_;              // fan_out's scratch: a cutting bucket's frames
+  std::vector<const LoopBatchFrame*> snapshot_;  // send_connect_snapshot's scratch
   // Connect snapshots, rebuilt when a stream arrives after the state moved.
   uint64_t cache_seq_ = UINT64_MAX;
   uint64_t connect_gen_ = 0;                    // bumped at each rebuild (cutting buckets cache their own cut)

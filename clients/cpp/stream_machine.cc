@@ -54,6 +54,7 @@ namespace {
 struct InfoFields : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, InfoFields> {
   bool has_seq = false, has_from = false, has_digest = false, has_error = false, ready = false;
   std::optional<bool> resumed;
+  std::optional<uint64_t> frames;  // the ready INFO's count of the snapshot's frames
   uint64_t seq = 0, from = 0;
   std::string digest, epoch, reason;
   int depth = 0;
@@ -63,6 +64,7 @@ struct InfoFields : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, InfoFields> 
   void clear() {
     has_seq = has_from = has_digest = has_error = ready = false;
     resumed.reset();
+    frames.reset();
     seq = from = 0;
     digest.clear();
     epoch.clear();
@@ -86,6 +88,7 @@ struct InfoFields : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, InfoFields> 
   bool Uint64(uint64_t v) {
     if (depth == 1 && key == "seq") has_seq = true, seq = v;
     if (depth == 1 && key == "from") has_from = true, from = v;
+    if (depth == 1 && key == "frames") frames = v;
     return scalar();
   }
   bool Double(double) { return scalar(); }
@@ -220,7 +223,16 @@ StreamMachine::Next StreamMachine::on_message(std::string_view frame) {
   // Held until the INFO closes the group; the strings keep their capacity.
   if (n_pending_ == pending_.size()) pending_.emplace_back();
   pending_[n_pending_++].assign(frame);
+  if (snapshot_ && snapshot_frames_ && n_pending_ == *snapshot_frames_) return close_snapshot();
   return Next::kContinue;
+}
+
+// The ready INFO counted the snapshot's frames and they are all here: it is
+// applied now, at the ready INFO's seq, rather than with the next group (on
+// a feed standing still there may be none for a long time).
+StreamMachine::Next StreamMachine::close_snapshot() {
+  snapshot_frames_.reset();
+  return apply_group(chain_, snapshot_digest_);
 }
 
 StreamMachine::Next StreamMachine::on_ready(std::string_view body) {
@@ -244,7 +256,11 @@ StreamMachine::Next StreamMachine::on_ready(std::string_view body) {
     snapshot_ = true;
     chain_ = r.seq;
     conn_epoch_ = r.epoch;
+    snapshot_frames_ = r.frames;  // an older server does not count: its next INFO closes the snapshot
+    snapshot_digest_.reset();
+    if (r.has_digest) snapshot_digest_ = r.digest;
     set_state(State::kSyncing);
+    if (snapshot_frames_ == 0u) return close_snapshot();
   }
   return Next::kContinue;
 }
@@ -253,6 +269,15 @@ StreamMachine::Next StreamMachine::on_info(std::string_view body) {
   InfoFields& info = t_info;
   if (!parse_info(body, info) || !info.has_seq || !info.has_from) return fail("bad_frame");
   if (info.from != chain_ + 1) return fail("gap");
+  snapshot_frames_.reset();  // an INFO before the count was reached: it closes the snapshot as it always did
+  std::optional<std::string> digest;
+  if (info.has_digest) digest = info.digest;
+  return apply_group(info.seq, digest);
+}
+
+// The held frames, applied as one group at `seq` (a snapshot replaces the
+// replica whole), then checked against the server's digest when it sent one.
+StreamMachine::Next StreamMachine::apply_group(uint64_t seq, const std::optional<std::string>& digest) {
   ops_.clear();
   for (size_t i = 0; i < n_pending_; ++i) {
     auto f = relay::parse_relay_frame(pending_[i]);
@@ -265,19 +290,19 @@ StreamMachine::Next StreamMachine::on_info(std::string_view body) {
     for (const FrameOp& op : ops_) scratch_.apply(op);
     std::lock_guard lock(mu_);
     std::swap(replica_, scratch_);
-    seq_ = info.seq;
+    seq_ = seq;
     epoch_ = conn_epoch_;
   } else {
     std::lock_guard lock(mu_);
     for (const FrameOp& op : ops_) replica_.apply(op);
-    seq_ = info.seq;
+    seq_ = seq;
     epoch_ = conn_epoch_;
   }
-  chain_ = info.seq;
+  chain_ = seq;
   snapshot_ = false;
   bool verified = false;
-  if (info.has_digest) {
-    if (info.digest != digest_hex(replica_.digest())) return fail("digest_mismatch");
+  if (digest) {
+    if (*digest != digest_hex(replica_.digest())) return fail("digest_mismatch");
     verified = true;
   }
   verified_ = verified;
@@ -287,7 +312,7 @@ StreamMachine::Next StreamMachine::on_info(std::string_view body) {
   pending_resync_.clear();
   if (!cb_.on_group) return Next::kContinue;
   Group g;
-  g.seq = info.seq;
+  g.seq = seq;
   g.epoch = epoch_.value_or("");
   g.verified = verified;
   g.resync = std::move(resync);

@@ -7,7 +7,8 @@
 //   connecting -> syncing -> live -> stale -> resyncing
 //
 // A group's frames are held until the INFO that closes it and applied
-// together (a snapshot into a fresh replica swapped in whole), so view()
+// together (a snapshot into a fresh replica swapped in whole, as soon as
+// the ready INFO's count of its frames has arrived), so view()
 // is always a state the server had at one seq. A gap, a refused resume, a
 // frame that does not parse or apply and a digest mismatch throw the
 // replica away: the next connection asks for a snapshot.
@@ -105,6 +106,8 @@ class StreamMachine {
  private:
   Next on_ready(std::string_view body);
   Next on_info(std::string_view body);
+  Next close_snapshot();
+  Next apply_group(uint64_t seq, const std::optional<std::string>& digest);
   void set_state(State s);
   void resync(std::string reason);
   Next fail(const char* reason);
@@ -120,10 +123,12 @@ class StreamMachine {
   unsigned attempt_ = 0;
   bool resume_ = true;
   std::string pending_resync_;
-  bool need_ready_ = true;            // the connection's first frame is its ready INFO
-  bool snapshot_ = false;             // the frames until the next INFO hold a snapshot
-  uint64_t chain_ = 0;                // the seq the next INFO's `from` follows
-  std::vector<std::string> pending_;  // the group's frames (capacity kept)
+  bool need_ready_ = true;                      // the connection's first frame is its ready INFO
+  bool snapshot_ = false;                       // the frames until the next INFO hold a snapshot
+  std::optional<uint64_t> snapshot_frames_;     // how many, when the ready INFO said
+  std::optional<std::string> snapshot_digest_;  // and the view's digest once applied (verify=1)
+  uint64_t chain_ = 0;                          // the seq the next INFO's `from` follows
+  std::vector<std::string> pending_;            // the group's frames (capacity kept)
   size_t n_pending_ = 0;
   std::vector<FrameOp> ops_;
   FrameParser parser_;

@@ -5,7 +5,8 @@
 //
 //   connecting -> syncing -> live -> stale -> resyncing
 //
-// a group's frames are applied at its INFO only, a cut resumes with
+// a group's frames are applied at its INFO only (a snapshot at its last frame,
+// which the ready INFO counts), a cut resumes with
 // resume=<epoch>:<seq> after a full-jitter backoff (0.5 s .. 30 s), and a gap,
 // a refused resume, a bad frame or a digest mismatch (verify=1) throws the
 // replica away and syncs again from a snapshot. No dependencies, no build.
@@ -200,16 +201,31 @@ export class OddsClient {
     try { body = JSON.parse(text.slice(b + 1)); } catch (e) { throw new Resync("bad_frame"); }
     this.o.onFrame(type, channel, text.slice(b + 1));
     if (this.needReady) return this.ready(type, body);
-    if (type !== "INFO") { this.pending.push([channel, body]); return; }
+    if (type !== "INFO") {
+      this.pending.push([channel, body]);
+      // The ready INFO counted the snapshot's frames: it is applied at the last one.
+      if (this.snapshot && this.snapshotFrames === this.pending.length) this.closeSnapshot();
+      return;
+    }
     if (!body || typeof body !== "object" || !("seq" in body) || !("from" in body)) throw new Resync("bad_frame");
     if (body.from !== this.chain + 1) throw new Resync("gap");
+    this.snapshotFrames = null;  // an INFO first: it closes the snapshot, as it always did
+    this.applyGroup(body.seq, "digest" in body ? body.digest : null);
+  }
+  closeSnapshot() {
+    this.snapshotFrames = null;
+    this.applyGroup(this.chain, this.snapshotDigest);
+  }
+  // The held frames as one group at `seq` (a snapshot into a fresh replica),
+  // checked against the server's digest when it sent one.
+  applyGroup(seq, digest) {
     const state = this.snapshot ? new Replica() : this.replica, events = new Set(), markets = new Set();
     try { for (const [c, f] of this.pending) state.apply(c, f, events, markets); }
     catch (e) { if (e instanceof BadFrame) throw new Resync("bad_frame"); throw e; }
     const snapshot = this.snapshot;
-    Object.assign(this, { replica: state, seq: body.seq, epoch: this.connEpoch, chain: body.seq, snapshot: false, pending: [] });
-    if ("digest" in body && body.digest !== state.hex()) throw new Resync("digest_mismatch");
-    this.verified = "digest" in body;
+    Object.assign(this, { replica: state, seq, epoch: this.connEpoch, chain: seq, snapshot: false, pending: [] });
+    if (digest !== null && digest !== state.hex()) throw new Resync("digest_mismatch");
+    this.verified = digest !== null;
     this.groups++;
     this.setState("live");
     const group = { seq: this.seq, epoch: this.epoch, events: [...events], markets: [...markets].map((k) => k.split(":").map(Number)),
@@ -224,6 +240,12 @@ export class OddsClient {
     Object.assign(this, { needReady: false, attempt: 0, failures: 0, resume: true });
     if (body.resumed === false && this.seq !== null && this.state !== "resyncing") this.resync(`resume_refused:${body.reason || ""}`);
     if (body.resumed) { Object.assign(this, { snapshot: false, chain: this.seq, connEpoch: this.epoch }); this.setState("live"); }
-    else { Object.assign(this, { snapshot: true, chain: body.seq, connEpoch: body.epoch }); this.setState("syncing"); }
+    else {
+      // An older server does not count its snapshot: the next INFO closes it.
+      Object.assign(this, { snapshot: true, chain: body.seq, connEpoch: body.epoch,
+        snapshotFrames: "frames" in body ? body.frames : null, snapshotDigest: "digest" in body ? body.digest : null });
+      this.setState("syncing");
+      if (this.snapshotFrames === 0) this.closeSnapshot();
+    }
   }
 }

@@ -251,6 +251,40 @@ TEST(ClientMachine, ConnectingSyncingLiveAndAViewOnlyAtAnInfo) {
   EXPECT_EQ(s.m.resume_query(), "&resume=E:12");
 }
 
+// A ready INFO that counts its snapshot's frames: the snapshot is applied
+// (and checked) as its last frame arrives, with no INFO after it, and an
+// empty one at once: a feed standing still leaves no client syncing.
+TEST(ClientMachine, ACountedSnapshotIsLiveAtItsLastFrameAndAnEmptyOneAtOnce) {
+  Scripted s;
+  s.connect();
+  s.feed(ready(12, R"(,"frames":2,"digest":"bff4c9f29b75694d")"));
+  s.feed(kEvtFrame);
+  EXPECT_EQ(s.m.state(), State::kSyncing);  // one of two
+  EXPECT_EQ(s.feed(kOddsFrame), StreamMachine::Next::kContinue);
+  View v = s.m.view();
+  EXPECT_EQ(v.state, State::kLive);
+  EXPECT_EQ(v.seq, 12u);
+  EXPECT_TRUE(v.verified);
+  EXPECT_EQ(v.data.at(kEv).at("1001"), kM1001);
+  EXPECT_EQ(s.feed(info(13, 14)), StreamMachine::Next::kContinue);  // live groups follow the ready seq
+  EXPECT_EQ(s.m.view().seq, 14u);
+
+  Scripted empty;
+  empty.connect();
+  empty.feed(ready(30, R"(,"frames":0,"digest":"0000000000000000")"));
+  v = empty.m.view();
+  EXPECT_EQ(v.state, State::kLive);
+  EXPECT_EQ(v.seq, 30u);
+  EXPECT_TRUE(v.verified);
+
+  Scripted wrong;  // the count closes the snapshot: a digest it does not match is a resync
+  wrong.connect();
+  wrong.feed(ready(12, R"(,"frames":2,"digest":"0000000000000001")"));
+  wrong.feed(kEvtFrame);
+  EXPECT_EQ(wrong.feed(kOddsFrame), StreamMachine::Next::kDrop);
+  EXPECT_EQ(wrong.m.state(), State::kResyncing);
+}
+
 // A replica at seq 12 (the worked example), live.
 void synced(Scripted& s) {
   s.connect();

@@ -58,6 +58,25 @@ class CppClient(StreamState):
             self.assertEqual(cpp, py)
             self.assertIn(f'"seq": {final}}}'.encode(), cpp)
 
+    def test_both_clis_go_live_verified_on_a_server_standing_still(self):
+        # A finished replay sends no group after a client's snapshot: the
+        # ready INFO's count of its frames is what closes it, so each CLI is
+        # live (verified by the ready INFO's digest) at the replay's last seq.
+        feed = ch.feed_with_end(self.dir, records=1500)
+        with h.Server("--feed", f"replay:{feed},speed=max", "--keys", self.keys, "--progress", "0",
+                      "--ws-ping", "400") as srv:
+            srv.wait_for(r"serving http://")
+            final = h.wait_done(srv.port, ch.KEY)["seq"]
+            for name, cli in (("python", ch.python_cli), ("cpp", ch.cpp_cli)):
+                out = os.path.join(self.dir, f"still-{name}.json")
+                c = ch.Follower(cli, srv.port, out)
+                try:
+                    h.wait_until(lambda: c.count(state="live", verified=True, seq=final) == 1, 15,
+                                 f"the {name} CLI live at {final}")
+                finally:
+                    self.assertEqual(c.stop(), 0)
+                ch.assert_out_equals_rest(self, srv.port, out, final)
+
     def test_help_and_a_mistake(self):
         rc, out, _ = h.run([h.binary("oddsclient"), "--help"])
         self.assertEqual(rc, 0)

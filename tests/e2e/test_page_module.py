@@ -120,6 +120,11 @@ class Module(unittest.TestCase):
         self.assertEqual(s["log"], ["state:syncing", "state:live", "group:10:verified:snapshot", "state:stale",
                                     "state:live", "state:closed"])
         self.assertEqual(s["urls"], [base, base + "&resume=E:10"])
+        c = m["counted"]
+        self.assertEqual(c["log"], ["state:syncing", "state:live", "group:10:verified:snapshot", "state:connecting",
+                                    "resync:resume_refused:too_old", "state:resyncing", "state:syncing", "state:live",
+                                    "group:20:verified:snapshot", "state:closed"])
+        self.assertEqual((c["seq"], c["view"]), (20, {}))
         k = m["refusedKey"]
         self.assertEqual((len(k["urls"]), k["log"]), (3, ["state:closed"]))
 

@@ -50,7 +50,13 @@ class Digest(StreamState):
                 negotiated = ws.response_headers.get("Sec-WebSocket-Extensions")
                 self.assertEqual(negotiated is not None, compression is not None, negotiated)
                 t, ch, ready = h.split_frame(await ws.recv())
-                self.assertNotIn("digest", ready)  # the snapshot follows it
+                # The ready INFO counts the snapshot's frames; its digest is
+                # the replica's once they are applied.
+                for _ in range(ready["frames"]):
+                    t, ch, body = h.split_frame(await asyncio.wait_for(ws.recv(), 60))
+                    self.assertEqual(t, "P")
+                    apply_frame(events, odds, ch, body, self)
+                self.check_info(ready, events, odds, [])
                 seq = ready["seq"]
                 while True:
                     t, ch, body = h.split_frame(await asyncio.wait_for(ws.recv(), 60))
@@ -68,21 +74,25 @@ class Digest(StreamState):
         events, odds, infos = {}, {}, []
         url = f"http://127.0.0.1:{port}/pt-sse?api_key={KEY}&verify=1&{query}"
         with urllib.request.urlopen(url, timeout=60) as r:
-            first = True
+            ready, left = None, 0
             for raw in r:
                 line = raw.decode().rstrip("\n")
                 if not line.startswith("data: "):
                     continue
                 t, ch, body = h.split_frame(line[6:])
-                if first:
-                    self.assertNotIn("digest", body)
-                    first = False
+                if ready is None:
+                    ready, left = body, body["frames"]  # the snapshot's frames, counted
                 elif t == "INFO":
+                    self.assertLessEqual(left, 0, "an INFO inside the counted snapshot")
                     self.check_info(body, events, odds, infos)
                     if body["at"] == end_at:
                         return events, odds, infos
                 else:
                     apply_frame(events, odds, ch, body, self)
+                    left -= 1
+                if left == 0:
+                    self.check_info(ready, events, odds, [])  # the snapshot's digest, once
+                    left = -1  # checked; the live groups follow
         self.fail("the SSE stream ended early")
 
     def rest_digest(self, port, keys):

@@ -156,7 +156,8 @@ TEST_F(FilterFanout, TheConnectSnapshotAndACatchUpFollowTheFilter) {
   StreamConn* c = stream(kAll, {}, {8}, {1001});
   pt->start(c, ResumeWindow::Verdict::Resumed, 0);  // no resume asked: the connect snapshot
   auto got = take(*c);
-  ASSERT_EQ(got.size(), 3u);  // ready INFO, evt:1 (event 8), odds:1:8 (1001)
+  ASSERT_EQ(got.size(), 3u);                                             // ready INFO, evt:1 (event 8), odds:1:8 (1001)
+  EXPECT_NE(got[0].find("\"frames\":2}"), std::string::npos) << got[0];  // it counts what follows
   EXPECT_EQ(got[1].find("\"7\":"), std::string::npos);
   EXPECT_EQ(got[2], encoded(*ctx->snap, 8, {1001}));
   c->q.written();
@@ -176,6 +177,7 @@ TEST_F(FilterFanout, TheConnectSnapshotAndACatchUpFollowTheFilter) {
   pt->start(r, ResumeWindow::Verdict::Resumed, 0);
   got = take(*r);
   ASSERT_EQ(got.size(), 3u);  // ready INFO, odds:1:8 cut to 1001, the batch's INFO
+  EXPECT_EQ(got[0].find("\"frames\""), std::string::npos) << got[0];  // resumed: no snapshot follows
   EXPECT_EQ(got[1], encoded(*ctx->snap, 8, {1001}));
 }
 

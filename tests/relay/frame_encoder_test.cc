@@ -108,6 +108,10 @@ TEST_F(FrameEncoderTest, InfoFramesCarrySeqAndConflation) {
   EXPECT_FALSE(no["resumed"].GetBool());
   EXPECT_STREQ(no["reason"].GetString(), "too_old");
   EXPECT_EQ(no["channels"].Size(), 1u);
+  EXPECT_FALSE(no.HasMember("frames"));  // no snapshot note: no count
+  auto snap = body_of(payload(pt_ready(*engine.current(), sports, 3, {}, {0, 0xabcdefull})), "INFO", "PUB");
+  EXPECT_EQ(snap["frames"].GetUint64(), 0u);  // an empty snapshot still says so
+  EXPECT_STREQ(snap["digest"].GetString(), "0000000000abcdef");
 }
 
 TEST_F(FrameEncoderTest, WsMessages) {

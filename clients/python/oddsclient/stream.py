@@ -6,8 +6,8 @@ docs/clients.md:
 
 - connecting: opening a connection (the first, or after a cut: with
   resume=<epoch>:<seq> when it holds a replica);
-- syncing: a snapshot is arriving; the replica is replaced at the INFO
-  that closes it;
+- syncing: a snapshot is arriving; the replica is replaced at its last
+  frame (the ready INFO counts them) or at the INFO that closes it;
 - live: at an INFO boundary, verified when verify=1;
 - stale: two ping intervals with neither a frame nor a ping: the prices
   may be old (a half-open connection); it reconnects;
@@ -93,6 +93,8 @@ class Replica:
         self._stopping = False
         self._need_ready = True  # the connection's first frame is its ready INFO
         self._snapshot = False  # the frames until the next INFO hold a snapshot
+        self._snapshot_frames = None  # how many, when the ready INFO said
+        self._snapshot_digest = None  # and the view's digest once applied (verify=1)
         self._chain = None  # the seq the next INFO's `from` follows
         self._epoch = None  # the epoch of the connection's ready INFO
 
@@ -209,41 +211,57 @@ class Replica:
 
     async def _next_group(self):
         """Reads frames up to the next INFO that closes a group and applies
-        them, all at once; returns the group."""
+        them, all at once; returns the group. A snapshot whose frames the
+        ready INFO counted closes at its last frame."""
         if self._need_ready:
             await self._read_ready()
+            if self._snapshot and self._snapshot_frames == 0:
+                return self._close_snapshot([])
         pending = []
         while True:
             t, ch, body = self._split(await self._recv())
             if t != "INFO":
                 pending.append((ch, body))
+                if self._snapshot and self._snapshot_frames == len(pending):
+                    return self._close_snapshot(pending)
                 continue
             if not isinstance(body, dict) or "seq" not in body or "from" not in body:
                 raise _Resync("bad_frame")
             if body["from"] != self._chain + 1:
                 raise _Resync("gap")
-            state = State() if self._snapshot else self.replica
-            events, markets = set(), set()
-            try:
-                for c, b in pending:
-                    state.apply(c, b, events, markets)
-            except BadFrame:
-                raise _Resync("bad_frame") from None
-            self.replica, self.seq, self.epoch = state, body["seq"], self._epoch
-            self._chain, self._snapshot = body["seq"], False
-            verified = False
-            if "digest" in body:
-                if body["digest"] != state.hex():
-                    raise _Resync("digest_mismatch")
-                verified = True
-            self.verified = verified
-            self.groups += 1
-            self._set_state("live")
-            group = {"seq": self.seq, "epoch": self.epoch, "events": sorted(events),
-                     "markets": sorted([n, m] for n, m in markets), "verified": verified}
-            if self._pending_resync:
-                group["resync"], self._pending_resync = self._pending_resync, None
-            return group
+            self._snapshot_frames = None  # an INFO first: it closes the snapshot, as it always did
+            return self._apply(pending, body["seq"], body.get("digest"))
+
+    def _close_snapshot(self, pending):
+        """The counted snapshot, applied at the ready INFO's seq."""
+        self._snapshot_frames = None
+        return self._apply(pending, self._chain, self._snapshot_digest)
+
+    def _apply(self, pending, seq, digest):
+        """A group's frames, applied at `seq` (a snapshot into a fresh
+        replica), then checked against the server's digest if it sent one."""
+        state = State() if self._snapshot else self.replica
+        events, markets = set(), set()
+        try:
+            for c, b in pending:
+                state.apply(c, b, events, markets)
+        except BadFrame:
+            raise _Resync("bad_frame") from None
+        self.replica, self.seq, self.epoch = state, seq, self._epoch
+        self._chain, self._snapshot = seq, False
+        verified = False
+        if digest is not None:
+            if digest != state.hex():
+                raise _Resync("digest_mismatch")
+            verified = True
+        self.verified = verified
+        self.groups += 1
+        self._set_state("live")
+        group = {"seq": self.seq, "epoch": self.epoch, "events": sorted(events),
+                 "markets": sorted([n, m] for n, m in markets), "verified": verified}
+        if self._pending_resync:
+            group["resync"], self._pending_resync = self._pending_resync, None
+        return group
 
     async def _read_ready(self):
         t, ch, ready = self._split(await self._recv())
@@ -261,7 +279,10 @@ class Replica:
             self._resync(f"resume_refused:{ready.get('reason', '')}")
         if resumed:
             self._snapshot, self._chain, self._epoch = False, self.seq, self.epoch
+            self._snapshot_frames = None
             self._set_state("live")
         else:
             self._snapshot, self._chain, self._epoch = True, ready["seq"], ready["epoch"]
+            # An older server does not count its snapshot: the next INFO closes it.
+            self._snapshot_frames, self._snapshot_digest = ready.get("frames"), ready.get("digest")
             self._set_state("syncing")

@@ -186,6 +186,18 @@ class Resyncs(unittest.TestCase):
         self.assertEqual(states[states.index("stale") + 1], "live")
         self.assertEqual(groups[-1]["seq"], 12)
 
+    def test_a_counted_snapshot_is_live_at_its_last_frame_and_an_empty_one_at_once(self):
+        snap, d = good_snapshot(10)
+        counted = [ready(10, frames=2, digest=d)] + snap[1:3]  # no INFO after it
+        r, groups = run([(counted + [info(11, 12, d)],)])
+        self.assertEqual([(g["seq"], g["verified"]) for g in groups], [(10, True), (12, True)])
+        r, groups = run([([ready(5, frames=0, digest="0" * 16)],)])
+        self.assertEqual([(g["seq"], g["verified"]) for g in groups], [(5, True)])
+        self.assertEqual(r.resyncs, [])
+        wrong = [ready(10, frames=2, digest="0" * 16)] + snap[1:3]
+        r, groups = run([(wrong,), (good_snapshot(20)[0],)])
+        self.assertEqual(r.resyncs, ["digest_mismatch"])
+
 
 class Backoff(unittest.TestCase):
     def test_full_jitter_between_zero_and_the_capped_exponential(self):

@@ -104,6 +104,18 @@ if (job.machine) {
       await sleep(350);
       ws().send(F("INFO", "PUB", { ready: true, resumed: true, epoch: "E", seq: 10 }));
     }),
+    // A ready INFO that counts its snapshot: live at its last frame, no INFO
+    // after it (a server standing still); an empty one at once.
+    counted: await session(async (c, ws) => {
+      const d = digestOf({ [EV]: { live: true } }, { 10000001: { 1001: market(185) } });
+      ws().send(F("INFO", "PUB", { ready: true, epoch: "E", seq: 10, frames: 2, digest: d }));
+      ws().send(F("P", "evt:1", { [EV]: { live: true, sport: 1 } }));
+      ws().send(F("P", "odds:1:10000001", { 1001: market(185) }));
+      ws().cut();
+      await sleep(20);
+      ws().send(F("INFO", "PUB", { ready: true, resumed: false, reason: "too_old", epoch: "E", seq: 20, frames: 0,
+        digest: "0000000000000000" }));
+    }),
     // A key the server refuses (the browser sees only a close): given up after maxFailures.
     refusedKey: await session(async (c, ws) => {
       for (let i = 0; i < 5; i++) { if (!ws().closed) ws().cut(); await sleep(10); }
