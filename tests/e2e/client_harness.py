@@ -2,7 +2,8 @@
 test_cpp_client.py): a client CLI as a subprocess (`oddsclient follow`, the
 Python package's or the C++ binary, same flags and lines), a replayed feed
 that ends on a record of its own, the faults a tests/e2e/fault_proxy.py
-puts between the CLI and the server (one flipped price digit, a cut, a
+puts between the CLI and the server (one flipped price digit, inside a
+deflated message on a compressed stream, a cut, a
 black hole longer than two ping intervals, the server killed with -9 and
 restarted on its --data-dir), and the final check: the CLI's --out equals
 /v1/odds?ids=..&digest=1 for its events at its seq, byte for byte after
@@ -17,7 +18,7 @@ import threading
 import time
 
 import harness as h
-from fault_proxy import FaultProxy, price_flipper
+from fault_proxy import DeflateFlipper, FaultProxy, price_flipper
 from scripted_feed import event_rec, key_of
 from test_relay_state import KEY, rest  # noqa: F401 (KEY: the tests use it through here)
 
@@ -97,7 +98,10 @@ def flip_a_price(test, proxy, client):
     flipped = []
     for _ in range(5):  # the flipped market may be replaced before its INFO: flip again
         flipped.clear()
-        proxy.tamper = price_flipper(proxy, flipped)
+        if isinstance(proxy.connection_filter, DeflateFlipper):  # a compressed stream
+            proxy.connection_filter.arm(flipped)
+        else:
+            proxy.tamper = price_flipper(proxy, flipped)
         try:
             h.wait_until(lambda: client.count(resync="digest_mismatch"), 3, "digest_mismatch")
             break
@@ -155,6 +159,8 @@ def follow_through_faults(test, cli, extra=(), faults=("flip", "cut", "cut", "cu
                   "--ws-ping", "400") as srv:
         srv.wait_for(r"serving http://")
         proxy = FaultProxy(srv.port)
+        if "--compress" in extra:  # the odds: text is inside deflated messages
+            proxy.connection_filter = DeflateFlipper()
         if extra and extra[0] == "--events":  # a filter on live events the server holds now
             h.wait_until(lambda: rest(srv.port, "/v1/live")["data"].get("1"), 30, "live events")
             ids = sorted(rest(srv.port, "/v1/live")["data"]["1"])[:extra[1]]

@@ -25,10 +25,11 @@ class CppClient(StreamState):
     def test_a_conflated_stream_with_a_cut_ends_equal_to_rest(self):
         ch.follow_through_faults(self, ch.cpp_cli, ("--conflate-ms", "200"), faults=("cut",))
 
-    def test_a_compressed_stream_through_a_cut_and_a_black_hole_ends_equal_to_rest(self):
-        # No flipped digit here: the proxy edits the bytes it forwards, and
-        # compressed odds: frames are not text to edit.
-        ch.follow_through_faults(self, ch.cpp_cli, ("--compress",), faults=("cut", "blackhole"))
+    def test_a_compressed_stream_repairs_a_flipped_digit_through_a_cut_and_a_black_hole(self):
+        # The proxy inflates one odds: message, flips a digit and deflates
+        # it again (fault_proxy.DeflateFlipper): the client's digest, not
+        # the inflater, must catch it.
+        ch.follow_through_faults(self, ch.cpp_cli, ("--compress",), faults=("flip", "cut", "blackhole"))
 
     def test_the_cli_follows_a_server_killed_and_restarted_on_its_data_dir(self):
         ch.follow_through_kill9(self, ch.cpp_cli)
