@@ -248,8 +248,13 @@ void LogWriter::compactor() {
 void LogWriter::prune() {
   DataDirFiles f = list_data_dir(dir_);
   if (f.snapshots.size() < opts_.keep_snapshots) return;
-  const size_t keep_from = f.snapshots.size() - opts_.keep_snapshots;
-  const uint64_t base = f.snapshots[keep_from];
+  size_t keep_from = f.snapshots.size() - opts_.keep_snapshots;
+  uint64_t base = f.snapshots[keep_from];
+  if (opts_.keep_after) {
+    const uint64_t held = opts_.keep_after();
+    while (keep_from > 0 && f.snapshots[keep_from] > held) --keep_from;
+    base = f.snapshots[keep_from] <= held ? f.snapshots[keep_from] : 0;  // 0: every segment stays
+  }
   uint64_t deleted = 0;
   for (size_t i = 0; i < keep_from; ++i)
     if (::unlink(snapshot_path(dir_, f.snapshots[i]).c_str()) == 0) ++deleted;

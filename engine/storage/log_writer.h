@@ -24,6 +24,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -68,6 +69,11 @@ struct LogOptions {
   // data dir ran at 0.67-0.79x the one without, against 0.60-0.70x at 0
   // (interleaved runs; docs/architecture.md "The log").
   int compactor_nice = 10;
+  // When set, the journal keeps the records after the position it returns
+  // (the odds history's files have made durable up to there: a restart
+  // replays the rest into the history, engine/storage/history_recovery.h):
+  // compaction then keeps a snapshot at or before it and the segments after.
+  std::function<uint64_t()> keep_after;
 };
 
 struct LogStats {
