@@ -66,8 +66,12 @@ bool HistorySegments::load_file(const std::string& path, File& f, SegmentLoad& r
   codec_.new_segment();
   size_t good = 0;
   if (data.size() >= kHeaderBytes && std::memcmp(data.data(), kMagic, 8) == 0) {
-    if (get_le64(data.data() + 8) != 0) r.from_start = false;
     good = kHeaderBytes;
+    if (get_le64(data.data() + 8) != 0) {  // a seeded history: its base is not on disk
+      r.from_start = false;
+      f.bytes = data.size();
+      return true;
+    }
   }
   LoggedBatch b;
   while (good >= kHeaderBytes && good < data.size()) {
@@ -106,7 +110,7 @@ bool HistorySegments::load_file(const std::string& path, File& f, SegmentLoad& r
 SegmentLoad HistorySegments::load(const std::function<void(const LoggedBatch&)>& fn) {
   SegmentLoad r;
   const std::vector<uint64_t> names = list_data_dir(dir_).history;
-  for (size_t i = 0; i < names.size(); ++i) {
+  for (size_t i = 0; i < names.size() && r.from_start; ++i) {
     File f;
     f.first = names[i];
     const bool whole = load_file(history_segment_path(dir_, f.first), f, r, fn);

@@ -58,7 +58,10 @@ class HistoryRestart(unittest.TestCase):
             m = srv.wait_for(r"history: (\d+) files, (\d+) batches to seq (\d+).*; (rebuilt|seeded[^\n]*)")
             self.assertEqual(m.group(4), "rebuilt", m.group(0))
             srv.wait_for(r"serving http://")
-            self.assertEqual(h.status(srv.port, KEY)["seq"], seq)
+            st = h.status(srv.port, KEY)
+            self.assertEqual(st["seq"], seq)
+            self.assertGreater(st["history"]["files"], 0)
+            self.assertGreater(st["history"]["file_bytes"], 0)
             wait_history(srv.port, self.events[0], seq)
             for eid in self.events:
                 body = history(srv.port, eid)
@@ -88,9 +91,11 @@ class HistoryRestart(unittest.TestCase):
         self.check_restart(data, self.seq, before)  # and again: the rebuilt history wrote nothing twice
 
     def test_sigkill_mid_replay_keeps_every_point_of_what_the_log_kept(self):
-        for trial, after in enumerate((6000, 17000)):
+        # Two kills mid-replay (15 s of feed time at 5x), one as soon as a
+        # replay at max speed serves (the history thread furthest behind).
+        for trial, (speed, after) in enumerate((("5", 6000), ("5", 17000), ("max", 0))):
             data = os.path.join(self.dir, f"data-kill{trial}")
-            with self.server(data, f"replay:{self.feed},speed=max") as srv:
+            with self.server(data, f"replay:{self.feed},speed={speed}") as srv:
                 srv.wait_for(r"serving http://")
                 h.wait_until(lambda: h.status(srv.port, KEY)["seq"] >= after, 60, f"seq {after}")
                 srv.proc.send_signal(signal.SIGKILL)
@@ -100,6 +105,8 @@ class HistoryRestart(unittest.TestCase):
                 seq = h.status(srv.port, KEY)["seq"]
                 srv.stop()
             self.assertGreaterEqual(seq, after)
+            if speed != "max":
+                self.assertLess(seq, self.seq, "the kill came after the replay's end")
             prefix = os.path.join(self.dir, f"prefix{trial}.jsonl")
             with open(prefix, "w") as f:
                 f.write("\n".join(self.lines[:seq + 1]) + "\n")

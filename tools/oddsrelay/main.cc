@@ -243,6 +243,13 @@ rest::RestInputs rest_inputs(Node& n) {
   in.relay_status = [&n](json::Writer& w) { n.relay->write_status(w); };
   in.webhook_status = [&n](json::Writer& w) { n.webhooks->write_status(w); };
   in.log_status = [&n](json::Writer& w) { write_log_status(w, n.journal.get(), n.opt.data_dir); };
+  if (!n.opt.data_dir.empty() && n.history)
+    in.history_files_status = [&n](json::Writer& w) {
+      w.Key("files");
+      w.Uint64(n.history_files ? n.history_files->files() : 0);
+      w.Key("file_bytes");
+      w.Uint64(n.history_files ? n.history_files->bytes() : 0);
+    };
   in.downstream_clients = [&n] { return n.relay->clients(); };
   in.upstream_ready = [&n] { return upstream_ready(*n.source); };
   in.bus_status = [&n](json::Writer& w) { write_bus_status(w, n); };
