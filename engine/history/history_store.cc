@@ -151,6 +151,7 @@ void HistoryStore::enforce_bound() {
       held_.bytes -= it->second.bytes() + kEventBytes;
       it = events_.erase(it);
     }
+    held_.bytes -= clock_.cut_before(cut);
     lo = cut_seq_ = cut;
   }
   held_.held_from_seq = std::max(cut_seq_, seeded_seq_);
