@@ -92,13 +92,13 @@ void SegmentCodec::put_market(Market& m, const feed::MarketRec& rec, std::vector
   for (const feed::LineIn& l : rec.lines)
     for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
       const feed::OutcomeIn& oi = rec.outcomes[i];
-      Quote& q = m.quotes[names[k]];
-      if (q.known && q.price == oi.price && q.flags == oi.flags && q.s == l.suspended) continue;
-      const bool quote = !q.known || q.flags != oi.flags || q.s != l.suspended;
+      QuoteTail& q = m.quotes[names[k]];
+      if (q.priced && q.price == oi.price && q.flags == oi.flags && q.s == l.suspended) continue;
+      const bool quote = !q.priced || q.flags != oi.flags || q.s != l.suspended;
       put_varint(out, (k + 1) << 1 | (quote ? 1 : 0));
       put_varint(out, zigzag(int64_t{oi.price} - q.price));
       if (quote) put_varint(out, uint64_t{oi.flags} << 8 | l.suspended);
-      q = Quote{oi.price, oi.flags, l.suspended, true};
+      q = QuoteTail{oi.price, oi.flags, l.suspended, true};
     }
   put_varint(out, 0);
 }
@@ -115,14 +115,14 @@ void SegmentCodec::get_market(Market& m, const uint8_t*& p, feed::MarketRec& rec
   for (uint64_t c; (c = get_varint(p)) != 0;) {
     const size_t k = (c >> 1) - 1;
     if (k >= names.size()) throw std::runtime_error("history segment: an outcome past its layout");
-    Quote& q = m.quotes[names[k]];
+    QuoteTail& q = m.quotes[names[k]];
     q.price = static_cast<int32_t>(q.price + unzigzag(get_varint(p)));
     if (c & 1) {
       const uint64_t v = get_varint(p);
       q.flags = static_cast<uint32_t>(v >> 8);
       q.s = static_cast<uint8_t>(v & 0xff);
     }
-    q.known = true;
+    q.priced = true;
   }
   size_t k = 0;
   parse_layout(
@@ -132,7 +132,7 @@ void SegmentCodec::get_market(Market& m, const uint8_t*& p, feed::MarketRec& rec
         rec.lines.push_back(feed::LineIn{std::string(key), s, static_cast<uint32_t>(rec.outcomes.size()), count});
       },
       [&](std::string_view, uint32_t id) {
-        const Quote& q = m.quotes[names[k++]];
+        const QuoteTail& q = m.quotes[names[k++]];
         rec.outcomes.push_back(feed::OutcomeIn{id, q.price, q.flags});
       });
 }

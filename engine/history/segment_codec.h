@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/history/market_log.h"
 #include "protocol/feed_record.h"
 
 namespace oddsrelay::history {
@@ -59,19 +60,13 @@ class SegmentCodec {
   size_t events() const { return events_.size(); }
 
  private:
-  struct Quote {
-    int32_t price = 0;
-    uint32_t flags = 0;
-    uint8_t s = 0;
-    bool known = false;
-  };
   struct Market {
     std::vector<std::string> layouts;              // each layout's bytes
     std::vector<uint32_t> layout_gen;              // the segment that last wrote it in full
     std::vector<std::vector<uint32_t>> positions;  // per layout: each outcome's name
     std::unordered_map<std::string, uint32_t> layout_of;
     std::unordered_map<std::string, uint32_t> name_of;  // line key + '\0' + outcome id
-    std::vector<Quote> quotes;                          // per name
+    std::vector<QuoteTail> quotes;                      // per name; `priced`: known (written once)
   };
   struct Event {
     std::string id;

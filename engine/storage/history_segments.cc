@@ -136,20 +136,11 @@ void HistorySegments::clear() {
 bool HistorySegments::start(uint64_t next, uint64_t base, std::string& err) {
   const std::string path = history_segment_path(dir_, next);
   if (!files_.empty() && files_.back().first == next) files_.pop_back();  // it held nothing: started again
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return err = "cannot open " + path + ": " + std::strerror(errno), false;
   std::vector<uint8_t> header(kMagic, kMagic + 8);
   put_le64(header, base);
-  if (!write_fully(fd, std::string_view(reinterpret_cast<const char*>(header.data()), header.size()), err)) {
-    ::close(fd);
+  if (!open_appending(path, std::string_view(reinterpret_cast<const char*>(header.data()), header.size()), true, fd_,
+                      err))
     return false;
-  }
-  sync_dir_of(path);
-  if (fd_ >= 0) {
-    ::fdatasync(fd_);
-    ::close(fd_);
-  }
-  fd_ = fd;
   base_ = base;
   codec_.new_segment();
   files_.push_back(File{next, kHeaderBytes, {}});
@@ -157,7 +148,7 @@ bool HistorySegments::start(uint64_t next, uint64_t base, std::string& err) {
   counted();
   last_sync_ = std::chrono::steady_clock::now();
   written_seq_ = next - 1;
-  synced_seq_.store(written_seq_, std::memory_order_release);
+  durable_seq_.store(written_seq_, std::memory_order_release);
   return true;
 }
 
@@ -195,11 +186,11 @@ void HistorySegments::flush() {
   files_.back().bytes += buf_.size() - at;
   buf_.clear();
   written_seq_ = pending_seq_;
+  durable_seq_.store(written_seq_, std::memory_order_release);
   const auto now = std::chrono::steady_clock::now();
   if (now - last_sync_ >= std::chrono::milliseconds(sync_ms_)) {
     ::fdatasync(fd_);
     last_sync_ = now;
-    synced_seq_.store(written_seq_, std::memory_order_release);
   }
   if (files_.back().bytes >= segment_bytes_ && start(written_seq_ + 1, base_, err)) return;
   counted();
@@ -230,7 +221,6 @@ void HistorySegments::close() {
   ::fdatasync(fd_);
   ::close(fd_);
   fd_ = -1;
-  synced_seq_.store(written_seq_, std::memory_order_release);
 }
 
 }  // namespace oddsrelay::history

@@ -62,9 +62,11 @@ class HistorySegments : public AppliedLog {
   void flush() override;
   void close();
 
-  // The last position written and fdatasync'd (the journal keeps what is
-  // after it: log_writer.h).
-  uint64_t synced_seq() const { return synced_seq_.load(std::memory_order_acquire); }
+  // The last position written: what a process crash (kill -9) keeps; the
+  // journal keeps what is after it (log_writer.h). fdatasync follows every
+  // `sync_ms`, as the journal's: a power loss may take the files' tail
+  // with the journal's, and the restart then says what it holds.
+  uint64_t written_seq() const { return durable_seq_.load(std::memory_order_acquire); }
   uint64_t files() const { return nfiles_.load(std::memory_order_relaxed); }
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
@@ -88,7 +90,7 @@ class HistorySegments : public AppliedLog {
   uint64_t base_ = 0, written_seq_ = 0, pending_seq_ = 0;
   int fd_ = -1;
   std::chrono::steady_clock::time_point last_sync_{};
-  std::atomic<uint64_t> synced_seq_{0}, nfiles_{0}, bytes_{0};
+  std::atomic<uint64_t> durable_seq_{0}, nfiles_{0}, bytes_{0};
 };
 
 }  // namespace oddsrelay::history

@@ -13,21 +13,7 @@
 #     journal writes them, checksum included) over the files' bytes.
 # The load average is printed with the figures.
 #   perf/history/disk.sh [build-dir] [records] [pairs]
-set -euo pipefail
-shopt -s inherit_errexit
-build=${1:-build}
-records=${2:-1000000}
-pairs=${3:-3}
-dir=$(mktemp -d)
-pid=
-trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$dir"' EXIT
-die() { echo "perf/history/disk: FAILED: $*" >&2; exit 1; }
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-key=perf-disk-key
-printf '{"keys":[{"key":"%s","name":"perf","permissions":["live","prematch","odds"]}]}\n' "$key" >"$dir/keys.json"
-"$build/oddsfeed" gen -o "$dir/feed.jsonl" --records "$records" --sim seed=1,events=2000,rate=1000 2>"$dir/gen.log" ||
-  die "oddsfeed gen: $(tail -3 "$dir/gen.log")"
+source "$(dirname "$0")/setup.sh"
 
 run() {  # run NAME [ARGS...]: a replay onto the fresh data dir $dir/NAME; prints its seconds
   local name=$1 t0 t1 rc=0
@@ -35,7 +21,7 @@ run() {  # run NAME [ARGS...]: a replay onto the fresh data dir $dir/NAME; print
   rm -rf "${dir:?}/$name"
   t0=$(date +%s.%N)
   "$build/oddsrelay" --feed "replay:$dir/feed.jsonl,speed=max" --exit-after-replay --progress 0 \
-    --listen "127.0.0.1:$(port)" --data-dir "$dir/$name" "$@" >"$dir/$name.log" 2>&1 || rc=$?
+    --listen "127.0.0.1:$(free_port)" --data-dir "$dir/$name" "$@" >"$dir/$name.log" 2>&1 || rc=$?
   t1=$(date +%s.%N)
   [ "$rc" = 0 ] || die "exit status $rc from $name: $(tail -5 "$dir/$name.log")"
   grep -q "stopped; state seq=$records " "$dir/$name.log" || die "$name did not apply $records records"
@@ -46,22 +32,16 @@ for i in $(seq "$pairs"); do
   offs+=("$(run off --history off)")
   ons+=("$(run on)")
 done
-echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
+pairs_report "replay onto a data dir, --history off" "replay onto a data dir, history on   " ""
 
 # The history rebuilt from the files on a restart: its points.
-p=$(port)
+p=$(free_port)
 "$build/oddsrelay" --feed none --progress 0 --listen "127.0.0.1:$p" --keys "$dir/keys.json" --data-dir "$dir/on" \
   --history-bytes 8000000000 >"$dir/restart.log" 2>&1 &
 pid=$!
-python3 - "$p" "$key" "$dir" "${offs[*]}" "${ons[*]}" <<'PY'
-import glob, json, os, statistics, sys, time, urllib.request
+python3 - "$p" "$key" "$dir" <<'PY'
+import glob, json, os, sys, time, urllib.request
 port, key, d = sys.argv[1], sys.argv[2], sys.argv[3]
-off = [float(x) for x in sys.argv[4].split()]
-on = [float(x) for x in sys.argv[5].split()]
-ratios = [a / b for a, b in zip(off, on)]
-print("replay onto a data dir, --history off: " + " / ".join(f"{x:.2f}" for x in off) + " s")
-print("replay onto a data dir, history on:    " + " / ".join(f"{x:.2f}" for x in on) + " s")
-print(f"off/on per pair: {' '.join(f'{r:.2f}' for r in ratios)}  (median {statistics.median(ratios):.2f}x)")
 deadline = time.time() + 600
 while True:
     try:
@@ -72,7 +52,7 @@ while True:
     except OSError:
         pass
     if time.time() > deadline:
-        sys.exit("perf/history/disk: FAILED: the restart did not answer")
+        sys.exit("perf/history: FAILED: the restart did not answer")
     time.sleep(0.5)
 log = open(os.path.join(d, "restart.log")).read()
 assert "rebuilt" in log and h["held_from_seq"] == 0, log[-2000:]

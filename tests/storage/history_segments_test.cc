@@ -182,7 +182,7 @@ HeldState restart_after_lag(bool hold, Fed& all, HistoryStore& store, HistoryRec
     EXPECT_TRUE(files.start(1, 0, err)) << err;
     LogOptions lo;
     lo.snapshot_records = 1000;
-    if (hold) lo.keep_after = [&] { return files.synced_seq(); };
+    if (hold) lo.keep_after = [&] { return files.written_seq(); };
     LogWriter log(dir.path(), lo);
     EXPECT_TRUE(log.open(r, err)) << err;
     for (size_t i = 0; i < recs.size(); ++i) {

@@ -349,7 +349,7 @@ int recover_log(Node& n) {
     DataDirRecovery r = n.history ? recover_history(n) : recover_data_dir(opt.data_dir, n.engine);
     print_recovery(r, opt.retain_ended_ms);
     LogOptions lo;
-    if (n.history_files) lo.keep_after = [files = n.history_files.get()] { return files->synced_seq(); };
+    if (n.history_files) lo.keep_after = [files = n.history_files.get()] { return files->written_seq(); };
     lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
     lo.snapshot_journal_pct = static_cast<uint32_t>(opt.snapshot_journal_pct);
     lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
