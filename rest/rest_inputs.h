@@ -46,6 +46,9 @@ struct RestInputs {
   // Write the "relay" and "webhooks" objects of /v1/status; may be empty.
   std::function<void(json::Writer&)> relay_status, webhook_status;
   std::function<void(json::Writer&)> log_status;  // the data dir's journal and snapshots; unset: null
+  // Writes the history's files' members (`files`, `file_bytes`) into
+  // /v1/status's "history"; unset without a data dir.
+  std::function<void(json::Writer&)> history_files_status;
   // /v1/status relay statistics: whether the source is delivering (an edge:
   // connected to the bus and following the log), and the streams connected;
   // may be empty (false, 0).

@@ -41,4 +41,22 @@ uint64_t ClockIndex::seq_at(int64_t at, uint64_t last) const {
   return next == checkpoints_.end() ? last : next->seq - 1;
 }
 
+size_t ClockIndex::cut_before(uint64_t seq) {
+  // The first checkpoint kept: the last one at or before `seq`, since every
+  // entry of the blocks before it has a smaller seq.
+  auto keep = std::upper_bound(checkpoints_.begin(), checkpoints_.end(), seq,
+                               [](uint64_t s, const Checkpoint& c) { return s < c.seq; });
+  if (keep == checkpoints_.begin() || --keep == checkpoints_.begin()) return 0;
+  const size_t before = bytes(), from = keep->offset;
+  // New vectors rather than erase: a cut is rare, and it is meant to give
+  // the memory back.
+  std::vector<Checkpoint> checkpoints(keep, checkpoints_.end());
+  for (Checkpoint& c : checkpoints) c.offset -= from;
+  std::vector<uint8_t> bytes(bytes_.begin() + static_cast<ptrdiff_t>(from), bytes_.end());
+  entries_ -= static_cast<size_t>(keep - checkpoints_.begin()) * kBlock;
+  checkpoints_ = std::move(checkpoints);
+  bytes_ = std::move(bytes);
+  return before - this->bytes();
+}
+
 }  // namespace oddsrelay::history

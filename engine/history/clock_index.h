@@ -22,6 +22,11 @@ class ClockIndex {
   // (for a feed in time order: the last record with `at` <= it); `last`
   // when no record is past it; 0 before the first record.
   uint64_t seq_at(int64_t at, uint64_t last) const;
+  // The memory bound's cut: drops the blocks whose entries are all before
+  // `seq` (a block goes whole, so up to kBlock entries before it stay).
+  // seq_at of a time before what is left is then below `seq`, which the
+  // store refuses as before held_from_seq. Returns the bytes freed.
+  size_t cut_before(uint64_t seq);
   size_t bytes() const { return bytes_.capacity() + checkpoints_.capacity() * sizeof(Checkpoint); }
 
  private:

@@ -28,9 +28,13 @@ void HistoryRecorder::run() {
     for (size_t i = 0; i < n; ++i) {
       backlog_.taken(*batches[i]);
       store_.apply(*batches[i]);
+      if (log_ && !batches[i]->reset)
+        log_->add(batches[i]->first_seq, batches[i]->snapshot->seq, batches[i]->records,
+                  HistoryStore::evicted(*batches[i]));
       batches[i].reset();
       applied_.fetch_add(1, std::memory_order_release);
     }
+    if (log_ && n > 0) log_->flush();
   }
 }
 

@@ -8,16 +8,29 @@
 #include <concurrentqueue/blockingconcurrentqueue.h>
 
 #include <atomic>
+#include <span>
 #include <thread>
+#include <vector>
 
 #include "engine/core/pipeline.h"
 #include "engine/history/history_store.h"
 
 namespace oddsrelay::history {
 
+// Where the recorder also hands what it applied: the history's files under
+// --data-dir (engine/storage/history_segments.h). add() per batch, flush()
+// after each run of batches the thread took at once.
+class AppliedLog {
+ public:
+  virtual ~AppliedLog() = default;
+  virtual void add(uint64_t first_seq, uint64_t seq, std::span<const feed::Record> records,
+                   const std::vector<uint64_t>& evicted) = 0;
+  virtual void flush() = 0;
+};
+
 class HistoryRecorder : public BatchSink {
  public:
-  explicit HistoryRecorder(HistoryStore& store) : store_(store) {}
+  explicit HistoryRecorder(HistoryStore& store, AppliedLog* log = nullptr) : store_(store), log_(log) {}
   ~HistoryRecorder() override { stop(); }
 
   void start();
@@ -31,6 +44,7 @@ class HistoryRecorder : public BatchSink {
   void run();
 
   HistoryStore& store_;
+  AppliedLog* log_;
   moodycamel::BlockingConcurrentQueue<BatchPtr> queue_;
   Backlog backlog_;
   std::atomic<bool> stopping_{false}, running_{false};

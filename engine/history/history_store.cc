@@ -43,65 +43,91 @@ void HistoryStore::seed_locked(const Snapshot& snap) {
   held_.events = events_.size();
 }
 
-void HistoryStore::apply(const Batch& batch) {
+void HistoryStore::clear() {
+  std::unique_lock lock(mu_);
+  clear_locked();
+}
+
+void HistoryStore::clear_locked() {
+  events_.clear();
+  clock_ = ClockIndex();
+  held_ = HeldState{};
+  cut_seq_ = first_seq_ = seeded_seq_ = 0;
+}
+
+void HistoryStore::apply(const Batch& batch) { apply_from(batch, batch.first_seq); }
+
+void HistoryStore::apply_from(const Batch& batch, uint64_t from) {
   std::unique_lock lock(mu_);
   if (batch.reset) {
     // The state was replaced (an edge rejoined after a hole in the log):
     // the records between are not known here, so what is held starts again
     // from the new state, as at a join.
-    events_.clear();
-    clock_ = ClockIndex();
-    held_ = HeldState{};
-    cut_seq_ = first_seq_ = seeded_seq_ = 0;
+    clear_locked();
     held_.epoch = batch.snapshot->epoch;
     held_.seq = batch.snapshot->seq;
     seed_locked(*batch.snapshot);
     return;
   }
-  held_.epoch = batch.snapshot->epoch;
-  {
-    uint64_t seq = batch.first_seq;
-    if (first_seq_ == 0) first_seq_ = seq;
-    for (const feed::Record& r : batch.records) {
-      held_.bytes += static_cast<uint64_t>(clock_.add(r.at, seq));
-      held_.clock = std::max(held_.clock, r.at);
-      switch (r.op()) {
-        case feed::Op::Market: {
-          EventHistory& h = entry(r.number, r.id);
-          const uint64_t points = h.points();
-          held_.bytes += static_cast<uint64_t>(h.on_market(std::get<feed::MarketRec>(r.body), r.at, seq));
-          held_.points += h.points() - points;
-          break;
-        }
-        case feed::Op::Event: {
-          const auto& obj = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
-          entry(r.number, r.id).on_event(r.id, obj && obj->live, seq);
-          break;
-        }
-        case feed::Op::Remove:
-          if (auto it = events_.find(r.number); it != events_.end()) {
-            const uint64_t points = it->second.points();
-            held_.bytes += static_cast<uint64_t>(it->second.on_remove(r.at, seq));
-            held_.points += it->second.points() - points;
-          }
-          break;
-        default:
-          break;
-      }
-      ++seq;
+  const size_t skip = from > batch.first_seq ? std::min<size_t>(from - batch.first_seq, batch.records.size()) : 0;
+  apply_locked(batch.first_seq + skip, std::span<const feed::Record>(batch.records).subspan(skip), evicted(batch),
+               batch.snapshot->seq, batch.snapshot->epoch);
+}
+
+void HistoryStore::apply(const LoggedBatch& batch, const std::string& epoch) {
+  std::unique_lock lock(mu_);
+  apply_locked(batch.first_seq, batch.records, batch.evicted, batch.seq, epoch);
+}
+
+std::vector<uint64_t> HistoryStore::evicted(const Batch& batch) {
+  std::vector<uint64_t> out;
+  for (const EventChange& c : batch.changes)
+    if ((c.bits & kEventEvicted) && !batch.snapshot->events.find(c.number)) out.push_back(c.number);
+  return out;
+}
+
+void HistoryStore::apply_record(const feed::Record& r, uint64_t seq) {
+  held_.bytes += static_cast<uint64_t>(clock_.add(r.at, seq));
+  held_.clock = std::max(held_.clock, r.at);
+  switch (r.op()) {
+    case feed::Op::Market: {
+      EventHistory& h = entry(r.number, r.id);
+      const uint64_t points = h.points();
+      held_.bytes += static_cast<uint64_t>(h.on_market(std::get<feed::MarketRec>(r.body), r.at, seq));
+      held_.points += h.points() - points;
+      break;
     }
+    case feed::Op::Event: {
+      const auto& obj = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
+      entry(r.number, r.id).on_event(r.id, obj && obj->live, seq);
+      break;
+    }
+    case feed::Op::Remove:
+      if (auto it = events_.find(r.number); it != events_.end()) {
+        const uint64_t points = it->second.points();
+        held_.bytes += static_cast<uint64_t>(it->second.on_remove(r.at, seq));
+        held_.points += it->second.points() - points;
+      }
+      break;
+    default:
+      break;
   }
-  // Evicted at the horizon: the history goes with the event (unless a later
-  // record of the batch brought the event back).
-  for (const EventChange& c : batch.changes) {
-    if (!(c.bits & kEventEvicted) || batch.snapshot->events.find(c.number)) continue;
-    if (auto it = events_.find(c.number); it != events_.end()) {
+}
+
+void HistoryStore::apply_locked(uint64_t first_seq, std::span<const feed::Record> records,
+                                const std::vector<uint64_t>& evicted, uint64_t seq, const std::string& epoch) {
+  held_.epoch = epoch;
+  if (first_seq_ == 0) first_seq_ = first_seq;
+  for (const feed::Record& r : records) apply_record(r, first_seq++);
+  // Evicted at the horizon: the history goes with the event.
+  for (uint64_t number : evicted) {
+    if (auto it = events_.find(number); it != events_.end()) {
       held_.bytes -= it->second.bytes() + kEventBytes;
       held_.points -= it->second.points();
       events_.erase(it);
     }
   }
-  held_.seq = batch.snapshot->seq;
+  held_.seq = std::max(held_.seq, seq);
   held_.events = events_.size();
   enforce_bound();
 }
@@ -125,6 +151,7 @@ void HistoryStore::enforce_bound() {
       held_.bytes -= it->second.bytes() + kEventBytes;
       it = events_.erase(it);
     }
+    held_.bytes -= clock_.cut_before(cut);
     lo = cut_seq_ = cut;
   }
   held_.held_from_seq = std::max(cut_seq_, seeded_seq_);

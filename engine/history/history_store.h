@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "engine/core/change_set.h"
 #include "engine/history/clock_index.h"
 #include "engine/history/event_history.h"
+#include "engine/history/segment_codec.h"
 
 namespace oddsrelay::history {
 
@@ -43,10 +45,21 @@ class HistoryStore {
   // market's base and held_from_seq its seq + 1: the points of the records
   // after it are then exactly those of a node that saw the whole log.
   void seed(const Snapshot& snap);
+  // Writer only: nothing held (a history that could not be rebuilt).
+  void clear();
   // Writer only: the batch's records in log order, then the events that
   // left at the retention horizon. A `reset` batch (the state replaced)
   // starts the history again, seeded with the new state.
   void apply(const Batch& batch);
+  // Likewise, without the records before `from` (a recovery replaying the
+  // journal past what the history's files held).
+  void apply_from(const Batch& batch, uint64_t from);
+  // Writer only: a batch as the history's files logged it
+  // (engine/history/segment_codec.h), applied as the original was.
+  void apply(const LoggedBatch& batch, const std::string& epoch);
+  // The events whose history a batch ends: they left at the retention
+  // horizon and no later record of the batch brought them back.
+  static std::vector<uint64_t> evicted(const Batch& batch);
 
   // Any thread: fn(const EventHistory* or null, const HeldState&) under the
   // shared lock; keep it short (it holds the writer off).
@@ -63,7 +76,11 @@ class HistoryStore {
 
  private:
   EventHistory& entry(uint64_t number, const std::string& id);
+  void apply_locked(uint64_t first_seq, std::span<const feed::Record> records, const std::vector<uint64_t>& evicted,
+                    uint64_t seq, const std::string& epoch);
+  void apply_record(const feed::Record& r, uint64_t seq);
   void seed_locked(const Snapshot& snap);
+  void clear_locked();
   void enforce_bound();
 
   const size_t max_bytes_;

@@ -28,10 +28,11 @@ std::string padded(uint64_t n) {
   return buf;
 }
 
-// "<prefix><20 digits>.jsonl" -> the number; false for any other name.
-bool parse_name(const char* name, const char* prefix, uint64_t& out) {
+// "<prefix><20 digits><suffix>" -> the number; false for any other name.
+bool parse_name(const char* name, const char* prefix, uint64_t& out, const char* suffix = ".jsonl") {
   size_t pl = std::strlen(prefix), n = std::strlen(name);
-  if (n != pl + 20 + 6 || std::strncmp(name, prefix, pl) != 0 || std::strcmp(name + pl + 20, ".jsonl") != 0)
+  if (n != pl + 20 + std::strlen(suffix) || std::strncmp(name, prefix, pl) != 0 ||
+      std::strcmp(name + pl + 20, suffix) != 0)
     return false;
   uint64_t v = 0;
   for (size_t i = pl; i < pl + 20; ++i) {
@@ -123,6 +124,10 @@ std::string segment_path(const std::string& dir, uint64_t first) {
   return dir + "/journal-" + padded(first) + ".jsonl";
 }
 
+std::string history_segment_path(const std::string& dir, uint64_t first) {
+  return dir + "/history-" + padded(first) + ".bin";
+}
+
 DataDirFiles list_data_dir(const std::string& dir) {
   DataDirFiles f;
   DIR* d = ::opendir(dir.c_str());
@@ -133,10 +138,13 @@ DataDirFiles list_data_dir(const std::string& dir) {
       f.snapshots.push_back(n);
     else if (parse_name(e->d_name, "journal-", n))
       f.segments.push_back(n);
+    else if (parse_name(e->d_name, "history-", n, ".bin"))
+      f.history.push_back(n);
   }
   ::closedir(d);
   std::sort(f.snapshots.begin(), f.snapshots.end());
   std::sort(f.segments.begin(), f.segments.end());
+  std::sort(f.history.begin(), f.history.end());
   f.epoch = read_small(epoch_path(dir));
   return f;
 }
@@ -153,7 +161,7 @@ std::string new_epoch() {
   return buf;
 }
 
-DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool read_only) {
+DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool read_only, const RecoverFrom& from) {
   const auto t0 = std::chrono::steady_clock::now();
   DataDirRecovery r;
   struct stat st {};
@@ -185,6 +193,7 @@ DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool re
   // The newest snapshot that is intact and of this log.
   std::map<uint64_t, std::string> candidates = complete_leftovers(dir, files.epoch, read_only);
   for (uint64_t seq : files.snapshots) candidates.emplace(seq, snapshot_path(dir, seq));
+  candidates.erase(candidates.upper_bound(from.snapshot_at_most), candidates.end());
   for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
     const std::string& path = it->second;
     SnapshotInfo info;
@@ -216,7 +225,7 @@ DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool re
       throw std::runtime_error("data dir " + dir + ": the log has a gap before position " + std::to_string(first) +
                                " (state reaches " + std::to_string(pos) + ")");
     const bool last = next == UINT64_MAX;
-    SegmentReplay s = replay_segment(segment_path(dir, first), first, pos, engine, last && !read_only);
+    SegmentReplay s = replay_segment(segment_path(dir, first), first, pos, engine, last && !read_only, from.on_batch);
     r.replayed += s.applied;
     r.bad_records += s.bad_records;
     if (s.torn_tail) {

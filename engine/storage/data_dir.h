@@ -2,6 +2,8 @@
 //   epoch                         the log's name, made with the dir, never changed
 //   snapshot-<seq>.jsonl          the state at log position seq (snapshot_file.h)
 //   journal-<first>.jsonl         records at positions first, first+1, ... (journal.h)
+//   history-<first>.bin           odds-history points from position first on
+//                                 (engine/storage/history_segments.h)
 // Positions are zero-padded to 20 digits so that names sort in log order.
 // recover_data_dir() brings an engine back to the newest position the dir
 // holds: the newest intact snapshot (falling back to an older one when the
@@ -11,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,12 +24,14 @@ namespace oddsrelay {
 struct DataDirFiles {
   std::vector<uint64_t> snapshots;  // seqs, ascending
   std::vector<uint64_t> segments;   // first positions, ascending
+  std::vector<uint64_t> history;    // history segments' first positions, ascending
   std::string epoch;                // empty: no epoch file yet
 };
 
 std::string epoch_path(const std::string& dir);
 std::string snapshot_path(const std::string& dir, uint64_t seq);
 std::string segment_path(const std::string& dir, uint64_t first);
+std::string history_segment_path(const std::string& dir, uint64_t first);
 DataDirFiles list_data_dir(const std::string& dir);
 
 // A new epoch name: 12 hex digits from the clock and /dev/urandom.
@@ -53,6 +58,14 @@ struct DataDirRecovery {
 // unreadable, or a gap in the log (no snapshot covers the records before
 // the oldest segment). `read_only` (oddsfeed) changes nothing on disk: no
 // dir or epoch is made, a torn tail is skipped rather than cut.
-DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool read_only = false);
+// `snapshot_at_most` starts from the newest snapshot at or before it (the
+// odds history's files reach it: engine/storage/history_recovery.h), and
+// `on_batch` sees each batch the journal's replay commits.
+struct RecoverFrom {
+  uint64_t snapshot_at_most = UINT64_MAX;
+  std::function<void(const Batch&)> on_batch;
+};
+DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool read_only = false,
+                                 const RecoverFrom& from = {});
 
 }  // namespace oddsrelay

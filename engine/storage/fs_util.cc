@@ -54,4 +54,22 @@ void sync_dir_of(const std::string& path) {
   ::close(fd);
 }
 
+bool open_appending(const std::string& path, std::string_view header, bool truncate, int& fd, std::string& err) {
+  const int next = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0644);
+  if (next < 0) return err = "cannot open " + path + " for writing: " + std::strerror(errno), false;
+  if (::lseek(next, 0, SEEK_END) == 0) {
+    if (!write_fully(next, header, err)) {
+      ::close(next);
+      return false;
+    }
+    sync_dir_of(path);
+  }
+  if (fd >= 0) {
+    ::fdatasync(fd);
+    ::close(fd);
+  }
+  fd = next;
+  return true;
+}
+
 }  // namespace oddsrelay

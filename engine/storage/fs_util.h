@@ -20,5 +20,11 @@ using WritevFn = ssize_t (*)(int, const iovec*, int);
 bool writev_fully(int fd, std::vector<iovec>& iov, std::string& err, WritevFn write_some = ::writev);
 // fsyncs the directory holding `path` (best effort).
 void sync_dir_of(const std::string& path);
+// The next file a log appends to (a journal segment, a history file):
+// opens `path` for appends (created when missing, emptied first with
+// `truncate`); a file found empty gets `header` and a directory fsync. Then
+// the file `fd` held (when open) is fdatasync'd and closed and `fd` takes
+// the new one. False with `err` set and `fd` unchanged.
+bool open_appending(const std::string& path, std::string_view header, bool truncate, int& fd, std::string& err);
 
 }  // namespace oddsrelay

@@ -12,8 +12,12 @@
 
 namespace oddsrelay {
 
-SegmentReplay replay_segment(const std::string& path, uint64_t first, uint64_t after, Engine& engine, bool cut_tail) {
+SegmentReplay replay_segment(const std::string& path, uint64_t first, uint64_t after, Engine& engine, bool cut_tail,
+                             const OnBatch& on_batch) {
   SegmentReplay r;
+  const auto commit = [&] {
+    if (BatchPtr b = engine.commit(); b && on_batch) on_batch(*b);
+  };
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot stat " + path + ": " + std::strerror(errno));
   FeedFileReader reader;
@@ -32,7 +36,7 @@ SegmentReplay replay_segment(const std::string& path, uint64_t first, uint64_t a
     for (; pending_bad > 0; --pending_bad) {
       ++pos;
       if (pos > after) {
-        engine.commit();
+        commit();
         engine.skip_position();
         in_batch = 0;
       }
@@ -44,13 +48,13 @@ SegmentReplay replay_segment(const std::string& path, uint64_t first, uint64_t a
       // Nothing is served before recovery ends: batches as large as a
       // catch-up's (pipeline.h), so the replay pays few snapshots.
       if (++in_batch == Pipeline::kCatchUpBatch) {
-        engine.commit();
+        commit();
         in_batch = 0;
       }
     }
     rec = feed::Record{};
   }
-  engine.commit();
+  commit();
   if (!reader.fatal().empty()) throw std::runtime_error("journal " + path + ": " + reader.fatal());
   r.records = pos - (first - 1);
   r.bad_records = reader.stats().malformed;

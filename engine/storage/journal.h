@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "engine/core/engine.h"
@@ -26,8 +27,10 @@ struct SegmentReplay {
 // Replays the segment at `path`, whose first record is at log position
 // `first`, into `engine`, applying only the records after position `after`
 // (committing every 256). With `cut_tail`, a bad tail is cut off the file so
-// that appends follow intact records. Throws std::runtime_error when the file
-// cannot be read or cut.
-SegmentReplay replay_segment(const std::string& path, uint64_t first, uint64_t after, Engine& engine, bool cut_tail);
+// that appends follow intact records. `on_batch`, when set, sees each batch
+// committed. Throws std::runtime_error when the file cannot be read or cut.
+using OnBatch = std::function<void(const Batch&)>;
+SegmentReplay replay_segment(const std::string& path, uint64_t first, uint64_t after, Engine& engine, bool cut_tail,
+                             const OnBatch& on_batch = {});
 
 }  // namespace oddsrelay

@@ -43,26 +43,11 @@ bool LogWriter::open(const DataDirRecovery& r, std::string& err) {
 }
 
 bool LogWriter::open_segment(uint64_t first, std::string& err) {
-  const std::string path = segment_path(dir_, first);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return err = "cannot open " + path + " for writing: " + std::strerror(errno), false;
-  if (::lseek(fd, 0, SEEK_END) == 0) {
-    std::string header;
-    feed::write_header("s7", header);
-    feed::append_checksum(header, 0);
-    header += '\n';
-    if (!write_fully(fd, header, err)) {
-      ::close(fd);
-      return false;
-    }
-    sync_dir_of(path);
-  }
-  if (fd_ >= 0) {
-    ::fdatasync(fd_);
-    ::close(fd_);
-  }
-  fd_ = fd;
-  return true;
+  std::string header;
+  feed::write_header("s7", header);
+  feed::append_checksum(header, 0);
+  header += '\n';
+  return open_appending(segment_path(dir_, first), header, false, fd_, err);
 }
 
 void LogWriter::append(const Batch& b) {
@@ -191,6 +176,16 @@ void LogWriter::tick() {
   // one before, or the time trigger. Without this a feed that goes quiet
   // would keep it pending until its next record.
   if (unsnapshotted_ && due(now, 1) && compact(unsnapshotted_, now, false)) unsnapshotted_.reset();
+  release_hold();
+}
+
+void LogWriter::release_hold() {
+  const uint64_t wanted = held_base_.load(std::memory_order_relaxed);
+  if (wanted == 0 || opts_.keep_after() < wanted) return;
+  held_base_.store(0, std::memory_order_relaxed);
+  std::lock_guard lock(mu_);
+  reprune_ = true;
+  cv_.notify_one();
 }
 
 void LogWriter::sync() {
@@ -208,7 +203,14 @@ void LogWriter::compactor() {
     SnapshotPtr s;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return pending_ || stopping_; });
+      cv_.wait(lock, [&] { return pending_ || stopping_ || reprune_; });
+      if (!pending_ && reprune_ && !stopping_) {
+        reprune_ = false;
+        lock.unlock();
+        prune();
+        sync_dir_of(epoch_path(dir_));
+        continue;
+      }
       if (!pending_) return;
       s = std::move(pending_);
       busy_ = true;
@@ -248,8 +250,15 @@ void LogWriter::compactor() {
 void LogWriter::prune() {
   DataDirFiles f = list_data_dir(dir_);
   if (f.snapshots.size() < opts_.keep_snapshots) return;
-  const size_t keep_from = f.snapshots.size() - opts_.keep_snapshots;
-  const uint64_t base = f.snapshots[keep_from];
+  size_t keep_from = f.snapshots.size() - opts_.keep_snapshots;
+  const uint64_t wanted = f.snapshots[keep_from];
+  uint64_t base = wanted;
+  if (opts_.keep_after) {
+    const uint64_t held = opts_.keep_after();
+    while (keep_from > 0 && f.snapshots[keep_from] > held) --keep_from;
+    base = f.snapshots[keep_from] <= held ? f.snapshots[keep_from] : 0;  // 0: every segment stays
+  }
+  held_base_.store(base < wanted ? wanted : 0, std::memory_order_relaxed);
   uint64_t deleted = 0;
   for (size_t i = 0; i < keep_from; ++i)
     if (::unlink(snapshot_path(dir_, f.snapshots[i]).c_str()) == 0) ++deleted;
@@ -267,6 +276,12 @@ void LogWriter::close() {
   }
   cv_.notify_one();
   if (thread_.joinable()) thread_.join();
+  // The history has written all it will (the node stops it first).
+  const uint64_t wanted = held_base_.load(std::memory_order_relaxed);
+  if (wanted != 0 && opts_.keep_after() >= wanted) {
+    prune();
+    sync_dir_of(epoch_path(dir_));
+  }
   if (fd_ >= 0) {
     ::fdatasync(fd_);
     ::close(fd_);

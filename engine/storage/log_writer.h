@@ -24,6 +24,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -68,6 +69,13 @@ struct LogOptions {
   // data dir ran at 0.67-0.79x the one without, against 0.60-0.70x at 0
   // (interleaved runs; docs/architecture.md "The log").
   int compactor_nice = 10;
+  // When set, the journal keeps the records after the position it returns
+  // (the odds history's files have written up to there: a restart replays
+  // the rest into the history, engine/storage/history_recovery.h):
+  // compaction then keeps a snapshot at or before it and the segments
+  // after, and deletes what it kept so once the history has passed it (at
+  // an idle tick, or at close).
+  std::function<uint64_t()> keep_after;
 };
 
 struct LogStats {
@@ -113,6 +121,9 @@ class LogWriter : public LogStage {
   void sync();
   void compactor();
   void prune();
+  // The log thread, idle: asks the compactor for the prune the history's
+  // hold put off, once the history has passed it.
+  void release_hold();
   uint64_t journal_limit() const;
   // Whether a snapshot is due with the record and journal triggers
   // `factor` times higher (1: the normal bound; the time trigger as is).
@@ -146,6 +157,8 @@ class LogWriter : public LogStage {
   SnapshotPtr pending_;                // for the compactor; null when it has nothing to do
   SnapshotLayout layout_;              // compactor only: the last file it wrote
   bool busy_ = false, stopping_ = false;
+  bool reprune_ = false;                // release_hold(): prune again
+  std::atomic<uint64_t> held_base_{0};  // the base prune() wanted while keep_after held it back; 0: none
   std::thread thread_;
 };
 

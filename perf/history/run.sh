@@ -13,23 +13,7 @@
 # The load average is printed with the figures: taken above 1 they are not
 # results (2 cores: the replay alone keeps both busy).
 #   perf/history/run.sh [build-dir] [records] [pairs]
-set -euo pipefail
-shopt -s inherit_errexit
-build=${1:-build}
-records=${2:-1000000}
-pairs=${3:-3}
-dir=$(mktemp -d)
-pid=
-trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$dir"' EXIT
-die() { echo "perf/history: FAILED: $*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-key=perf-history-key
-printf '{"keys":[{"key":"%s","name":"perf","permissions":["live","prematch","odds","scores"],"rate_limit":100000000}]}\n' \
-  "$key" > "$dir/keys.json"
-
-"$build/oddsfeed" gen -o "$dir/feed.jsonl" --records "$records" --sim seed=1,events=2000,rate=1000 2>"$dir/gen.log" ||
-  die "oddsfeed gen: $(tail -3 "$dir/gen.log")"
+source "$(dirname "$0")/setup.sh"
 
 # 1. Interleaved pairs: off, then on.
 replay() {  # replay LOG [ARGS...]: prints the seconds it took
@@ -48,16 +32,7 @@ for i in $(seq "$pairs"); do
   offs+=("$(replay "$dir/off.log" --history off)")
   ons+=("$(replay "$dir/on.log")")
 done
-echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "${offs[*]}" "${ons[*]}" <<'PY'
-import statistics, sys
-off = [float(x) for x in sys.argv[1].split()]
-on = [float(x) for x in sys.argv[2].split()]
-ratios = [a / b for a, b in zip(off, on)]
-print("replay with --history off: " + " / ".join(f"{x:.2f}" for x in off) + " s")
-print("replay with the history:   " + " / ".join(f"{x:.2f}" for x in on) + " s")
-print(f"off/on per pair: {' '.join(f'{r:.2f}' for r in ratios)}  (median {statistics.median(ratios):.2f}x; goal >= 0.95x)")
-PY
+pairs_report "replay with --history off" "replay with the history  " "; goal >= 0.95x"
 
 # 2. Its bytes, from /v1/status once the recorder has caught up.
 port=$(free_port)

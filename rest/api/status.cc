@@ -133,6 +133,7 @@ void status(Call& c) {
     c.w.Int64(h.held_from);
     c.w.Key("held_from_seq");
     c.w.Uint64(h.held_from_seq);
+    if (in.history_files_status) in.history_files_status(c.w);
     c.w.EndObject();
   }
   if (in.relay_status) {

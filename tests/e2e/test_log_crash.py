@@ -107,9 +107,13 @@ class Log(unittest.TestCase):
         names = sorted(os.listdir(data))
         self.assertLessEqual(len([n for n in names if n.startswith("snapshot-")]), 2, names)
         self.assertTrue(all(not n.endswith(".tmp") for n in names), names)
-        # The dir is compacted: far smaller than the feed it holds.
-        size = sum(os.path.getsize(os.path.join(data, n)) for n in names)
+        # The log is compacted: far smaller than the feed it holds. The odds
+        # history's files beside it hold every point (till the retention
+        # horizon), in a fraction of the feed's bytes.
+        size = sum(os.path.getsize(os.path.join(data, n)) for n in names if not n.startswith("history-"))
         self.assertLess(size, os.path.getsize(self.feed) / 2, names)
+        history = sum(os.path.getsize(os.path.join(data, n)) for n in names if n.startswith("history-"))
+        self.assertLess(history, os.path.getsize(self.feed) / 8, names)
         # oddsfeed reads the dir without changing it.
         rc, out, err = h.run([h.binary("oddsfeed"), "digest", data])
         self.assertEqual(rc, 0, err)

@@ -299,21 +299,34 @@ class Bounds(unittest.TestCase):
             self.assertEqual(json.loads(body), {"error": "Not found"})
 
 
-    def test_a_restart_holds_from_the_recovered_seq(self):
-        """A restart on a --data-dir recovers the state, not its history: it
-        holds from the record after the recovered seq (held_from_seq), each
-        outcome's quote then being where its next point starts from."""
+    def test_a_restart_keeps_the_history_its_files_hold(self):
+        """A restart on a --data-dir rebuilds the history from its files:
+        every answer as before. Without the files (and the journal compacted
+        past the log's start) it holds from the record after the recovered
+        seq (held_from_seq), each outcome's quote then being where its next
+        point starts from."""
         feed = os.path.join(self.dir, "feed.jsonl")
         recs = build_feed(feed)
         data = os.path.join(self.dir, "data")
-        with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--data-dir", data,
-                            "--feed", f"replay:{feed},speed=max") as srv:
+        server = ("--keys", self.keys, "--progress", "0", "--data-dir", data, "--snapshot-every", "100")
+        with h.clean_server(self, *server, "--feed", f"replay:{feed},speed=max") as srv:
             srv.wait_for(r"serving http://")
             st = h.wait_until(lambda: (s := h.status(srv.port, KEY)["history"]) and s["seq"] == len(recs) and s, 60,
                               "the feed recorded")
             self.assertEqual((st["held_from_seq"], st["held_from"]), (0, 0))
             self.assertGreater(st["points"], 0)
-        with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--data-dir", data, "--feed", "none") as srv:
+            before = {eid: get(srv.port, f"/v1/odds/history?id={eid}")[1] for eid in EVENTS}
+        with h.clean_server(self, *server, "--feed", "none") as srv:
+            srv.wait_for(r"serving http://")
+            again = h.status(srv.port, KEY, ready_within=60)["history"]
+            same = ("seq", "events", "points", "bytes", "held_from", "held_from_seq")
+            self.assertEqual({k: again[k] for k in same}, {k: st[k] for k in same})
+            self.assertGreater(again["files"], 0)
+            self.assertEqual({eid: get(srv.port, f"/v1/odds/history?id={eid}")[1] for eid in EVENTS}, before)
+        for name in os.listdir(data):
+            if name.startswith("history-"):
+                os.remove(os.path.join(data, name))
+        with h.clean_server(self, *server, "--feed", "none") as srv:
             srv.wait_for(r"serving http://")
             st = h.status(srv.port, KEY, ready_within=60)["history"]
             self.assertEqual((st["seq"], st["held_from_seq"], st["points"]), (len(recs), len(recs) + 1, 0))
@@ -323,6 +336,7 @@ class Bounds(unittest.TestCase):
             outcomes = [o for m in a["data"].values() for l in m.values() for o in l.values()]
             self.assertGreater(len(outcomes), 0)
             self.assertEqual({(o["open"], o["close"], len(o["points"])) for o in outcomes}, {(None, None, 0)})
+
 
 if __name__ == "__main__":
     h.main()

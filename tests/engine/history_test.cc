@@ -357,6 +357,35 @@ TEST(HistoryClock, SeqAtIsTheRecordBeforeTheFirstPastTheTime) {
   EXPECT_LT(idx.bytes(), recs.size() * 5);
 }
 
+// Cut under the memory bound, the index answers as before for every time
+// whose record it still holds, a time before them with a seq below the
+// cut (refused as before held_from_seq), and holds fewer bytes.
+TEST(HistoryClock, ACutDropsTheBlocksBeforeItsSeqAndKeepsTheAnswersAfter) {
+  ClockIndex idx, whole;
+  int64_t at = 1'767'225'600'000;
+  for (uint64_t seq = 1; seq <= 5000; ++seq) {
+    at += 1 + static_cast<int64_t>(seq % 7);
+    idx.add(at, seq);
+    whole.add(at, seq);
+  }
+  const size_t bytes = idx.bytes();
+  EXPECT_EQ(idx.cut_before(0), 0u);
+  const size_t freed = idx.cut_before(3000);
+  EXPECT_GT(freed, 0u);
+  EXPECT_EQ(idx.bytes(), bytes - freed);
+  EXPECT_LT(idx.bytes(), bytes / 2);
+  for (int64_t t = 1'767'225'600'000 - 10; t < at + 10; t += 3) {
+    const uint64_t want = whole.seq_at(t, 5000);
+    if (want >= 3000)
+      ASSERT_EQ(idx.seq_at(t, 5000), want) << t;
+    else
+      ASSERT_LT(idx.seq_at(t, 5000), 3000u) << t;
+  }
+  idx.add(at + 5, 5001);  // appends go on after a cut
+  EXPECT_EQ(idx.seq_at(at + 5, 5001), 5001u);
+  EXPECT_EQ(idx.seq_at(at + 4, 5001), 5000u);
+}
+
 // The recorder's thread applies what the pipeline delivers while REST-like
 // readers read (under ThreadSanitizer too, in the tsan build's
 // engine_tests): the result is the history of the same records applied in

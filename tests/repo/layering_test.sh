@@ -9,7 +9,8 @@
 #     settlement, views            dictionary, settlement, the JSON views
 #   engine/history                 the odds history, made from published
 #                                  batches (REST reads it)
-#   engine/storage                 the log on disk
+#   engine/storage                 the log on disk, and the odds history's
+#                                  files beside it (it sees engine/history)
 #   engine/sources                 the simulator and replay
 #   engine/bus                     the cluster's log (input and output)
 #   rest/, relay/                  the outputs: each sees the engine, never
@@ -66,7 +67,7 @@ rules=(
   "engine/settlement/:$core engine/catalog/ engine/settlement/"
   "engine/views/:$core engine/catalog/ engine/settlement/ engine/views/"
   "engine/history/:$core engine/history/"
-  "engine/storage/:$core engine/catalog/ engine/storage/"
+  "engine/storage/:$core engine/catalog/ engine/history/ engine/storage/"
   "engine/sources/:$core engine/catalog/ engine/storage/ engine/sources/"
   "engine/bus/:$core engine/catalog/ engine/storage/ engine/sources/ engine/bus/"
   "rest/:$core engine/catalog/ engine/settlement/ engine/views/ engine/history/ rest/"

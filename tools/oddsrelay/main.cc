@@ -27,6 +27,7 @@
 #include "engine/sources/sources.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/feed_file.h"
+#include "engine/storage/history_recovery.h"
 #include "engine/storage/log_writer.h"
 #include "oddsrelay_version.h"
 #include "protocol/api/access_log.h"
@@ -124,6 +125,9 @@ struct Node {
   // REST inputs; the recorder is a sink like the relay.
   std::unique_ptr<history::HistoryStore> history;
   std::unique_ptr<history::HistoryRecorder> history_recorder;
+  // With --data-dir: the history's files, read back by the recovery, which
+  // then leaves the store rebuilt or seeded (history_recovery.h).
+  std::unique_ptr<history::HistorySegments> history_files;
   std::unique_ptr<Pipeline> pipeline;
   const char* shown_host = nullptr;
 };
@@ -239,6 +243,13 @@ rest::RestInputs rest_inputs(Node& n) {
   in.relay_status = [&n](json::Writer& w) { n.relay->write_status(w); };
   in.webhook_status = [&n](json::Writer& w) { n.webhooks->write_status(w); };
   in.log_status = [&n](json::Writer& w) { write_log_status(w, n.journal.get(), n.opt.data_dir); };
+  if (!n.opt.data_dir.empty() && n.history)
+    in.history_files_status = [&n](json::Writer& w) {
+      w.Key("files");
+      w.Uint64(n.history_files ? n.history_files->files() : 0);
+      w.Key("file_bytes");
+      w.Uint64(n.history_files ? n.history_files->bytes() : 0);
+    };
   in.downstream_clients = [&n] { return n.relay->clients(); };
   in.upstream_ready = [&n] { return upstream_ready(*n.source); };
   in.bus_status = [&n](json::Writer& w) { write_bus_status(w, n); };
@@ -315,14 +326,30 @@ void print_recovery(const DataDirRecovery& r, int64_t retain_ended_ms) {
                  r.snapshot_retain_ended_ms / 1000, retain_ended_ms / 1000);
 }
 
+// The history's files and the log together (history_recovery.h).
+DataDirRecovery recover_history(Node& n) {
+  n.history_files = std::make_unique<history::HistorySegments>(n.opt.data_dir);
+  HistoryRecovery hr;
+  DataDirRecovery r = recover_with_history(n.opt.data_dir, n.engine, *n.history, *n.history_files, hr);
+  const history::SegmentLoad& l = hr.load;
+  std::fprintf(stderr,
+               "oddsrelay: history: %" PRIu64 " files, %" PRIu64 " batches to seq %" PRIu64 "%s%s, %" PRIu64
+               " journal records after them; %s%s\n",
+               l.files, l.batches, l.seq, l.torn_tail ? ", torn tail cut: " : "",
+               l.torn_tail ? (std::to_string(l.cut_bytes) + " bytes").c_str() : "", hr.replayed,
+               hr.rebuilt ? "rebuilt" : "seeded from the recovered state: ", hr.why_seeded.c_str());
+  return r;
+}
+
 // The log first: state is back before anything is served; the journal is
 // then the pipeline's durable stage.
 int recover_log(Node& n) {
   const Options& opt = n.opt;
   try {
-    DataDirRecovery r = recover_data_dir(opt.data_dir, n.engine);
+    DataDirRecovery r = n.history ? recover_history(n) : recover_data_dir(opt.data_dir, n.engine);
     print_recovery(r, opt.retain_ended_ms);
     LogOptions lo;
+    if (n.history_files) lo.keep_after = [files = n.history_files.get()] { return files->written_seq(); };
     lo.snapshot_records = static_cast<uint64_t>(opt.snapshot_every);
     lo.snapshot_journal_pct = static_cast<uint32_t>(opt.snapshot_journal_pct);
     lo.snapshot_seconds = static_cast<int>(opt.snapshot_interval_s);
@@ -410,8 +437,8 @@ void build_outputs(Node& n) {
   if (n.history) {
     // The history follows the records from the state the node starts at
     // (an edge's joined snapshot, a recovered data dir): held_from_seq.
-    n.history->seed(*n.engine.current());
-    n.history_recorder = std::make_unique<history::HistoryRecorder>(*n.history);
+    if (!n.history_files) n.history->seed(*n.engine.current());  // else the recovery did
+    n.history_recorder = std::make_unique<history::HistoryRecorder>(*n.history, n.history_files.get());
     n.pipeline->add_sink(n.history_recorder.get());
     n.history_recorder->start();
   }
@@ -505,6 +532,7 @@ int shut_down(Node& n, uint64_t& last_applied) {
   n.relay->stop();  // after the last batch: the pipeline calls into it until then
   n.webhooks->stop();
   if (n.history_recorder) n.history_recorder->stop();
+  if (n.history_files) n.history_files->close();
   if (n.capture) n.capture->close();
   if (n.journal) n.journal->close();  // after the pipeline: every sealed batch is written
   n.publisher.reset();

@@ -1,0 +1,232 @@
+// The odds history on disk (engine/storage/history_segments.h): a store
+// rebuilt from the files answers what the one that wrote them did; a torn
+// last frame is cut at any byte and the batches before it stay; a file goes
+// once every event it holds has left at the retention horizon.
+#include "engine/storage/history_segments.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/core/engine.h"
+#include "engine/history/history_answer.h"
+#include "engine/history/history_store.h"
+#include "engine/storage/data_dir.h"
+#include "engine/storage/history_recovery.h"
+#include "engine/storage/log_writer.h"
+#include "tests/test_util.h"
+
+namespace oddsrelay::history {
+namespace {
+
+// Every event's whole answer (points, open, close, what is held), and the
+// book at each of a few seqs: what the REST routes read of a store.
+std::string answers(const HistoryStore& store, const std::set<uint64_t>& numbers) {
+  std::string out;
+  for (uint64_t n : numbers)
+    store.read(n, [&](const EventHistory* h, const HeldState& st) {
+      json::append_object(out,
+                          [&](json::Writer& w) { write_history_json(w, HistoryQuery{}, std::to_string(n), h, st); });
+      out += std::to_string(store.seq_at(1'000'000 + static_cast<int64_t>(n % 5000) * 100));
+      out += '\n';
+    });
+  return out;
+}
+
+struct Fed {
+  HistoryStore store{size_t{1} << 32};
+  std::set<uint64_t> numbers;
+  uint64_t points = 0;
+};
+
+// The simulator's records in batches of 1 to 97 through an engine; every
+// batch goes to `fed.store` and to `files`.
+void feed(Fed& fed, HistorySegments& files, size_t records, int64_t retain_ended_ms = 0) {
+  Engine engine;
+  if (retain_ended_ms) engine.set_retain_ended_ms(retain_ended_ms);
+  const auto recs = test::sim_records(records);
+  size_t in_batch = 0, size = 1;
+  for (const auto& rec : recs) {
+    fed.numbers.insert(rec.number);
+    engine.apply(feed::Record(rec));
+    if (++in_batch < size) continue;
+    auto b = engine.commit();
+    fed.store.apply(*b);
+    files.add(b->first_seq, b->snapshot->seq, b->records, HistoryStore::evicted(*b));
+    if (size % 3 == 0) files.flush();
+    in_batch = 0;
+    size = size * 7 % 97 + 1;
+  }
+  if (auto b = engine.commit()) {
+    fed.store.apply(*b);
+    files.add(b->first_seq, b->snapshot->seq, b->records, HistoryStore::evicted(*b));
+  }
+  files.flush();
+}
+
+std::string rebuilt(const std::string& dir, const std::set<uint64_t>& numbers, SegmentLoad* load = nullptr) {
+  HistorySegments files(dir);
+  HistoryStore store{size_t{1} << 32};
+  const SegmentLoad l = files.load([&](const LoggedBatch& b) { store.apply(b, ""); });
+  if (load) *load = l;
+  return answers(store, numbers);
+}
+
+uint64_t file_size(const std::string& path) { return test::read_file(path).size(); }
+
+TEST(HistorySegments, ARebuiltStoreAnswersAsTheOriginal) {
+  test::TempDir dir;
+  Fed fed;
+  {
+    HistorySegments files(dir.path(), 64 << 10);  // small files: several rotations
+    std::string err;
+    ASSERT_TRUE(files.start(1, 0, err)) << err;
+    feed(fed, files, 30000);
+  }
+  const std::vector<uint64_t> names = list_data_dir(dir.path()).history;
+  EXPECT_GT(names.size(), 3u);
+  uint64_t bytes = 0;
+  for (uint64_t first : names) bytes += file_size(history_segment_path(dir.path(), first));
+  const uint64_t points = fed.store.state().points;
+  ASSERT_GT(points, 10000u);
+  std::printf("%llu points, %llu bytes on disk: %.2f bytes a point\n", static_cast<unsigned long long>(points),
+              static_cast<unsigned long long>(bytes), static_cast<double>(bytes) / static_cast<double>(points));
+  EXPECT_LE(bytes, points * 8);  // the bound
+  SegmentLoad load;
+  const std::string got = rebuilt(dir.path(), fed.numbers, &load);
+  EXPECT_EQ(got, answers(fed.store, fed.numbers));
+  EXPECT_FALSE(load.torn_tail);
+  EXPECT_EQ(load.seq, fed.store.state().seq);
+}
+
+// The last frame cut at each of its bytes: the tail is cut off the file,
+// and the store holds exactly the batches before that frame.
+TEST(HistorySegments, ATornLastFrameIsCutAtEveryByte) {
+  test::TempDir before_dir, dir;
+  Fed before, fed;
+  std::string err;
+  {
+    HistorySegments files(before_dir.path());
+    ASSERT_TRUE(files.start(1, 0, err)) << err;
+    feed(before, files, 2000);
+  }
+  const std::string whole = test::read_file(history_segment_path(before_dir.path(), 1));
+  {
+    // The same batches, then one more record in a frame of its own.
+    HistorySegments files(dir.path());
+    ASSERT_TRUE(files.start(1, 0, err)) << err;
+    feed(fed, files, 2000);
+    const std::vector<feed::Record> more = test::sim_records(2001);
+    const uint64_t seq = fed.store.state().seq + 1;
+    files.add(seq, seq, std::span<const feed::Record>(more).last(1), {});
+    files.flush();
+  }
+  const std::string longer = test::read_file(history_segment_path(dir.path(), 1));
+  const std::string want = answers(before.store, before.numbers);
+  ASSERT_EQ(longer.substr(0, whole.size()), whole);
+  ASSERT_GT(longer.size(), whole.size() + 10);
+  for (size_t cut = whole.size() + 1; cut < longer.size(); ++cut) {
+    test::TempDir d;
+    const std::string p = history_segment_path(d.path(), 1);
+    test::write_file(p, longer.substr(0, cut));
+    SegmentLoad load;
+    ASSERT_EQ(rebuilt(d.path(), before.numbers, &load), want) << "cut at " << cut;
+    EXPECT_TRUE(load.torn_tail);
+    EXPECT_EQ(load.cut_bytes, cut - whole.size());
+    EXPECT_EQ(file_size(p), whole.size());
+  }
+}
+
+// A closed file goes once every event it holds has been evicted; the one
+// appended to stays.
+TEST(HistorySegments, AFileGoesWithTheLastEventItHolds) {
+  test::TempDir dir;
+  std::string err;
+  HistorySegments files(dir.path(), 1);  // every flush rotates
+  ASSERT_TRUE(files.start(1, 0, err)) << err;
+  const auto a = test::market(1000, "s7-101.5001", 1, {{"s", 0, {{1, 150, 0}}}});
+  const auto b = test::market(1000, "s7-101.5002", 1, {{"s", 0, {{1, 150, 0}}}});
+  files.add(1, 1, std::span<const feed::Record>(&a, 1), {});
+  files.flush();  // history-1 holds a
+  files.add(2, 2, std::span<const feed::Record>(&b, 1), {});
+  files.flush();  // history-2 holds b
+  files.add(3, 3, std::span<const feed::Record>(&b, 1), {});
+  files.flush();  // history-3 holds b
+  EXPECT_EQ(list_data_dir(dir.path()).history.size(), 4u);
+  files.add(4, 4, {}, {b.number});
+  files.flush();
+  EXPECT_EQ(list_data_dir(dir.path()).history, (std::vector<uint64_t>{1, 5}));
+  files.add(5, 5, {}, {a.number});
+  files.flush();
+  EXPECT_EQ(list_data_dir(dir.path()).history, (std::vector<uint64_t>{6}));
+}
+
+// A data dir whose history thread stopped at seq 7,000 while the journal
+// went on to 20,000 (a kill while the history is behind): with the
+// journal's hold (LogOptions::keep_after), the restart replays the records
+// after 7,000 into the history from the journal, compaction
+// notwithstanding, and holds every point of all 20,000; without it, the
+// records in between are gone and the history is seeded, saying so.
+HeldState restart_after_lag(bool hold, Fed& all, HistoryStore& store, HistoryRecovery& hr) {
+  test::TempDir dir;
+  const auto recs = test::sim_records(20000);
+  {
+    Engine engine;
+    const DataDirRecovery r = recover_data_dir(dir.path(), engine);
+    HistorySegments files(dir.path(), 64 << 10, 0);
+    std::string err;
+    EXPECT_TRUE(files.start(1, 0, err)) << err;
+    LogOptions lo;
+    lo.snapshot_records = 1000;
+    if (hold) lo.keep_after = [&] { return files.written_seq(); };
+    LogWriter log(dir.path(), lo);
+    EXPECT_TRUE(log.open(r, err)) << err;
+    for (size_t i = 0; i < recs.size(); ++i) {
+      all.numbers.insert(recs[i].number);
+      engine.apply(feed::Record(recs[i]));
+      if (i % 50 != 49) continue;
+      auto b = engine.commit();
+      log.append(*b);
+      all.store.apply(*b);
+      if (b->snapshot->seq > 7000) continue;
+      files.add(b->first_seq, b->snapshot->seq, b->records, HistoryStore::evicted(*b));
+      files.flush();
+    }
+    log.close();
+  }
+  Engine engine;
+  HistorySegments files(dir.path());
+  const DataDirRecovery r = recover_with_history(dir.path(), engine, store, files, hr);
+  EXPECT_EQ(r.seq, 20000u);
+  EXPECT_EQ(hr.load.seq, 7000u);
+  return store.state();
+}
+
+TEST(HistoryRecovery, TheJournalHoldsWhatTheHistoryFilesDidNotReach) {
+  Fed all;
+  HistoryStore store{size_t{1} << 32};
+  HistoryRecovery hr;
+  const HeldState st = restart_after_lag(true, all, store, hr);
+  EXPECT_TRUE(hr.rebuilt) << hr.why_seeded;
+  EXPECT_EQ(hr.replayed, 13000u);
+  EXPECT_EQ(st.held_from_seq, 0u);
+  EXPECT_EQ(st.seq, 20000u);
+  EXPECT_EQ(answers(store, all.numbers), answers(all.store, all.numbers));
+}
+
+TEST(HistoryRecovery, WithoutTheHoldTheGapIsSeededAndSaidSo) {
+  Fed all;
+  HistoryStore store{size_t{1} << 32};
+  HistoryRecovery hr;
+  const HeldState st = restart_after_lag(false, all, store, hr);
+  EXPECT_FALSE(hr.rebuilt);
+  EXPECT_NE(hr.why_seeded.find("no longer holds"), std::string::npos) << hr.why_seeded;
+  EXPECT_EQ(st.held_from_seq, 20001u);
+}
+
+}  // namespace
+}  // namespace oddsrelay::history
