@@ -11,6 +11,7 @@
 #include "protocol/clock.h"
 #include "protocol/metrics/data_path.h"
 #include "relay/frame_encoder.h"
+#include "relay/write_pass.h"
 
 namespace oddsrelay::relay {
 
@@ -269,38 +270,23 @@ void RelayLoop::on_readable(StreamConn* c, char* p, size_t n) {
   finish_turn();  // answers (pong, close, subscriptions) go out now
 }
 
-// Closes the doomed connections, then writes each dirty one once.
-//
-// From a drain (`intake`), the loop also takes the batches that reach it
-// while it writes, every kIntakeEvery connections of the pass: a
-// connection not yet written carries them in the write it was about to
-// get, instead of a write of its own one turn later. No frame is held: each
-// goes out at the first write its connection gets after the frame arrived,
-// as it would without this, only that write comes sooner; and a loop that
-// has fallen behind (a pass longer than the gap between batches) makes one
-// write per connection per pass, whatever the number of batches. The
-// connections already written in the pass are marked again and written at
-// its end. Only during the pass over the connections dirty when the turn
-// began, so a turn writes a connection at most twice and reads wait at most
-// one pass.
+// Closes the doomed connections, then writes each dirty one once
+// (write_pass.h). From a drain (`intake`), the loop also takes the batches
+// that reach it while it writes, every kIntakeEvery connections of the
+// pass: a connection not yet written carries them in the write it was
+// about to get, instead of a write of its own one turn later; those already
+// written are written again at the end of the pass. A loop that has fallen
+// behind (a pass longer than the gap between batches) so makes one write
+// per connection per pass, whatever the number of batches.
 void RelayLoop::finish_turn(bool intake) {
-  Outbox& out = ctx_.out;
-  const size_t first_pass = intake ? out.dirty.size() : 0;
-  for (size_t i = 0;; ++i) {  // flush may drop a connection, never add one
-    if (i < first_pass && i % kIntakeEvery == 0 && i > 0 && batches.size_approx() != 0) {
-      now();
-      if (take_batches() != 0) stats_.mid_write_intakes.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (!out.doomed.empty()) {
-      for (StreamConn* c : out.doomed) close_with(c, CloseReason::QueueLimit);
-      out.doomed.clear();
-    }
-    if (i >= out.dirty.size()) break;
-    StreamConn* c = out.dirty[i];
-    c->dirty = false;
-    flush(c);
-  }
-  out.dirty.clear();
+  auto take = [this] {
+    if (batches.size_approx() == 0) return;
+    now();
+    if (take_batches() != 0) stats_.mid_write_intakes.fetch_add(1, std::memory_order_relaxed);
+  };
+  auto close = [this](StreamConn* c) { close_with(c, CloseReason::QueueLimit); };
+  auto write = [this](StreamConn* c) { flush(c); };
+  write_pass(ctx_.out, intake ? &take : nullptr, kIntakeEvery, close, write);
 }
 
 void RelayLoop::close_with(StreamConn* c, CloseReason why, std::optional<std::string_view> text, uint16_t code) {

@@ -10,6 +10,9 @@
 #   perf/relay/pair.sh BUILD_DIR SUBSCRIBERS SECONDS [filters]
 # `filters`: 50 distinct events=/markets= filters, as run.sh's shape row.
 # LOAD_CLIENT: an oddsload to use for both builds (default BUILD_DIR's).
+# PROFILE=FILE: `perf record -g` of the server over the measured span into
+# FILE (perf/relay/profile.sh sorts it); perf's own CPU is off both cores'
+# figures only in part, so a profiled run's line is not a measurement.
 # Loopback only; bounded by SECONDS + 4 s.
 set -uo pipefail
 B=$1; N=$2; S=$3; F=${4:-}
@@ -28,7 +31,10 @@ rticks() { local t=0; for k in /proc/$pid/task/*; do grep -q '^relay-' $k/comm &
 st() { curl -s -H "X-API-Key: perf-key" http://127.0.0.1:$port/v1/status; }
 taskset -c 1 ${LOAD_CLIENT:-$B/oddsload} --url http://127.0.0.1:$port --key perf-key --connections $N --duration $((S+4)) "${extra[@]}" --json --progress 0 > $d/load.json 2>$d/load.err &
 lp=$!; sleep 3
-st > $d/s0; t0=$(ticks); r0=$(rticks); l0=$(ticks $lp); sleep $S; t1=$(ticks); r1=$(rticks); l1=$(ticks $lp); st > $d/s1
+st > $d/s0; t0=$(ticks); r0=$(rticks); l0=$(ticks $lp)
+[ -n "${PROFILE:-}" ] && { perf record -q -g -F 999 -p $pid -o "$PROFILE" -- sleep $S 2>/dev/null & pp=$!; }
+sleep $S; t1=$(ticks); r1=$(rticks); l1=$(ticks $lp); st > $d/s1
+[ -n "${PROFILE:-}" ] && wait $pp
 wait $lp; kill $pid; wait $pid 2>/dev/null; pid=
 python3 - $d/s0 $d/s1 $d/load.json $t0 $t1 $r0 $r1 "$B" "$N" "${F:-plain}" $l0 $l1 $S <<'PY'
 import json, sys
