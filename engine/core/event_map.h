@@ -3,7 +3,7 @@
 // writer path-copies what it changes, so publishing a new version costs the
 // changed paths only, never the whole map.
 //
-// Shape: a fixed three-level hash trie, 64 x 64 inner slots and sorted leaf
+// Shape: a fixed three-level hash trie, 32 x 32 inner slots and sorted leaf
 // buckets (a few entries each at 10^4..10^5 events). Each node carries the
 // `edit` number of the batch that created it; within one batch the writer
 // mutates its own fresh nodes in place (a "transient"), since no reader can

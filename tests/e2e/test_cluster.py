@@ -552,9 +552,14 @@ class Proxy(unittest.TestCase):
             got += len(c.recv(65536))
         return time.monotonic() - t0
 
+    def quickest(self, c):
+        """The least of 5 roundtrips: one descheduled thread on a loaded
+        machine is not a delay the proxy added."""
+        return min(self.roundtrip(c) for _ in range(5))
+
     def test_faults(self):
         c = socket.create_connection(("127.0.0.1", self.proxy.port), timeout=10)
-        self.assertLess(self.roundtrip(c), 0.05)
+        self.assertLess(self.quickest(c), 0.05)
         self.proxy.set_delay(0.05, 0.02)
         rtts = [self.roundtrip(c) for _ in range(5)]
         self.assertTrue(all(0.06 <= r < 0.5 for r in rtts), rtts)  # two ways of 50 +- 20 ms
@@ -574,7 +579,7 @@ class Proxy(unittest.TestCase):
         self.assertEqual(c.recv(1), b"")  # closed
         c.close()
         with socket.create_connection(("127.0.0.1", self.proxy.port), timeout=10) as c2:
-            self.assertLess(self.roundtrip(c2), 0.05)
+            self.assertLess(self.quickest(c2), 0.05)
 
 
 if __name__ == "__main__":

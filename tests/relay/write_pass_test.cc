@@ -82,6 +82,8 @@ TEST_F(WritePass, TheIntakeLooksOnlyDuringTheFirstPass) {
   std::vector<size_t> at;  // writes done when the intake looked
   pass(
       [&] {
+        if (at.size() == 8)
+          return;  // an intake that looked on and on (a pass that never ends) fails below, not by timeout
         at.push_back(writes.size());
         sent.push_back(fan_out({odds(1000 + static_cast<int64_t>(at.size()), "7", 1001, 185 + int(at.size()))}));
       },
