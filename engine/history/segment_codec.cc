@@ -75,16 +75,14 @@ uint32_t SegmentCodec::intern(Market& m, std::string bytes) {
       });
   m.layout_of.emplace(bytes, index);
   m.layouts.push_back(std::move(bytes));
-  m.layout_gen.push_back(0);
   m.positions.push_back(std::move(names));
   return index;
 }
 
 void SegmentCodec::put_market(Market& m, const feed::MarketRec& rec, std::vector<uint8_t>& out) {
   layout_bytes(rec, scratch_);
+  const bool full = !m.layout_of.contains(scratch_);  // new in this segment
   const uint32_t index = intern(m, scratch_);
-  const bool full = m.layout_gen[index] != gen_;
-  m.layout_gen[index] = gen_;
   put_varint(out, uint64_t{index} << 1 | (full ? 1 : 0));
   if (full) put_bytes(out, m.layouts[index]);
   const std::vector<uint32_t>& names = m.positions[index];
@@ -146,7 +144,7 @@ void SegmentCodec::put(uint64_t first_seq, uint64_t seq, std::span<const feed::R
     const feed::Op op = r.op();
     const uint64_t kind = op == feed::Op::Market ? 1 : op == feed::Op::Event ? 2 : op == feed::Op::Remove ? 3 : 0;
     Event* e = kind ? &events_[r.number] : nullptr;
-    const bool id = e && (e->id_gen != gen_ || e->id != r.id);
+    const bool id = e && e->id != r.id;  // new in this segment, or changed
     bool live = false;
     if (op == feed::Op::Event) {
       const auto& obj = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
@@ -159,7 +157,6 @@ void SegmentCodec::put(uint64_t first_seq, uint64_t seq, std::span<const feed::R
     put_varint(out, r.number);
     if (id) {
       e->id = r.id;
-      e->id_gen = gen_;
       put_bytes(out, r.id);
     }
     if (op != feed::Op::Market) continue;

@@ -20,10 +20,12 @@
 //             per changed outcome varint (position + 1) << 1 | flags or s changed,
 //             varint zigzag(price delta), if changed varint flags << 8 | s; then a 0
 //   varint evicted, each varint event number
-// Deltas start again at each segment (`new_segment`), and so do the ids and
-// layouts written in full, so a segment needs no other segment's bytes but
-// for the quotes of the events it shares with older ones, which are
-// deleted only once those events left (the retention horizon).
+// Each segment starts from nothing (`new_segment`): deltas from zero, every
+// event's id, its markets' layouts (numbered again) and its outcomes' quotes
+// written in full the first time the segment names them. A segment needs no
+// other segment's bytes, so the oldest can go at the retention horizon while
+// the next still holds events it shared with it; the price is one full
+// record per market held at each rotation.
 #pragma once
 
 #include <cstdint>
@@ -51,9 +53,9 @@ class SegmentCodec {
            const std::vector<uint64_t>& evicted, std::vector<uint8_t>& out);
   // Reads the batch at `p` (bytes put wrote, checked by their frame).
   void get(const uint8_t*& p, LoggedBatch& b);
-  // A segment starts: deltas from zero, ids and layouts written again.
+  // A segment starts: deltas from zero, ids, layouts and quotes written again.
   void new_segment() {
-    ++gen_;
+    events_.clear();
     last_seq_ = 0;
     last_at_ = 0;
   }
@@ -62,7 +64,6 @@ class SegmentCodec {
  private:
   struct Market {
     std::vector<std::string> layouts;              // each layout's bytes
-    std::vector<uint32_t> layout_gen;              // the segment that last wrote it in full
     std::vector<std::vector<uint32_t>> positions;  // per layout: each outcome's name
     std::unordered_map<std::string, uint32_t> layout_of;
     std::unordered_map<std::string, uint32_t> name_of;  // line key + '\0' + outcome id
@@ -70,7 +71,6 @@ class SegmentCodec {
   };
   struct Event {
     std::string id;
-    uint32_t id_gen = 0;
     std::unordered_map<uint32_t, Market> markets;
   };
 
@@ -79,7 +79,6 @@ class SegmentCodec {
   uint32_t intern(Market& m, std::string bytes);
 
   std::unordered_map<uint64_t, Event> events_;
-  uint32_t gen_ = 1;
   uint64_t last_seq_ = 0;
   int64_t last_at_ = 0;
   std::string scratch_;

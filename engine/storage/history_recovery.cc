@@ -59,6 +59,20 @@ DataDirRecovery recover_with_history(const std::string& dir, Engine& engine, his
   DataDirRecovery r = recover_data_dir(dir, engine, false, from);
   if (r.seq >= held) {
     hr.rebuilt = true;
+    // A file goes once the events it holds left, even before an older one:
+    // the batch that evicted an event can go while a file before it, kept
+    // for another event, still holds that event's records. Rebuilt, such an
+    // event would be back for good, in memory and pinning its file; the
+    // state says what is held, and the history keeps only that.
+    const SnapshotPtr state = engine.current();
+    std::vector<uint64_t> gone;
+    for (uint64_t n : segments.held_events())
+      if (!state->events.find(n)) gone.push_back(n);
+    if (!gone.empty()) {
+      store.apply(history::LoggedBatch{r.seq + 1, r.seq, {}, gone}, state->epoch);
+      segments.forget(gone);
+      hr.forgotten = gone.size();
+    }
     return r;
   }
   // The files reach past the journal (a power loss took the journal's

@@ -27,6 +27,7 @@ struct HistoryRecovery {
   bool rebuilt = false;    // false: seeded from the recovered state
   std::string why_seeded;  // when not rebuilt
   uint64_t replayed = 0;   // journal records given to the history after the files' end
+  uint64_t forgotten = 0;  // events the files still held that the state no longer does
 };
 
 // Recovers `engine` from `dir` (recover_data_dir) and `store` with it, and

@@ -208,6 +208,12 @@ void HistorySegments::retire(const std::vector<uint64_t>& evicted) {
   }
 }
 
+std::vector<uint64_t> HistorySegments::held_events() const {
+  std::unordered_set<uint64_t> all;
+  for (const File& f : files_) all.insert(f.events.begin(), f.events.end());
+  return {all.begin(), all.end()};
+}
+
 void HistorySegments::counted() {
   uint64_t bytes = 0;
   for (const File& f : files_) bytes += f.bytes;

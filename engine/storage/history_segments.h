@@ -61,6 +61,16 @@ class HistorySegments : public AppliedLog {
            const std::vector<uint64_t>& evicted) override;
   void flush() override;
   void close();
+  // Every event some file holds records of and no batch evicted.
+  std::vector<uint64_t> held_events() const;
+  // The events left without a batch the files kept saying so (a restart's
+  // reconciliation, history_recovery.h): a file holding only them goes.
+  void forget(const std::vector<uint64_t>& numbers) {
+    retire(numbers);
+    if (!files_.empty())
+      for (uint64_t n : numbers) files_.back().events.erase(n);
+    counted();
+  }
 
   // The last position written: what a process crash (kill -9) keeps; the
   // journal keeps what is after it (log_writer.h). fdatasync follows every

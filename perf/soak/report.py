@@ -1,5 +1,5 @@
-"""perf/soak report: the figures from the CSV (flatness of RSS and data dir
-over the last third, memory per retained ended event before the first
+"""perf/soak report: the figures from the CSV (flatness of RSS, data dir and
+the odds history's memory and files over the last third, memory per retained ended event before the first
 horizon, restart) and the chart (gnuplot, PNG)."""
 import argparse
 import csv
@@ -10,7 +10,8 @@ import sys
 p = argparse.ArgumentParser()
 for k in ("csv", "png", "horizon", "digest", "restart-line"):
     p.add_argument("--" + k, required=True)
-for k in ("days", "t0", "t1", "t2", "ready", "seq", "dir-bytes", "rss-restart-kb", "rss-empty-kb", "held"):
+for k in ("days", "t0", "t1", "t2", "ready", "seq", "dir-bytes", "rss-restart-kb", "rss-empty-kb", "held",
+          "history-points", "history-points-restart"):
     p.add_argument("--" + k, type=float, required=True)
 a = p.parse_args()
 
@@ -107,11 +108,31 @@ if last and "snapshot_ms" in last[0]:
         print(f"compaction in the last third: {len(snaps)} snapshots in {secs:.0f} s, {mb:.1f} MB each, written in "
               f"{ms:.0f} ms on average, {copied:.0f}% of their lines copied from the one before; "
               f"{len(last) / len(snaps):.1f} samples a cycle")
+# The odds history (engine/history) is evicted with its events at the same
+# horizon: its memory and its files must level off as the state does.
+if end.get("history_points", 0) > 0:
+    hm_mean, hm_dev, _ = flat("history_mb")
+    hf_mean, hf_dev, _ = flat("history_files_mb")
+    hp_mean, hp_dev, _ = flat("history_points")
+    print(f"odds history in memory: last third mean {hm_mean:.1f} MB, max deviation {hm_dev:.1f}% "
+          f"({'flat' if hm_dev <= 10 else 'NOT flat'}); {hp_mean:,.0f} points on average (max deviation {hp_dev:.1f}%), "
+          f"{hm_mean * 1e6 / hp_mean:.1f} bytes a point")
+    print(f"odds history files: last third mean {hf_mean:.1f} MB, max deviation {hf_dev:.1f}% "
+          f"({'flat' if hf_dev <= 10 else 'NOT flat'}); {int(end['history_files'])} files at the end; "
+          f"{hf_mean * 1e6 / hp_mean:.1f} bytes a point held")
+    same = int(a.history_points) == int(a.history_points_restart)
+    print(f"odds history across the restart: {int(a.history_points):,} points before the stop, "
+          f"{int(a.history_points_restart):,} after ({'equal' if same else 'NOT equal'})")
+else:
+    print("odds history: off")
 print("trend after the first horizon:")
 show_trend("RSS", "rss_mb")
 show_trend("data dir, committed", "committed_mb")
 show_trend("data dir, all files", "data_dir_mb")
 show_trend("state estimate", "state_mb")
+if end.get("history_points", 0) > 0:
+    show_trend("odds history in memory", "history_mb")
+    show_trend("odds history files", "history_files_mb")
 print(f"memory per retained ended event: while the first horizon fills ({len(early)} samples), "
       f"{per_event_rss / 1000:.2f} KB of RSS and {per_event_est / 1000:.2f} KB by the state estimate; "
       f"loaded from the data dir with immediate purging, ({a.rss_restart_kb / 1024:.1f} MB - "
@@ -134,7 +155,9 @@ set arrow from {horizon_days},graph 0 to {horizon_days},graph 1 nohead dt 2
 plot '{a.csv}' using 2:4 skip 1 with lines lw 2 title 'RSS', \\
      '' using 2:5 skip 1 with lines title 'data dir, all files', \\
      '' using 2:15 skip 1 with lines lw 2 title 'data dir, committed', \\
-     '' using 2:12 skip 1 with lines title 'state estimate'
+     '' using 2:12 skip 1 with lines title 'state estimate', \\
+     '' using 2:19 skip 1 with lines title 'odds history, memory', \\
+     '' using 2:23 skip 1 with lines title 'odds history, files'
 set ylabel 'events'
 plot '{a.csv}' using 2:6 skip 1 with lines lw 2 title 'held', \\
      '' using 2:9 skip 1 with lines title 'ended (held)', \\

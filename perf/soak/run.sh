@@ -4,24 +4,27 @@
 # (well over 100,000 fixtures created, priced, ended, some corrected), piped
 # straight into oddsrelay (a FIFO: a month of feed is gigabytes of JSON no
 # one needs on disk), replayed at max speed with --data-dir and a horizon
-# of a few days. Every few seconds the server's RSS, the events it holds
-# and the data dir's size go into a CSV, drawn by gnuplot into a PNG. At
+# of a few days (the server's default). Every few seconds the server's RSS,
+# the events it holds, the odds history's memory and files, and the data
+# dir's size go into a CSV, drawn by gnuplot into a PNG. At
 # the end the server is stopped and restarted on its data dir, which must
-# come back to the same state digest. A benchmark, not a CI test.
+# come back to the same state digest and the same odds history. A
+# benchmark, not a CI test.
 #   perf/soak/run.sh [build-dir] [out-dir]
-# Environment: SOAK_DAYS (30), SOAK_HORIZON (72h), SOAK_SIM (the simulator
+# Environment: SOAK_DAYS (30), SOAK_HORIZON (96h, the server's default), SOAK_SIM (the simulator
 # options below), SOAK_EVERY (sampling interval, s; 0.1: several samples
 # in every compaction cycle, so that the swing is measured whole),
 # SOAK_SNAPSHOT_EVERY and SOAK_SNAPSHOT_JOURNAL (--snapshot-every and
 # --snapshot-journal; the server's defaults when unset).
-# Goals: after the first horizon, RSS and data-dir size flat (the last
-# third of the run within +-10% of its own mean); restart-to-ready < 5 s.
+# Goals: after the first horizon, RSS, data-dir size and the odds history's
+# memory and files flat (the last third of the run within +-10% of its own
+# mean); restart-to-ready < 5 s.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
 out=${2:-$here/out}
 days=${SOAK_DAYS:-30}
-horizon=${SOAK_HORIZON:-72h}
+horizon=${SOAK_HORIZON:-96h}
 # 20 concurrent fixtures, 3 s a match minute (a soccer match lasts 4.5 min
 # of feed time), a scoreboard every 30 s, 5% of finals corrected later, one
 # odds record a second besides the lifecycle ones.
@@ -73,6 +76,20 @@ server_pid=$!
 python3 "$here/sample.py" --pid "$server_pid" --port "$port" --key "$key" --data-dir "$data" \
   --csv "$out/soak.csv" --start-ms "$start_ms" --every "$every" || die "sampling failed: $(tail -3 "$out/server.log")"
 t1=$(date +%s.%N)
+history_points() {  # PORT: the odds history's points once its thread has caught up with the state (30 s at most)
+  python3 - "$1" "$key" <<'PY'
+import json, sys, time, urllib.request
+req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/status", headers={"X-API-Key": sys.argv[2]})
+for _ in range(300):
+    st = json.load(urllib.request.urlopen(req, timeout=30))
+    h = st.get("history") or {}
+    if not h or h.get("seq", 0) >= st["seq"]:
+        break
+    time.sleep(0.1)
+print(h.get("points", 0))
+PY
+}
+points=$(history_points "$port")
 wait "$gen_pid" || die "the generator failed: $(tail -3 "$out/gen.log")"
 kill -TERM "$server_pid"
 wait "$server_pid" || die "the server did not stop cleanly: $(tail -3 "$out/server.log")"
@@ -113,6 +130,7 @@ ready=$(date +%s.%N)
 t2=$srv_t0 port2=$srv_port restart_pid=$srv_pid
 echo "$srv_body" | grep -q "\"seq\":$seq," || die "restart serves another seq: $srv_body"
 held=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"]["held"])')
+points2=$(history_points "$port2")
 kill -TERM "$restart_pid"
 wait "$restart_pid" || die "restart did not stop cleanly"
 grep -q "stopped; state seq=$seq digest=$digest" "$out/restart.log" ||
@@ -138,6 +156,7 @@ cat > "$out/report.sh" <<REPORT
 python3 "$here/report.py" --csv "$out/soak.csv" --png "$out/soak.png" --horizon "$horizon" --days "$days" \\
   --t0 "$t0" --t1 "$t1" --t2 "$t2" --ready "$ready" --seq "$seq" --digest "$digest" --dir-bytes "$dir_bytes" \\
   --rss-restart-kb "$rss_restart" --rss-empty-kb "$rss_empty" --held "$held" \\
+  --history-points "$points" --history-points-restart "$points2" \\
   --restart-line "$(grep -o 'snapshot at seq.*ms' "$out/restart.log")"
 REPORT
 bash "$out/report.sh"

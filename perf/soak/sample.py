@@ -1,5 +1,6 @@
 """perf/soak sampler: every tenth of a second, the server's RSS (/proc), what its
-state holds (/v1/status) and its data dir's size, into a CSV; returns once
+state holds (/v1/status: events, the state estimate, the odds history's
+memory and files) and its data dir's size, into a CSV; returns once
 the replay is applied (the feed is done and seq stops moving). Stdlib only."""
 import argparse
 import http.client
@@ -58,7 +59,8 @@ def dir_mb():
 
 
 cols = ["wall_s", "feed_day", "seq", "rss_mb", "data_dir_mb", "held", "live", "prematch", "ended", "other",
-        "evicted", "state_mb", "snapshots", "done", "committed_mb", "snapshot_mb", "snapshot_ms", "snapshot_copied"]
+        "evicted", "state_mb", "snapshots", "done", "committed_mb", "snapshot_mb", "snapshot_ms", "snapshot_copied",
+        "history_mb", "history_points", "history_events", "history_files", "history_files_mb"]
 t0 = time.time()
 deadline = t0 + 3600
 last_seq, stable = None, 0
@@ -76,10 +78,15 @@ with open(a.csv, "w") as out:
         day = (st["feed_clock"] - a.start_ms) / 86400000 if st["feed_clock"] else 0
         total, committed = dir_mb()
         log = st.get("log") or {}
+        # The odds history: its memory (engine/history, under --history-bytes)
+        # and its files beside the journal, which the data dir's size
+        # includes; zeros when it is off.
+        hist = st.get("history") or {}
         row = [time.time() - t0, day, st["seq"], rss_mb(), total, ev["held"], ev["live"], ev["prematch"], ev["ended"],
                ev["other"], ev["evicted"], st["state_bytes"] / 1e6, log.get("snapshots", 0),
                int(st["feed"]["done"]), committed, log.get("last_snapshot_bytes", 0) / 1e6,
-               log.get("last_snapshot_ms", 0), log.get("last_snapshot_copied", 0)]
+               log.get("last_snapshot_ms", 0), log.get("last_snapshot_copied", 0), hist.get("bytes", 0) / 1e6,
+               hist.get("points", 0), hist.get("events", 0), hist.get("files", 0), hist.get("file_bytes", 0) / 1e6]
         out.write(",".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + "\n")
         out.flush()
         if st["feed"]["done"]:

@@ -334,10 +334,12 @@ DataDirRecovery recover_history(Node& n) {
   const history::SegmentLoad& l = hr.load;
   std::fprintf(stderr,
                "oddsrelay: history: %" PRIu64 " files, %" PRIu64 " batches to seq %" PRIu64 "%s%s, %" PRIu64
-               " journal records after them; %s%s\n",
+               " journal records after them; %s%s",
                l.files, l.batches, l.seq, l.torn_tail ? ", torn tail cut: " : "",
                l.torn_tail ? (std::to_string(l.cut_bytes) + " bytes").c_str() : "", hr.replayed,
                hr.rebuilt ? "rebuilt" : "seeded from the recovered state: ", hr.why_seeded.c_str());
+  if (hr.forgotten) std::fprintf(stderr, "; %" PRIu64 " events the state no longer holds left", hr.forgotten);
+  std::fputc('\n', stderr);
   return r;
 }
 
