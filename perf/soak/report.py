@@ -120,9 +120,13 @@ if end.get("history_points", 0) > 0:
     print(f"odds history files: last third mean {hf_mean:.1f} MB, max deviation {hf_dev:.1f}% "
           f"({'flat' if hf_dev <= 10 else 'NOT flat'}); {int(end['history_files'])} files at the end; "
           f"{hf_mean * 1e6 / hp_mean:.1f} bytes a point held")
-    same = int(a.history_points) == int(a.history_points_restart)
-    print(f"odds history across the restart: {int(a.history_points):,} points before the stop, "
-          f"{int(a.history_points_restart):,} after ({'equal' if same else 'NOT equal'})")
+    # Memory cut the oldest points past --history-bytes; the files kept
+    # them, so a restart that rebuilds from the files and cuts again for
+    # the bound may hold more, never fewer.
+    before, after_restart = int(a.history_points), int(a.history_points_restart)
+    verdict = ("equal" if after_restart == before else
+               "more: the files kept points the memory bound had cut" if after_restart > before else "FEWER: points lost")
+    print(f"odds history across the restart: {before:,} points before the stop, {after_restart:,} after ({verdict})")
 else:
     print("odds history: off")
 print("trend after the first horizon:")
