@@ -55,6 +55,16 @@ def number_of(key):
 
 
 class StreamState(WithKeys):
+    IO = ()  # the relay's write path (--relay-io); the *Uring classes run the same tests through io_uring
+
+    def start(self, srv):
+        srv.wait_for(r"serving http://")
+        if self.IO:
+            how = srv.wait_for(r"relay writes: (\S+)").group(1)
+            if how != "io_uring":
+                self.skipTest("no io_uring here: " + srv.wait_for(r"relay writes: .*").group(0))
+        return srv.port
+
     def assert_rest_state(self, port, events, odds):
         """The events and live odds a client rebuilt are exactly what REST serves."""
         rest_events = {}
@@ -84,9 +94,8 @@ class DeltasRebuildRestState(StreamState):
         end = dict(event_rec(key_of(99999999, live=False), False), at=last_at + 1000)
         with open(feed, "a") as f:
             f.write(json.dumps(end) + "\n")
-        with h.Server("--feed", f"replay:{feed},speed=12", "--keys", self.keys, "--progress", "0") as srv:
-            srv.wait_for(r"serving http://")
-            port = srv.port
+        with h.Server("--feed", f"replay:{feed},speed=12", "--keys", self.keys, "--progress", "0", *self.IO) as srv:
+            port = self.start(srv)
 
             async def follow():
                 events, odds = {}, {}
@@ -120,9 +129,9 @@ class ConflationKeepsTheState(StreamState):
     def test_a_lagging_client_is_conflated_and_still_ends_exact_without_a_seq_gap(self):
         fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
         self.addCleanup(fifo.close)
-        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0") as srv:
-            srv.wait_for(r"serving http://")
-            port = srv.port
+        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0",
+                      *self.IO) as srv:
+            port = self.start(srv)
             fifo.open()
             x = key_of(7001)
             # A connect snapshot twice what the kernel may buffer towards the
@@ -177,6 +186,17 @@ class ConflationKeepsTheState(StreamState):
             self.assertEqual(book["1007"]["s2.5"]["2008"][0], 223)
             self.assertEqual(len(events), n + 1)
             self.assert_rest_state(port, events, odds)
+
+
+class DeltasRebuildRestStateUring(DeltasRebuildRestState):
+    """The same, each turn's writes one io_uring submission."""
+    IO = ("--relay-io", "uring")
+
+
+class ConflationKeepsTheStateUring(ConflationKeepsTheState):
+    """The same through io_uring: the lagging client's sends are partial or
+    refused (EAGAIN) and continue through libuv."""
+    IO = ("--relay-io", "uring")
 
 
 class GroupFrames(StreamState):
