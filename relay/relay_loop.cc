@@ -6,7 +6,6 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 
 #include "protocol/api/access_log.h"
@@ -371,9 +370,9 @@ bool RelayLoop::wrote(StreamConn* c, ssize_t n, size_t total) {
 }
 
 // A queued send's result: what the socket did not take goes on through
-// libuv (Conn::write_rest), as after a partial writev; a full socket
-// (-EAGAIN) hands it all there. A connection dropped meanwhile only lets
-// its frames go: the kernel is done with them.
+// libuv (Conn::sent), as after a partial writev; a full socket (-EAGAIN)
+// hands it all there. A connection dropped meanwhile only lets its frames
+// go: the kernel is done with them.
 void RelayLoop::sent(StreamConn* c, ssize_t result) {
   if (c->closed()) {
     c->q.written();
@@ -381,10 +380,7 @@ void RelayLoop::sent(StreamConn* c, ssize_t result) {
   }
   size_t total = 0;
   for (const uv_buf_t& b : c->bufs) total += b.len;
-  if (result == -EAGAIN) result = 0;
-  const ssize_t n = result < 0 ? result
-                               : c->sock.write_rest(c->bufs.data(), static_cast<unsigned>(c->bufs.size()),
-                                                    static_cast<size_t>(result));
+  const ssize_t n = c->sock.sent(c->bufs.data(), static_cast<unsigned>(c->bufs.size()), result);
   if (wrote(c, n, total)) flush(c);
 }
 

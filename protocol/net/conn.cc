@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -115,6 +116,12 @@ ssize_t Conn::write_rest(uv_buf_t* bufs, unsigned n, size_t took) {
   if (rc != 0) return rc;
   unsent_ = total - took;
   return static_cast<ssize_t>(took);
+}
+
+ssize_t Conn::sent(uv_buf_t* bufs, unsigned n, ssize_t result) {
+  if (result == -EAGAIN) result = 0;
+  if (result < 0) return result;
+  return write_rest(bufs, n, static_cast<size_t>(result));
 }
 
 int Conn::fd() const {

@@ -89,6 +89,11 @@ class Conn {
   // TurnWriter's send): the rest, if any, goes with one uv_write, exactly as
   // after a partial uv_try_write. Returns `took`, or < 0 on an error.
   ssize_t write_rest(uv_buf_t* bufs, unsigned n, size_t took);
+  // A TurnWriter's result for this connection's write of `bufs`: the bytes
+  // the socket took (-EAGAIN: none, it was full), the rest by write_rest's
+  // uv_write, which waits for the socket to be writable. Returns the bytes
+  // taken, or < 0 on an error (nothing in flight; the owner closes).
+  ssize_t sent(uv_buf_t* bufs, unsigned n, ssize_t result);
   // A TurnWriter holds a send of this connection's not yet reported.
   bool queued() const { return queued_in_ != nullptr; }
   int fd() const;

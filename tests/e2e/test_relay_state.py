@@ -3,7 +3,8 @@ that applies the connect snapshot and every delta ends with exactly the
 state REST serves (replayed feed, compared at the same seq); so does one
 that lags and is conflated, with no gap in its seq chain; a client that
 stops reading is closed with 1008 at its byte bound while another client
-keeps every batch."""
+keeps every batch; one whose socket fills with small frames waits for it
+and loses nothing. The *Uring classes run the same with --relay-io uring."""
 import asyncio
 import json
 import os
@@ -196,6 +197,66 @@ class DeltasRebuildRestStateUring(DeltasRebuildRestState):
 class ConflationKeepsTheStateUring(ConflationKeepsTheState):
     """The same through io_uring: the lagging client's sends are partial or
     refused (EAGAIN) and continue through libuv."""
+    IO = ("--relay-io", "uring")
+
+
+class FullSocket(StreamState):
+    """A client that stops reading while small frames keep coming: each
+    write is taken whole until the socket's buffers are full, then one
+    finds the socket full (EAGAIN) and waits for it through libuv, later
+    frames conflated or queued behind it. Once the client reads again it
+    gets every batch and ends with REST's state; nothing closes it."""
+
+    def test_a_full_socket_waits_and_loses_nothing(self):
+        fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
+        self.addCleanup(fifo.close)
+        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0",
+                      *self.IO) as srv:
+            port = self.start(srv)
+            fifo.open()
+            keys = [key_of(300000 + i, live=False) for i in range(100)]
+            last = fifo.write(*(event_rec(k, False) for k in keys))
+            h.wait_status(port, KEY, lambda s: s["last_update"] == last, "the setup")
+            reader = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=4096, timeout=60)
+            self.assertEqual(reader.status, 101)
+            # Small batches (ten changed events, a few KB), far more bytes
+            # than the socket may hold (its send buffer grows to tcp_wmem's
+            # largest, 4 MB here).
+            with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+                wmem = int(f.read().split()[2])
+            n = (wmem * 3 // 2) // 3500 * 10
+            for i in range(0, n, 10):
+                recs = [event_rec(keys[j % len(keys)], False) for j in range(i, i + 10)]
+                for j, rec in enumerate(recs):
+                    rec["event"]["h"] += f" c{i + j}"
+                last = fifo.write(*recs)
+                time.sleep(0.001)
+            final_seq = h.wait_status(port, KEY, lambda s: s["last_update"] == last, "the changes")["seq"]
+            events, seq = {}, None
+            while seq is None or seq < final_seq:
+                op, p = reader.recv_frame()
+                if op == 9:
+                    continue
+                self.assertEqual(op, 1, "the stream ended early")
+                t, ch, body = h.split_frame(p.decode())
+                if t == "INFO":
+                    if seq is not None:
+                        self.assertEqual(body["from"], seq + 1, "a batch is missing")
+                    seq = body["seq"]
+                else:
+                    apply_frame(events, {}, ch, body, self)
+            relay = rest(port, "/v1/status")["relay"]
+            reader.close()
+            self.assertEqual(seq, final_seq)
+            for i in range(n - 100, n):
+                self.assertEqual(events[keys[i % len(keys)]]["h"].rsplit(" ", 1)[1], f"c{i}")
+            self.assertEqual(relay["closed_slow"] + relay["closed_stalled"] + relay["closed_soft_limit"], 0, relay)
+            self.assertEqual(relay["pt_ws_connections"], 1, relay)  # still open while it was read
+
+
+class FullSocketUring(FullSocket):
+    """The same through io_uring: the send that finds the socket full is
+    answered -EAGAIN and continues through libuv, the connection kept."""
     IO = ("--relay-io", "uring")
 
 

@@ -1,6 +1,6 @@
 // The relay's turn of sends through io_uring (protocol/net/turn_writer.h) on
 // real loopback pairs: a queued send's result is the bytes the socket took;
-// a partial one continues through Conn::write_rest from exactly where the
+// a partial one continues through Conn::sent from exactly where the
 // socket stopped (the peer gets every byte once, in order); a full socket
 // says -EAGAIN and the whole write goes the uv_write way; turn after turn
 // over several connections nothing is lost or reordered; and a connection
@@ -74,7 +74,7 @@ TEST_F(TurnWriterTest, APartialSendContinuesExactlyWhereTheSocketStopped) {
   const ssize_t took = only_result(&a);
   ASSERT_GT(took, 0);
   ASSERT_LT(static_cast<size_t>(took), a.parts[0].size());  // the socket's buffers are far smaller
-  ASSERT_EQ(c.write_rest(a.bufs.data(), 3, static_cast<size_t>(took)), took);
+  ASSERT_EQ(c.sent(a.bufs.data(), 3, took), took);
   EXPECT_TRUE(c.writing());
   EXPECT_EQ(c.unsent(), a.size() - static_cast<size_t>(took));
   std::string got;
@@ -96,7 +96,7 @@ TEST_F(TurnWriterTest, MoreBuffersThanOneSendMayNameGoOutInOrder) {
   const ssize_t took = only_result(&a);
   ASSERT_GT(took, 0);  // not refused whole
   ASSERT_LT(static_cast<size_t>(took), a.size());
-  ASSERT_EQ(c.write_rest(a.bufs.data(), static_cast<unsigned>(a.bufs.size()), static_cast<size_t>(took)), took);
+  ASSERT_EQ(c.sent(a.bufs.data(), static_cast<unsigned>(a.bufs.size()), took), took);
   std::string got, want;
   for (const std::string& s : a.parts) want += s;
   spin([&] { return got.size() < want.size(); }, &got);
@@ -113,8 +113,9 @@ TEST_F(TurnWriterTest, AFullSocketSaysEagainAndTheWholeWriteGoesThroughLibuv) {
   }
   Write a({"after ", "the fill"});
   w.queue(c, a.bufs.data(), 2, &a);
-  EXPECT_EQ(only_result(&a), -EAGAIN);
-  ASSERT_EQ(c.write_rest(a.bufs.data(), 2, 0), 0);
+  const ssize_t r = only_result(&a);
+  EXPECT_EQ(r, -EAGAIN);
+  ASSERT_EQ(c.sent(a.bufs.data(), 2, r), 0);  // none taken, all of it handed to uv_write
   EXPECT_EQ(c.unsent(), a.size());
   std::string got;
   spin([&] { return got.size() < sent.size() + a.size(); }, &got);
@@ -148,9 +149,7 @@ TEST_F(TurnWriterTest, TurnAfterTurnNothingIsLostOrReordered) {
     for (const TurnWriter::Done& d : w.complete()) {
       const int k = d.tag == held[0].get() ? 0 : 1;
       ASSERT_EQ(d.tag, held[k].get());
-      const size_t took = d.result == -EAGAIN ? 0 : static_cast<size_t>(d.result);
-      ASSERT_GE(d.result == -EAGAIN ? 0 : d.result, 0);
-      ASSERT_GE(conns[k]->write_rest(held[k]->bufs.data(), 3, took), 0);
+      ASSERT_GE(conns[k]->sent(held[k]->bufs.data(), 3, d.result), 0);
     }
     for (int i = 0; i < 20; ++i) {
       uv_run(&loop, UV_RUN_NOWAIT);
