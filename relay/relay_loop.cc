@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "protocol/api/access_log.h"
 #include "protocol/api/errors.h"
 #include "protocol/clock.h"
@@ -71,6 +73,7 @@ void RelayLoop::init_timer(ModuleTimer& t, StreamModule& m) {
 }
 
 void RelayLoop::run() {
+  open_ring();
   now();
   ctx_.publish_window_stats();
   const uint64_t period = std::clamp<uint64_t>(static_cast<uint64_t>(opts_.ping_interval_ms) / 4, 10, 250);
@@ -79,6 +82,21 @@ void RelayLoop::run() {
       &tick_, [](uv_timer_t* t) { static_cast<RelayLoop*>(t->data)->tick(); }, period, period);
   drain();  // batches and streams that arrived before the loop ran
   uv_run(&loop_, UV_RUN_DEFAULT);
+}
+
+// On the loop thread: the ring's one submitter (IORING_SETUP_SINGLE_ISSUER).
+// A kernel or build without io_uring costs one line, once per process,
+// and the loop writes with writev.
+void RelayLoop::open_ring() {
+  if (opts_.io != RelayOptions::Io::Uring) return;
+  std::string why;
+  static std::atomic<bool> said{false};
+  const bool ok = ring_.open(why);
+  if (said.exchange(true)) return;
+  if (ok)
+    std::fprintf(stderr, "oddsrelay: relay writes: io_uring (%s)\n", ring_.setup());
+  else
+    std::fprintf(stderr, "oddsrelay: relay writes: writev (--relay-io uring unavailable: %s)\n", why.c_str());
 }
 
 void RelayLoop::request_stop() { uv_async_send(&stop_); }
@@ -286,7 +304,13 @@ void RelayLoop::finish_turn(bool intake) {
   };
   auto close = [this](StreamConn* c) { close_with(c, CloseReason::QueueLimit); };
   auto write = [this](StreamConn* c) { flush(c); };
+  in_pass_ = ring_.on();
   write_pass(ctx_.out, intake ? &take : nullptr, kIntakeEvery, close, write);
+  // The pass's writes in one submission; a connection marked again while
+  // its write was queued is written from its result, in another round.
+  while (ring_.queued() > 0)
+    for (const net::TurnWriter::Done& d : ring_.complete()) sent(static_cast<StreamConn*>(d.tag), d.result);
+  in_pass_ = false;
 }
 
 void RelayLoop::close_with(StreamConn* c, CloseReason why, std::optional<std::string_view> text, uint16_t code) {
@@ -306,27 +330,58 @@ void RelayLoop::close_with(StreamConn* c, CloseReason why, std::optional<std::st
 
 void RelayLoop::flush(StreamConn* c) {
   while (!c->closed() && !c->q.in_flight() && c->q.has_queued()) {
-    c->bufs.clear();
-    size_t total = 0;
-    c->q.take([&](std::string_view b) {
-      c->bufs.push_back(uv_buf_init(const_cast<char*>(b.data()), static_cast<unsigned>(b.size())));
-      total += b.size();
-    });
-    c->bytes_out += total;
-    c->frames_out += c->bufs.size();
-    if (!c->queued_markets.empty()) c->queued_markets.clear();  // nothing queued is replaceable any more
-    const ssize_t n = c->sock.write(c->bufs.data(), static_cast<unsigned>(c->bufs.size()));
-    stats_.writes.fetch_add(1, std::memory_order_relaxed);
-    if (n < 0) {
-      c->q.written();
-      drop(c);
+    const size_t total = take_write(c);
+    if (in_pass_ && ring_.on()) {  // finish_turn submits it with the pass's others
+      ring_.queue(c->sock, c->bufs.data(), static_cast<unsigned>(c->bufs.size()), c);
       return;
     }
-    stats_.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-    if (static_cast<size_t>(n) < total) return;  // the rest is in flight: on_written
-    c->q.written();
-    if (c->state == ConnState::ClosingWrite && !c->q.has_queued()) drop(c);
+    if (!wrote(c, c->sock.write(c->bufs.data(), static_cast<unsigned>(c->bufs.size())), total)) return;
   }
+}
+
+size_t RelayLoop::take_write(StreamConn* c) {
+  c->bufs.clear();
+  size_t total = 0;
+  c->q.take([&](std::string_view b) {
+    c->bufs.push_back(uv_buf_init(const_cast<char*>(b.data()), static_cast<unsigned>(b.size())));
+    total += b.size();
+  });
+  c->bytes_out += total;
+  c->frames_out += c->bufs.size();
+  if (!c->queued_markets.empty()) c->queued_markets.clear();  // nothing queued is replaceable any more
+  stats_.writes.fetch_add(1, std::memory_order_relaxed);
+  return total;
+}
+
+// The socket took `n` of the write's `total` bytes at once (< 0: failed,
+// the connection is dropped). True when all of it left, so the queue may
+// be written again; otherwise the rest is in flight (on_written).
+bool RelayLoop::wrote(StreamConn* c, ssize_t n, size_t total) {
+  if (n < 0) {
+    c->q.written();
+    drop(c);
+    return false;
+  }
+  stats_.bytes_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+  if (static_cast<size_t>(n) < total) return false;
+  c->q.written();
+  if (c->state == ConnState::ClosingWrite && !c->q.has_queued()) drop(c);
+  return true;
+}
+
+// A queued send's result: what the socket did not take goes on through
+// libuv (Conn::sent), as after a partial writev; a full socket (-EAGAIN)
+// hands it all there. A connection dropped meanwhile only lets its frames
+// go: the kernel is done with them.
+void RelayLoop::sent(StreamConn* c, ssize_t result) {
+  if (c->closed()) {
+    c->q.written();
+    return;
+  }
+  size_t total = 0;
+  for (const uv_buf_t& b : c->bufs) total += b.len;
+  const ssize_t n = c->sock.sent(c->bufs.data(), static_cast<unsigned>(c->bufs.size()), result);
+  if (wrote(c, n, total)) flush(c);
 }
 
 void RelayLoop::on_written(net::Conn& s, int status, size_t bytes) {

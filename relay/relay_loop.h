@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "protocol/api/key_slots.h"
+#include "protocol/net/turn_writer.h"
 #include "relay/close_reason.h"
 #include "relay/hub.h"
 #include "relay/outbox.h"
@@ -79,6 +80,10 @@ class RelayLoop : private net::ConnHandler {
   void unpark();
   void begin_reading(StreamConn* c, std::string pending);
   void flush(StreamConn* c);
+  size_t take_write(StreamConn* c);  // the queue into c->bufs, counted: its bytes
+  bool wrote(StreamConn* c, ssize_t n, size_t total);
+  void sent(StreamConn* c, ssize_t result);  // the turn writer's result for c
+  void open_ring();
   // Closes doomed connections, then one write per dirty connection; with
   // `intake`, batches arriving meanwhile ride along (relay_loop.cc).
   void finish_turn(bool intake = false);
@@ -119,6 +124,10 @@ class RelayLoop : private net::ConnHandler {
   std::vector<StreamConn*> parked_;
   std::vector<SharedBatchPtr> took_;  // this drain's batches; capacity reused
   uint64_t next_ping_ = 0;
+  // --relay-io uring: the turn's writes, one submission (finish_turn);
+  // `in_pass_` while finish_turn writes, so only its writes are queued.
+  net::TurnWriter ring_;
+  bool in_pass_ = false;
 };
 
 }  // namespace oddsrelay::relay

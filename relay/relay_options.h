@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace oddsrelay::relay {
 
@@ -26,6 +27,11 @@ struct RelayOptions {
   // each frame compressed once per loop and shared (docs/architecture.md);
   // off: never negotiated.
   bool ws_compression = true;
+  // --relay-io: how a loop turn's writes reach the sockets. Writev: one
+  // writev per connection; Uring: one io_uring submission for all of them
+  // (protocol/net/turn_writer.h), writev where the build or kernel has none.
+  enum class Io : uint8_t { Writev, Uring };
+  Io io = Io::Writev;
 };
 
 // --relay-threads' default: half the cores (the engine, the journal and

@@ -3,7 +3,8 @@
 # for the page tests among them, Prometheus and promtool for the /metrics
 # test, python3-jsonschema and python3-yaml for the OpenAPI checks of
 # tests/e2e/openapi_check.py, python3-xxhash for the state digest of the
-# Python client and the e2e tests), plus from the npm registry Node's ws (the
+# Python client and the e2e tests, liburing-dev for the relay's io_uring
+# writes, --relay-io uring, which the build leaves out without it), plus from the npm registry Node's ws (the
 # second independent WebSocket client of the e2e tests) and swagger-parser
 # (the OpenAPI validator of docs/openapi.yaml). Idempotent: what is present
 # is skipped; apt-get update runs first only when something is missing.
@@ -11,7 +12,7 @@ set -euo pipefail
 pkgs=(g++ cmake make pkg-config curl libuv1-dev rapidjson-dev libxxhash-dev
       libconcurrentqueue-dev libgtest-dev libbenchmark-dev libssl-dev zlib1g-dev
       python3 python3-websockets python3-xxhash python3-jsonschema python3-yaml libjemalloc-dev clang libclang-rt-14-dev chromium
-      nats-server libnats-dev openssl prometheus nginx-light clang-format)
+      nats-server libnats-dev openssl prometheus nginx-light clang-format liburing-dev)
 # Debian's nodejs and npm, unless a node and an npm are already installed.
 command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)

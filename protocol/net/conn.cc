@@ -7,8 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "protocol/net/turn_writer.h"
 
 namespace oddsrelay::net {
 
@@ -83,6 +86,7 @@ void Conn::drain() {
 
 void Conn::close() {
   if (state_ == ConnState::Closed) return;
+  if (queued_in_) queued_in_->submit();  // uv_close closes the descriptor now
   const bool opened = state_ != ConnState::Idle;
   state_ = ConnState::Closed;
   if (!opened) return;
@@ -90,34 +94,47 @@ void Conn::close() {
 }
 
 ssize_t Conn::write(uv_buf_t* bufs, unsigned n) {
-  auto* s = reinterpret_cast<uv_stream_t*>(&tcp_);
-  size_t total = 0;
-  for (unsigned i = 0; i < n; ++i) total += bufs[i].len;
   // Straight into the socket when it has room (the common case: no
   // request, no callback); libuv queues only what does not fit.
-  int took = uv_try_write(s, bufs, n);
+  int took = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), bufs, n);
   if (took == UV_EAGAIN) took = 0;
   if (took < 0) return took;
+  return write_rest(bufs, n, static_cast<size_t>(took));
+}
+
+ssize_t Conn::write_rest(uv_buf_t* bufs, unsigned n, size_t took) {
+  size_t total = 0;
+  for (unsigned i = 0; i < n; ++i) total += bufs[i].len;
   if (took > 0) last_active = last_written = now();
-  if (static_cast<size_t>(took) == total) return took;
-  size_t skip = static_cast<size_t>(took);
+  if (took == total) return static_cast<ssize_t>(took);
+  size_t skip = took;
   unsigned i = 0;
   while (skip >= bufs[i].len) skip -= bufs[i++].len;
   bufs[i].base += skip;
   bufs[i].len -= static_cast<unsigned>(skip);
-  const int rc = uv_write(&wreq_, s, bufs + i, n - i, ConnCallbacks::written);
+  const int rc = uv_write(&wreq_, reinterpret_cast<uv_stream_t*>(&tcp_), bufs + i, n - i, ConnCallbacks::written);
   if (rc != 0) return rc;
-  unsent_ = total - static_cast<size_t>(took);
-  return took;
+  unsent_ = total - took;
+  return static_cast<ssize_t>(took);
+}
+
+ssize_t Conn::sent(uv_buf_t* bufs, unsigned n, ssize_t result) {
+  if (result == -EAGAIN) result = 0;
+  if (result < 0) return result;
+  return write_rest(bufs, n, static_cast<size_t>(result));
+}
+
+int Conn::fd() const {
+  uv_os_fd_t fd = -1;
+  return uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &fd) == 0 ? fd : -1;
 }
 
 void Conn::note_progress(uint64_t t) {
   const size_t wq = uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
   size_t outq = kernel_unsent_seen_;
-  uv_os_fd_t fd;
+  const int f = fd();
   int unsent = 0;
-  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &fd) == 0 && ::ioctl(fd, SIOCOUTQ, &unsent) == 0)
-    outq = static_cast<size_t>(unsent);
+  if (f >= 0 && ::ioctl(f, SIOCOUTQ, &unsent) == 0) outq = static_cast<size_t>(unsent);
   if (wq < write_queue_seen_ || outq < kernel_unsent_seen_) last_written = t;
   write_queue_seen_ = wq;
   kernel_unsent_seen_ = outq;
@@ -130,8 +147,8 @@ Expiry Conn::expired(uint64_t t, uint64_t limit, size_t owed, bool busy) const {
 }
 
 int Conn::dup_fd() const {
-  uv_os_fd_t fd = -1;
-  return uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &fd) == 0 ? ::dup(fd) : -1;
+  const int f = fd();
+  return f >= 0 ? ::dup(f) : -1;
 }
 
 bool Conn::peer_ip(std::array<uint8_t, 16>& ip) const {

@@ -24,6 +24,7 @@ struct ReadBuffer {
 };
 
 class Conn;
+class TurnWriter;
 
 // The owner's side (a loop): called on the loop thread. A connection is
 // freed by its owner in on_closed only; until then it stays valid, closed
@@ -84,6 +85,18 @@ class Conn {
   // on_written comes), or < 0 on an error (nothing in flight; the owner
   // closes). May adjust `bufs`.
   ssize_t write(uv_buf_t* bufs, unsigned n);
+  // The same write after the socket took `took` of its bytes elsewhere (a
+  // TurnWriter's send): the rest, if any, goes with one uv_write, exactly as
+  // after a partial uv_try_write. Returns `took`, or < 0 on an error.
+  ssize_t write_rest(uv_buf_t* bufs, unsigned n, size_t took);
+  // A TurnWriter's result for this connection's write of `bufs`: the bytes
+  // the socket took (-EAGAIN: none, it was full), the rest by write_rest's
+  // uv_write, which waits for the socket to be writable. Returns the bytes
+  // taken, or < 0 on an error (nothing in flight; the owner closes).
+  ssize_t sent(uv_buf_t* bufs, unsigned n, ssize_t result);
+  // A TurnWriter holds a send of this connection's not yet reported.
+  bool queued() const { return queued_in_ != nullptr; }
+  int fd() const;
   bool writing() const { return unsent_ > 0; }
   size_t unsent() const { return unsent_; }  // bytes of the write in flight libuv still owes
 
@@ -116,12 +129,14 @@ class Conn {
 
  private:
   friend struct ConnCallbacks;
+  friend class TurnWriter;
   uv_tcp_t tcp_{};
   uv_write_t wreq_{};
   ConnHandler* handler_ = nullptr;
   ReadBuffer* rb_ = nullptr;
   ConnState state_ = ConnState::Idle;
   size_t unsent_ = 0;
+  TurnWriter* queued_in_ = nullptr;  // close() issues its send first: the descriptor must still name this socket
   size_t write_queue_seen_ = 0, kernel_unsent_seen_ = 0;  // at the last note_progress
 };
 

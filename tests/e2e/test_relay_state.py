@@ -3,7 +3,8 @@ that applies the connect snapshot and every delta ends with exactly the
 state REST serves (replayed feed, compared at the same seq); so does one
 that lags and is conflated, with no gap in its seq chain; a client that
 stops reading is closed with 1008 at its byte bound while another client
-keeps every batch."""
+keeps every batch; one whose socket fills with small frames waits for it
+and loses nothing. The *Uring classes run the same with --relay-io uring."""
 import asyncio
 import json
 import os
@@ -55,6 +56,16 @@ def number_of(key):
 
 
 class StreamState(WithKeys):
+    IO = ()  # the relay's write path (--relay-io); the *Uring classes run the same tests through io_uring
+
+    def start(self, srv):
+        srv.wait_for(r"serving http://")
+        if self.IO:
+            how = srv.wait_for(r"relay writes: (\S+)").group(1)
+            if how != "io_uring":
+                self.skipTest("no io_uring here: " + srv.wait_for(r"relay writes: .*").group(0))
+        return srv.port
+
     def assert_rest_state(self, port, events, odds):
         """The events and live odds a client rebuilt are exactly what REST serves."""
         rest_events = {}
@@ -84,9 +95,8 @@ class DeltasRebuildRestState(StreamState):
         end = dict(event_rec(key_of(99999999, live=False), False), at=last_at + 1000)
         with open(feed, "a") as f:
             f.write(json.dumps(end) + "\n")
-        with h.Server("--feed", f"replay:{feed},speed=12", "--keys", self.keys, "--progress", "0") as srv:
-            srv.wait_for(r"serving http://")
-            port = srv.port
+        with h.Server("--feed", f"replay:{feed},speed=12", "--keys", self.keys, "--progress", "0", *self.IO) as srv:
+            port = self.start(srv)
 
             async def follow():
                 events, odds = {}, {}
@@ -120,9 +130,9 @@ class ConflationKeepsTheState(StreamState):
     def test_a_lagging_client_is_conflated_and_still_ends_exact_without_a_seq_gap(self):
         fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
         self.addCleanup(fifo.close)
-        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0") as srv:
-            srv.wait_for(r"serving http://")
-            port = srv.port
+        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0",
+                      *self.IO) as srv:
+            port = self.start(srv)
             fifo.open()
             x = key_of(7001)
             # A connect snapshot twice what the kernel may buffer towards the
@@ -177,6 +187,77 @@ class ConflationKeepsTheState(StreamState):
             self.assertEqual(book["1007"]["s2.5"]["2008"][0], 223)
             self.assertEqual(len(events), n + 1)
             self.assert_rest_state(port, events, odds)
+
+
+class DeltasRebuildRestStateUring(DeltasRebuildRestState):
+    """The same, each turn's writes one io_uring submission."""
+    IO = ("--relay-io", "uring")
+
+
+class ConflationKeepsTheStateUring(ConflationKeepsTheState):
+    """The same through io_uring: the lagging client's sends are partial or
+    refused (EAGAIN) and continue through libuv."""
+    IO = ("--relay-io", "uring")
+
+
+class FullSocket(StreamState):
+    """A client that stops reading while small frames keep coming: each
+    write is taken whole until the socket's buffers are full, then one
+    finds the socket full (EAGAIN) and waits for it through libuv, later
+    frames conflated or queued behind it. Once the client reads again it
+    gets every batch and ends with REST's state; nothing closes it."""
+
+    def test_a_full_socket_waits_and_loses_nothing(self):
+        fifo = ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
+        self.addCleanup(fifo.close)
+        with h.Server("--feed", f"replay:{fifo.path},speed=max", "--keys", self.keys, "--progress", "0",
+                      *self.IO) as srv:
+            port = self.start(srv)
+            fifo.open()
+            keys = [key_of(300000 + i, live=False) for i in range(100)]
+            last = fifo.write(*(event_rec(k, False) for k in keys))
+            h.wait_status(port, KEY, lambda s: s["last_update"] == last, "the setup")
+            reader = RawWs(port, f"/pt-ws?api_key={KEY}&protocol=v2", rcvbuf=4096, timeout=60)
+            self.assertEqual(reader.status, 101)
+            # Small batches (ten changed events, a few KB), far more bytes
+            # than the socket may hold (its send buffer grows to tcp_wmem's
+            # largest, 4 MB here).
+            with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+                wmem = int(f.read().split()[2])
+            n = (wmem * 3 // 2) // 3500 * 10
+            for i in range(0, n, 10):
+                recs = [event_rec(keys[j % len(keys)], False) for j in range(i, i + 10)]
+                for j, rec in enumerate(recs):
+                    rec["event"]["h"] += f" c{i + j}"
+                last = fifo.write(*recs)
+                time.sleep(0.001)
+            final_seq = h.wait_status(port, KEY, lambda s: s["last_update"] == last, "the changes")["seq"]
+            events, seq = {}, None
+            while seq is None or seq < final_seq:
+                op, p = reader.recv_frame()
+                if op == 9:
+                    continue
+                self.assertEqual(op, 1, "the stream ended early")
+                t, ch, body = h.split_frame(p.decode())
+                if t == "INFO":
+                    if seq is not None:
+                        self.assertEqual(body["from"], seq + 1, "a batch is missing")
+                    seq = body["seq"]
+                else:
+                    apply_frame(events, {}, ch, body, self)
+            relay = rest(port, "/v1/status")["relay"]
+            reader.close()
+            self.assertEqual(seq, final_seq)
+            for i in range(n - 100, n):
+                self.assertEqual(events[keys[i % len(keys)]]["h"].rsplit(" ", 1)[1], f"c{i}")
+            self.assertEqual(relay["closed_slow"] + relay["closed_stalled"] + relay["closed_soft_limit"], 0, relay)
+            self.assertEqual(relay["pt_ws_connections"], 1, relay)  # still open while it was read
+
+
+class FullSocketUring(FullSocket):
+    """The same through io_uring: the send that finds the socket full is
+    answered -EAGAIN and continues through libuv, the connection kept."""
+    IO = ("--relay-io", "uring")
 
 
 class GroupFrames(StreamState):

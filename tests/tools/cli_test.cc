@@ -334,6 +334,19 @@ TEST(Cli, History) {
   EXPECT_EQ(err, "bad --history 'maybe' (on or off)");
 }
 
+TEST(Cli, RelayIo) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({}, o, err));
+  EXPECT_FALSE(o.relay_uring);  // writev, the default --help and the README state
+  ASSERT_TRUE(parse({"--relay-io", "uring"}, o, err)) << err;
+  EXPECT_TRUE(o.relay_uring);
+  ASSERT_TRUE(parse({"--relay-io=writev"}, o, err)) << err;
+  EXPECT_FALSE(o.relay_uring);
+  EXPECT_FALSE(parse({"--relay-io", "epoll"}, o, err));
+  EXPECT_EQ(err, "bad --relay-io 'epoll' (uring or writev)");
+}
+
 TEST(Cli, UsageNamesEveryFlag) {
   const std::string usage = oddsrelay::usage();
   for (const char* flag : {"--listen", "--feed", "--capture", "--data-dir", "--keys", "--catalog", "--progress",

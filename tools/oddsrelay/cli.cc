@@ -86,6 +86,14 @@ bool take_history(const std::string& v, Options& out, std::string& err) {
 bool take_resume_window(const std::string& v, Options& out, std::string& err) {
   return parse_resume_window(v, out, err);
 }
+bool take_relay_io(const std::string& v, Options& out, std::string& err) {
+  if (v != "uring" && v != "writev") {
+    err = "bad --relay-io '" + v + "' (uring or writev)";
+    return false;
+  }
+  out.relay_uring = v == "uring";
+  return true;
+}
 bool take_ws_compression(const std::string& v, Options& out, std::string& err) {
   if (v != "off" && v != "shared") {
     err = "bad --ws-compression '" + v + "' (off or shared)";
@@ -346,6 +354,13 @@ const Flag kFlags[] = {
      "them); default 0: half the cores, at least 1, at\n"
      "most 16",
      number(0, 256, &Options::relay_threads)},
+    {"--relay-io", "writev|uring",
+     "how a relay loop's turn of writes reaches the\n"
+     "sockets: writev (the default), one writev per\n"
+     "connection; uring, one io_uring submission for\n"
+     "all of them (writev where the kernel or the\n"
+     "build has no io_uring: said once at start)",
+     custom(take_relay_io)},
     {"--handshake-rate", "N",
      "stream handshakes (/ws, /pt-ws) per minute per\n"
      "connection slot of a key, apart from the REST rate\n"
