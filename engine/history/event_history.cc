@@ -119,20 +119,31 @@ const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const 
   // rung), so the search starts after the number found last and nearly
   // always stops there: a new layout costs its outcomes, not outcomes x
   // the market's names.
+  // A line none of the market's names had (the search for its first
+  // outcome says so) has only outcomes named here since: the others search
+  // those alone.
   size_t hint = 0;
   for (const feed::LineIn& l : rec.lines) {
     const LineKey line(l.key);
+    const size_t line_from = ms.names.size();
+    bool line_known = true;
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
       const uint32_t id = rec.outcomes[i].id;
       const size_t names = ms.names.size();
+      const size_t from = line_known ? 0 : line_from;
       size_t n = names;
-      for (size_t k = 0; k < names; ++k) {
-        const size_t j = hint + k < names ? hint + k : hint + k - names;
-        if (ms.by_number[j] && ms.names[j].id == id && ms.names[j].line == line) {
+      bool seen_line = false;
+      for (size_t k = from; k < names; ++k) {
+        const size_t j = !line_known ? k : hint + k < names ? hint + k : hint + k - names;
+        const MarketSlots::Name& name = ms.names[j];
+        if (!(name.line == line)) continue;
+        seen_line = true;
+        if (name.id == id && ms.by_number[j]) {
           n = j;
           break;
         }
       }
+      if (i == l.first && !seen_line) line_known = false;
       hint = n + 1;
       if (n == names) {
         auto o = std::make_unique<OutcomeHistory>();

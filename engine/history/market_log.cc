@@ -32,6 +32,11 @@ void OutcomeState::advance(const Point& p) {
 
 int32_t MarketLog::intern(const feed::MarketRec& rec) {
   if (tail_.layout >= 0 && table_->same(layouts_[static_cast<size_t>(tail_.layout)], rec)) return tail_.layout;
+  // A market goes back to a layout it had (a ladder's rung moves back) far
+  // more often than it makes a new one: its own few, newest first, before
+  // the table's hash (past 8 of them, the hash is the cheaper).
+  for (size_t i = layouts_.size(), k = 0; i-- > 0 && k < 8; ++k)
+    if (static_cast<int32_t>(i) != tail_.layout && table_->same(layouts_[i], rec)) return static_cast<int32_t>(i);
   const uint32_t id = table_->intern(rec);
   auto it = std::find(layouts_.begin(), layouts_.end(), id);
   if (it != layouts_.end()) return static_cast<int32_t>(it - layouts_.begin());
@@ -45,11 +50,13 @@ int32_t MarketLog::begin(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
   const int32_t layout = rec && !rec->lines.empty() ? intern(*rec) : -1;
   // Grown by a quarter rather than doubled: the bytes held are what the
   // memory bound counts, and a doubled vector is a third empty on average.
-  if (bytes_.capacity() - bytes_.size() < 64) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
-  put_varint(bytes_, seq - tail_.seq);
-  put_varint(bytes_, zigzag(at - tail_.at));
-  header_at_ = bytes_.size();
-  put_varint(bytes_, static_cast<uint64_t>(layout + 1) << 1);
+  if (bytes_.room() < ByteLog::kSmall + 1) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
+  uint8_t buf[ByteLog::kSmall];
+  uint8_t* p = put_varint(buf, seq - tail_.seq);
+  p = put_varint(p, zigzag(at - tail_.at));
+  header_at_ = bytes_.size() + static_cast<size_t>(p - buf);
+  p = put_varint(p, static_cast<uint64_t>(layout + 1) << 1);
+  bytes_.append_small(buf, static_cast<size_t>(p - buf));
   tail_ = Mark{seq, at, layout};
   open_points_ = false;
   return layout;
@@ -71,16 +78,18 @@ void MarketLog::put(uint32_t number, QuoteTail& tail, bool priced, int32_t price
     bytes_[header_at_] |= 1;  // bit 0 of the varint's value is bit 0 of its first byte
     open_points_ = true;
   }
-  if (bytes_.capacity() - bytes_.size() < 24) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
+  if (bytes_.room() < ByteLog::kSmall + 1) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
   const bool quote = priced && (flags != tail.flags || s != tail.s);
-  put_varint(bytes_, (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
+  uint8_t buf[ByteLog::kSmall];
+  uint8_t* p = put_varint(buf, (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
   if (priced) {
-    put_varint(bytes_, zigzag(static_cast<int64_t>(price) - tail.price));
-    if (quote) put_varint(bytes_, (static_cast<uint64_t>(flags) << 8) | s);
+    p = put_varint(p, zigzag(static_cast<int64_t>(price) - tail.price));
+    if (quote) p = put_varint(p, (static_cast<uint64_t>(flags) << 8) | s);
     tail.price = price;
     tail.flags = flags;
     tail.s = s;
   }
+  bytes_.append_small(buf, static_cast<size_t>(p - buf));
   tail.priced = priced;
 }
 
@@ -146,7 +155,7 @@ int64_t MarketLog::cut_before(uint64_t seq, std::vector<uint32_t>& remaining, ui
     was_cut_ = true;
     base_ = mark;
     base_states_ = std::move(states);
-    std::vector<uint8_t> rest(keep, end);  // exact capacity: the freed bytes are given back
+    ByteLog rest(keep, end);  // exact capacity: the freed bytes are given back
     bytes_.swap(rest);
     dropped += gone;
   }

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "engine/core/market.h"
+#include "engine/history/byte_log.h"
 #include "engine/history/history_bytes.h"
 #include "engine/history/layout_table.h"
 #include "engine/history/point.h"
@@ -135,7 +136,7 @@ class MarketLog {
   uint32_t market_;
   LayoutTable* table_;
   std::vector<uint32_t> layouts_;  // the table's id of each layout the market has had
-  std::vector<uint8_t> bytes_;
+  ByteLog bytes_;
   Mark base_, tail_;
   // Per outcome number, before the first stored entry; empty (all default)
   // until a cut, since most markets are never cut.
