@@ -22,8 +22,12 @@ size_t EventHistory::market_index(uint32_t market) {
                              [](const MarketLog& m, uint32_t id) { return m.market() < id; });
   const size_t i = static_cast<size_t>(it - logs_.begin());
   if (it == logs_.end() || it->market() != market) {
+    // The two arrays as allocated, room included: a log's bytes() moves
+    // with its heap bytes only, so its fixed part is counted here once.
+    const size_t before = heads_bytes();
     logs_.insert(it, MarketLog(market, layouts_));
     slots_.insert(slots_.begin() + static_cast<ptrdiff_t>(i), MarketSlots{});
+    bytes_ += heads_bytes() - before;
   }
   return i;
 }

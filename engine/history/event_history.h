@@ -177,6 +177,7 @@ class EventHistory {
 
   void add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p);
   size_t market_index(uint32_t market);
+  size_t heads_bytes() const { return logs_.capacity() * sizeof(MarketLog) + slots_.capacity() * sizeof(MarketSlots); }
   // A record whose layout differs from the slots': find or make each
   // outcome's history, withdraw the ones it no longer has, new slots.
   void relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq);

@@ -113,6 +113,15 @@ TEST(HistoryPoints, CloseIsTheLastPricedPointBeforeTheEventWentLive) {
   });
 }
 
+// The same lines with other outcome ids is another layout: the old
+// outcome leaves (a null point), the new one is a new series.
+TEST(HistoryPoints, OtherOutcomeIdsUnderTheSameLinesAreAnotherLayout) {
+  Rig r;
+  r.feed({market(1000, kId, 1, {{"s", 0, {{1, 150, 0}}}}), market(2000, kId, 1, {{"s", 0, {{2, 150, 0}}}})});
+  EXPECT_EQ(r.points("s", 1), (V{"1000:150/0/0@1", "2000:null@2"}));
+  EXPECT_EQ(r.points("s", 2), (V{"2000:150/0/0@2"}));
+}
+
 TEST(HistoryPoints, BatchingChangesNoPoint) {
   auto recs = test::sim_records(3000);
   Rig one, each;
