@@ -22,8 +22,12 @@ size_t EventHistory::market_index(uint32_t market) {
                              [](const MarketLog& m, uint32_t id) { return m.market() < id; });
   const size_t i = static_cast<size_t>(it - logs_.begin());
   if (it == logs_.end() || it->market() != market) {
-    logs_.insert(it, MarketLog(market));
+    // The two arrays as allocated, room included: a log's bytes() moves
+    // with its heap bytes only, so its fixed part is counted here once.
+    const size_t before = heads_bytes();
+    logs_.insert(it, MarketLog(market, layouts_));
     slots_.insert(slots_.begin() + static_cast<ptrdiff_t>(i), MarketSlots{});
+    bytes_ += heads_bytes() - before;
   }
   return i;
 }
@@ -102,9 +106,6 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
         const QuoteTail& t = slot->tail;
         if (t.price == oi.price && t.flags == oi.flags && t.s == l.suspended) continue;
         add_point(log, slot->number, slot->tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
-        // Only a seeded outcome can have no open here (any other had its
-        // first point in relayout); the flag spares the others a load of it.
-        if (seeded_ && !slot->o->open.priced) slot->o->open = Point{at, seq, oi.price, oi.flags, l.suspended, true};
       }
   }
   log.end();
@@ -117,13 +118,38 @@ const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const 
   if (ms.layout_at[static_cast<size_t>(layout)] >= 0)
     return ms.numbers.data() + ms.layout_at[static_cast<size_t>(layout)];
   const size_t at = ms.numbers.size();
+  // Numbers are given in the order a market's records list their outcomes,
+  // and a new layout is mostly lines the market had (a ladder moved by a
+  // rung), so the search starts after the number found last and nearly
+  // always stops there: a new layout costs its outcomes, not outcomes x
+  // the market's names.
+  // A line none of the market's names had (the search for its first
+  // outcome says so) has only outcomes named here since: the others search
+  // those alone.
+  size_t hint = 0;
   for (const feed::LineIn& l : rec.lines) {
     const LineKey line(l.key);
+    const size_t line_from = ms.names.size();
+    bool line_known = true;
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
       const uint32_t id = rec.outcomes[i].id;
-      uint32_t n = 0;
-      while (n < ms.names.size() && !(ms.by_number[n] && ms.names[n].id == id && ms.names[n].line == line)) ++n;
-      if (n == ms.names.size()) {
+      const size_t names = ms.names.size();
+      const size_t from = line_known ? 0 : line_from;
+      size_t n = names;
+      bool seen_line = false;
+      for (size_t k = from; k < names; ++k) {
+        const size_t j = !line_known ? k : hint + k < names ? hint + k : hint + k - names;
+        const MarketSlots::Name& name = ms.names[j];
+        if (!(name.line == line)) continue;
+        seen_line = true;
+        if (name.id == id && ms.by_number[j]) {
+          n = j;
+          break;
+        }
+      }
+      if (i == l.first && !seen_line) line_known = false;
+      hint = n + 1;
+      if (n == names) {
         auto o = std::make_unique<OutcomeHistory>();
         o->key = OutcomeKey{rec.market, line, id};
         o->number = log.add_outcome();
@@ -135,7 +161,7 @@ const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const 
         outcomes_.insert(pos, std::move(o));
         bytes_ += kOutcomeBytes;
       }
-      ms.numbers.push_back(n);
+      ms.numbers.push_back(static_cast<uint32_t>(n));
     }
   }
   ms.layout_at[static_cast<size_t>(layout)] = static_cast<int32_t>(at);
@@ -165,10 +191,8 @@ void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t
       }
       const QuoteTail& t = slot.tail;
       // (An outcome the memory bound cut to no points still knows its last quote.)
-      if (!t.priced || t.price != oi.price || t.flags != oi.flags || t.s != l.suspended) {
+      if (!t.priced || t.price != oi.price || t.flags != oi.flags || t.s != l.suspended)
         add_point(log, n, slot.tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
-        if (!slot.o->open.priced) slot.o->open = Point{at, seq, oi.price, oi.flags, l.suspended, true};
-      }
       next.push_back(slot);
     }
   // Outcomes of the market the record no longer has: withdrawn.
@@ -199,7 +223,6 @@ int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
   const size_t bytes_before = bytes_;
   const feed::MarketRec rec = record_of(m);
   seen(seq);
-  seeded_ = true;
   const size_t mi = market_index(m.id);
   MarketLog& log = logs_[mi];
   const size_t log_before = log.bytes();
@@ -267,16 +290,67 @@ void EventHistory::on_event(std::string_view key, bool live, uint64_t seq) {
   if (listing_.empty() || !listing_.back().second) listing_.emplace_back(seq, true);
   if (!live || live_seq_ != 0) return;
   live_seq_ = seq;
-  // Each outcome's close: its last priced point, read from its market's log
-  // once (an event goes live once).
+  // Each outcome's close is its last priced point before now, which its
+  // points say (close_of), unless the memory bound cut its market's log
+  // before: then the base of the log may hold it, so it is kept apart.
   for (size_t i = 0; i < logs_.size(); ++i) {
+    if (!logs_[i].was_cut()) continue;
     std::vector<OutcomeState> states;
     MarketLog::Mark mark;
     logs_[i].decode(
         UINT64_MAX, states, mark, [](const MarketLog::Mark&) {}, [](uint32_t, const Point&) {});
+    Pins& pins = slots_[i].pins;
+    const size_t before = pins.bytes();
     for (size_t n = 0; n < states.size(); ++n)
-      if (OutcomeHistory* o = slots_[i].by_number[n]) o->close = states[n].last_priced();
+      if (const Point close = states[n].last_priced(); close.priced) pins.set_close(static_cast<uint32_t>(n), close);
+    bytes_ += pins.bytes() - before;
   }
+}
+
+const EventHistory::MarketSlots* EventHistory::slots_of(uint32_t market) const {
+  const MarketLog* log = log_of(market);
+  return log ? &slots_[static_cast<size_t>(log - logs_.data())] : nullptr;
+}
+
+Point EventHistory::open_of(const OutcomeHistory& o, const std::vector<Point>& points) const {
+  const MarketSlots* ms = slots_of(o.key.market);
+  Point pinned;
+  if (ms && ms->pins.get(o.number, &pinned, nullptr)) return pinned;
+  for (const Point& p : points)
+    if (p.priced) return p;
+  return Point{};
+}
+
+Point EventHistory::close_of(const OutcomeHistory& o, const std::vector<Point>& points) const {
+  if (live_seq_ == 0) return Point{};
+  const MarketSlots* ms = slots_of(o.key.market);
+  Point pinned;
+  if (ms && ms->pins.get(o.number, nullptr, &pinned)) return pinned;
+  // The last priced point before the event went live. (A seeded base is no
+  // point: its priced seq is 0, so the state then said the same; a cut one
+  // that held a close had it pinned.)
+  Point close;
+  for (const Point& p : points) {
+    if (p.seq > live_seq_) break;
+    if (p.priced) close = p;
+  }
+  return close;
+}
+
+int64_t EventHistory::pin(size_t i, uint64_t seq) {
+  std::vector<std::vector<Point>> points;
+  std::vector<OutcomeState> last;
+  points_by_number(logs_[i].market(), points, last);
+  Pins& pins = slots_[i].pins;
+  const size_t before = pins.bytes();
+  for (size_t n = 0; n < points.size(); ++n) {
+    const OutcomeHistory* o = slots_[i].by_number[n];
+    if (!o) continue;
+    const auto number = static_cast<uint32_t>(n);
+    if (const Point open = open_of(*o, points[n]); open.priced && open.seq < seq) pins.set_open(number, open);
+    if (const Point close = close_of(*o, points[n]); close.priced && close.seq < seq) pins.set_close(number, close);
+  }
+  return static_cast<int64_t>(pins.bytes()) - static_cast<int64_t>(before);
 }
 
 int64_t EventHistory::cut_before(uint64_t seq) {
@@ -285,6 +359,7 @@ int64_t EventHistory::cut_before(uint64_t seq) {
   bool any_gone = false;
   for (size_t i = 0; i < logs_.size(); ++i) {
     uint64_t dropped = 0;
+    if (logs_[i].has_entries_before(seq)) freed -= pin(i, seq);
     freed += logs_[i].cut_before(seq, remaining, dropped);
     points_ -= dropped;
     // An outcome out of the book whose points are all cut goes whole (its
@@ -322,6 +397,19 @@ int64_t EventHistory::oldest_ts() const {
         [&](uint32_t, const Point& p) { oldest = std::min(oldest, p.ts); });
   }
   return oldest;
+}
+
+void EventHistory::add_bytes(HistoryBytes& b) const {
+  b.markets += logs_.size();
+  b.outcomes += outcomes_.size();
+  b.events += sizeof(EventHistory) + key_.capacity() + listing_.capacity() * sizeof(listing_[0]);
+  b.market_heads += (logs_.capacity() - logs_.size()) * sizeof(MarketLog) + slots_.capacity() * sizeof(MarketSlots);
+  for (const MarketLog& log : logs_) log.add_bytes(b);
+  b.outcome_keys += outcomes_.capacity() * sizeof(void*) + outcomes_.size() * sizeof(OutcomeHistory);
+  for (const MarketSlots& ms : slots_)
+    b.writer += ms.slots.capacity() * sizeof(Slot) + ms.by_number.capacity() * sizeof(void*) +
+                ms.names.capacity() * sizeof(MarketSlots::Name) + ms.slot_of.capacity() * sizeof(int32_t) +
+                ms.layout_at.capacity() * sizeof(int32_t) + ms.numbers.capacity() * sizeof(uint32_t) + ms.pins.bytes();
 }
 
 }  // namespace oddsrelay::history

@@ -21,6 +21,7 @@
 
 #include "engine/core/market.h"
 #include "engine/history/market_log.h"
+#include "engine/history/pins.h"
 #include "protocol/feed_record.h"
 
 namespace oddsrelay::history {
@@ -33,16 +34,14 @@ struct OutcomeKey {
 bool operator<(const OutcomeKey& a, const OutcomeKey& b);
 
 // An outcome the event ever had. Its points are in its market's log
-// (engine/history/market_log.h) under `number`.
+// (engine/history/market_log.h) under `number`; its open and close
+// (docs/api.md "Odds history") are read from them (EventHistory::open_of,
+// close_of), and kept apart only once the memory bound cuts them.
 struct OutcomeHistory {
   OutcomeKey key;
   uint32_t number = 0;
   bool in_book = false;  // writer: in its market's slots (whose tail is then the newer)
   QuoteTail tail;        // writer: its last quote, for the next point's deltas
-  // Kept apart from the points, which the memory bound may cut: the first
-  // priced point, and the last one before the event went live (set then;
-  // docs/api.md "Odds history").
-  Point open, close;
 };
 
 // The outcomes of an event, sorted by key, as references (they are held
@@ -73,7 +72,8 @@ class OutcomeList {
 
 class EventHistory {
  public:
-  explicit EventHistory(std::string key) : key_(std::move(key)) {}
+  // `layouts`: the store's (engine/history/layout_table.h), which outlives it.
+  explicit EventHistory(std::string key, LayoutTable* layouts = nullptr) : key_(std::move(key)), layouts_(layouts) {}
 
   // A `market` record at `at`, log position `seq`. Returns the bytes the
   // event's history grew by.
@@ -113,6 +113,13 @@ class EventHistory {
   void points_by_number(uint32_t market, std::vector<std::vector<Point>>& points,
                         std::vector<OutcomeState>& last) const;
   const MarketLog* log_of(uint32_t market) const;
+  // The outcome's first priced point, and (once the event is live) its last
+  // priced point before the event went live; `points`: every point of it
+  // held (points_of). Null (not priced) when it has none.
+  Point open_of(const OutcomeHistory& o, const std::vector<Point>& points) const;
+  Point close_of(const OutcomeHistory& o, const std::vector<Point>& points) const;
+  Point open_of(const OutcomeHistory& o) const { return open_of(o, points_of(o)); }
+  Point close_of(const OutcomeHistory& o) const { return close_of(o, points_of(o)); }
   const std::vector<MarketLog>& markets() const { return logs_; }  // sorted by market
   // Whether an `event` record had listed it (and no `remove` since) after
   // the record at `seq`; and the seq of its first record.
@@ -124,6 +131,7 @@ class EventHistory {
   bool idle() const;
   size_t bytes() const { return bytes_; }
   uint64_t points() const { return points_; }
+  void add_bytes(HistoryBytes& b) const;
 
   // What one outcome costs besides its points' bytes: itself, its pointer
   // in the sorted list and its market's, name and slot index there and,
@@ -140,6 +148,7 @@ class EventHistory {
     QuoteTail tail;
   };
   static_assert(sizeof(Slot) == 24);
+
   struct MarketSlots {
     int32_t layout = -1;  // the MarketLog layout the slots follow; -1: none (removed, or never)
     std::vector<Slot> slots;
@@ -157,10 +166,18 @@ class EventHistory {
     // layout finds its outcomes without a search.
     std::vector<int32_t> layout_at;
     std::vector<uint32_t> numbers;
+    // The opens and closes a cut of the market's log dropped the points of
+    // (engine/history/pins.h; empty until then: nearly every market).
+    Pins pins;
   };
+  const MarketSlots* slots_of(uint32_t market) const;
+  // Before a cut of market i's log at `seq`: the opens and closes whose
+  // points it drops, kept apart. Returns the bytes added.
+  int64_t pin(size_t i, uint64_t seq);
 
   void add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p);
   size_t market_index(uint32_t market);
+  size_t heads_bytes() const { return logs_.capacity() * sizeof(MarketLog) + slots_.capacity() * sizeof(MarketSlots); }
   // A record whose layout differs from the slots': find or make each
   // outcome's history, withdraw the ones it no longer has, new slots.
   void relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq);
@@ -172,13 +189,13 @@ class EventHistory {
   }
 
   std::string key_;
+  LayoutTable* layouts_;
   uint64_t live_seq_ = 0;
   OutcomeList::Vec outcomes_;                       // sorted by key
   std::vector<MarketLog> logs_;                     // sorted by market
   std::vector<MarketSlots> slots_;                  // per logs_ entry
   std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing
   uint64_t first_seq_ = 0;
-  bool seeded_ = false;  // seed_market: some outcomes in the book have no open yet
   size_t bytes_ = sizeof(EventHistory);
   uint64_t points_ = 0;
 };

@@ -86,11 +86,13 @@ void write_candle(json::Writer& w, const Candle& k) {
 void write_outcome(json::Writer& w, const HistoryQuery& q, MarketPoints& mp, const OutcomeHistory& o, bool live) {
   OutcomeState last;
   const std::vector<Point> pts = points_in_range(q, mp, o, &last);
+  static const std::vector<Point> kNone;
+  const std::vector<Point>& all = o.number < mp.points.size() ? mp.points[o.number] : kNone;
   w.StartObject();
   w.Key("open");
-  write_quote(w, o.open);
+  write_quote(w, mp.h.open_of(o, all));
   w.Key("close");
-  write_quote(w, live ? o.close : last.last_priced());
+  write_quote(w, live ? mp.h.close_of(o, all) : last.last_priced());
   w.Key("final");
   w.Bool(live);
   if (q.interval_ms == 0) {

@@ -16,7 +16,7 @@ constexpr size_t kEventBytes = 64;
 EventHistory& HistoryStore::entry(uint64_t number, const std::string& id) {
   auto it = events_.find(number);
   if (it == events_.end()) {
-    it = events_.emplace(number, EventHistory(id)).first;
+    it = events_.emplace(number, EventHistory(id, &layouts_)).first;
     held_.bytes += it->second.bytes() + kEventBytes;
   }
   return it->second;
@@ -29,6 +29,7 @@ void HistoryStore::seed(const Snapshot& snap) {
 
 void HistoryStore::seed_locked(const Snapshot& snap) {
   if (snap.seq == 0) return;  // the log's start: nothing came before
+  const size_t layouts_before = layouts_.bytes();
   snap.events.for_each([&](const EventEntry& e) {
     if (!e.listed() && e.markets.empty()) return;  // scores only: no history either
     EventHistory& h = entry(e.number, e.key);
@@ -41,6 +42,7 @@ void HistoryStore::seed_locked(const Snapshot& snap) {
   held_.held_from = snap.feed_clock;  // roughly: the feed may go back in time
   held_.held_from_seq = seeded_seq_ = snap.seq + 1;
   held_.events = events_.size();
+  held_.bytes += layouts_.bytes() - layouts_before;
 }
 
 void HistoryStore::clear() {
@@ -51,6 +53,7 @@ void HistoryStore::clear() {
 void HistoryStore::clear_locked() {
   events_.clear();
   clock_ = ClockIndex();
+  layouts_ = LayoutTable();
   held_ = HeldState{};
   cut_seq_ = first_seq_ = seeded_seq_ = 0;
 }
@@ -118,7 +121,9 @@ void HistoryStore::apply_locked(uint64_t first_seq, std::span<const feed::Record
                                 const std::vector<uint64_t>& evicted, uint64_t seq, const std::string& epoch) {
   held_.epoch = epoch;
   if (first_seq_ == 0) first_seq_ = first_seq;
+  const size_t layouts_before = layouts_.bytes();
   for (const feed::Record& r : records) apply_record(r, first_seq++);
+  held_.bytes += layouts_.bytes() - layouts_before;  // layouts stay: they are shared
   // Evicted at the horizon: the history goes with the event.
   for (uint64_t number : evicted) {
     if (auto it = events_.find(number); it != events_.end()) {
@@ -190,6 +195,16 @@ uint64_t HistoryStore::seq_at(int64_t at) const { return clock_.seq_at(at, held_
 HeldState HistoryStore::state() const {
   std::shared_lock lock(mu_);
   return held_;
+}
+
+HistoryBytes HistoryStore::breakdown() const {
+  std::shared_lock lock(mu_);
+  HistoryBytes b;
+  b.events = events_.size() * kEventBytes;
+  for (const auto& [number, h] : events_) h.add_bytes(b);
+  b.clock = clock_.bytes();
+  b.layouts_bytes += layouts_.bytes();
+  return b;
 }
 
 }  // namespace oddsrelay::history

@@ -73,6 +73,8 @@ class HistoryStore {
   // first one whose `at` passed it (for a feed in time order, the last
   // record with `at` <= it); 0 before the first record held.
   uint64_t seq_at(int64_t at) const;  // call inside read/read_many (under the lock)
+  // Any thread: where the bytes are (perf/history/bench_history).
+  HistoryBytes breakdown() const;
 
  private:
   EventHistory& entry(uint64_t number, const std::string& id);
@@ -90,7 +92,8 @@ class HistoryStore {
   uint64_t cut_seq_ = 0;     // points before this seq were dropped for the bound
   uint64_t seeded_seq_ = 0;  // the records before this seq were never seen here (seed)
   uint64_t first_seq_ = 0;
-  ClockIndex clock_;  // seq_at's index
+  ClockIndex clock_;     // seq_at's index
+  LayoutTable layouts_;  // every market's layouts, once (engine/history/layout_table.h)
 };
 
 }  // namespace oddsrelay::history

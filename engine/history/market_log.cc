@@ -11,24 +11,6 @@ namespace {
 
 constexpr uint64_t kNull = 1, kQuote = 2;
 
-// A record's layout as bytes (market_log.h, intern).
-void layout_of(const feed::MarketRec& rec, std::vector<uint8_t>& out) {
-  out.clear();
-  for (const feed::LineIn& in : rec.lines) {
-    const size_t n = std::min<size_t>(in.key.size(), kMaxLineKey);  // as LineKey keeps it
-    out.push_back(static_cast<uint8_t>(n));
-    out.insert(out.end(), in.key.begin(), in.key.begin() + static_cast<ptrdiff_t>(n));
-    put_varint(out, in.count);
-    for (uint32_t j = 0; j < in.count; ++j) put_varint(out, rec.outcomes[in.first + j].id);
-  }
-}
-
-uint64_t hash_of(const std::vector<uint8_t>& b) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint8_t c : b) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
 }  // namespace
 
 // Whether `p` is a change the engine stamps an outcome's `ts` with (a new
@@ -49,48 +31,32 @@ void OutcomeState::advance(const Point& p) {
 }
 
 int32_t MarketLog::intern(const feed::MarketRec& rec) {
-  thread_local std::vector<uint8_t> b;
-  layout_of(rec, b);
-  const uint64_t h = hash_of(b);
-  auto same = [&](size_t i) {
-    return hashes_[i] == h && layout_at_[i + 1] - layout_at_[i] == b.size() &&
-           std::equal(b.begin(), b.end(), layout_bytes_.begin() + layout_at_[i]);
-  };
-  // The one before, nearly always; else any earlier one.
-  if (tail_.layout >= 0 && same(static_cast<size_t>(tail_.layout))) return tail_.layout;
-  for (size_t i = 0; i < hashes_.size(); ++i)
-    if (same(i)) return static_cast<int32_t>(i);
-  if (layout_at_.empty()) layout_at_.push_back(0);
-  layout_bytes_.insert(layout_bytes_.end(), b.begin(), b.end());
-  layout_at_.push_back(static_cast<uint32_t>(layout_bytes_.size()));
-  hashes_.push_back(h);
-  return static_cast<int32_t>(hashes_.size() - 1);
+  if (tail_.layout >= 0 && table_->same(layouts_[static_cast<size_t>(tail_.layout)], rec)) return tail_.layout;
+  // A market goes back to a layout it had (a ladder's rung moves back) far
+  // more often than it makes a new one: its own few, newest first, before
+  // the table's hash (past 8 of them, the hash is the cheaper).
+  for (size_t i = layouts_.size(), k = 0; i-- > 0 && k < 8; ++k)
+    if (static_cast<int32_t>(i) != tail_.layout && table_->same(layouts_[i], rec)) return static_cast<int32_t>(i);
+  const uint32_t id = table_->intern(rec);
+  auto it = std::find(layouts_.begin(), layouts_.end(), id);
+  if (it != layouts_.end()) return static_cast<int32_t>(it - layouts_.begin());
+  layouts_.push_back(id);
+  return static_cast<int32_t>(layouts_.size() - 1);
 }
 
-MarketLayout MarketLog::layout(int32_t i) const {
-  MarketLayout out;
-  const uint8_t* p = layout_bytes_.data() + layout_at_[static_cast<size_t>(i)];
-  const uint8_t* end = layout_bytes_.data() + layout_at_[static_cast<size_t>(i) + 1];
-  while (p < end) {
-    const size_t n = *p++;
-    LineLayout line{LineKey(std::string_view(reinterpret_cast<const char*>(p), n)), {}};
-    p += n;
-    const uint64_t count = get_varint(p);
-    for (uint64_t j = 0; j < count; ++j) line.outcomes.push_back(static_cast<uint32_t>(get_varint(p)));
-    out.push_back(std::move(line));
-  }
-  return out;
-}
+MarketLayout MarketLog::layout(int32_t i) const { return table_->layout(layouts_[static_cast<size_t>(i)]); }
 
 int32_t MarketLog::begin(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
   const int32_t layout = rec && !rec->lines.empty() ? intern(*rec) : -1;
   // Grown by a quarter rather than doubled: the bytes held are what the
   // memory bound counts, and a doubled vector is a third empty on average.
-  if (bytes_.capacity() - bytes_.size() < 64) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
-  put_varint(bytes_, seq - tail_.seq);
-  put_varint(bytes_, zigzag(at - tail_.at));
-  header_at_ = bytes_.size();
-  put_varint(bytes_, static_cast<uint64_t>(layout + 1) << 1);
+  if (bytes_.room() < ByteLog::kSmall + 1) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
+  uint8_t buf[ByteLog::kSmall];
+  uint8_t* p = put_varint(buf, seq - tail_.seq);
+  p = put_varint(p, zigzag(at - tail_.at));
+  header_at_ = bytes_.size() + static_cast<size_t>(p - buf);
+  p = put_varint(p, static_cast<uint64_t>(layout + 1) << 1);
+  bytes_.append_small(buf, static_cast<size_t>(p - buf));
   tail_ = Mark{seq, at, layout};
   open_points_ = false;
   return layout;
@@ -112,16 +78,18 @@ void MarketLog::put(uint32_t number, QuoteTail& tail, bool priced, int32_t price
     bytes_[header_at_] |= 1;  // bit 0 of the varint's value is bit 0 of its first byte
     open_points_ = true;
   }
-  if (bytes_.capacity() - bytes_.size() < 24) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
+  if (bytes_.room() < ByteLog::kSmall + 1) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
   const bool quote = priced && (flags != tail.flags || s != tail.s);
-  put_varint(bytes_, (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
+  uint8_t buf[ByteLog::kSmall];
+  uint8_t* p = put_varint(buf, (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
   if (priced) {
-    put_varint(bytes_, zigzag(static_cast<int64_t>(price) - tail.price));
-    if (quote) put_varint(bytes_, (static_cast<uint64_t>(flags) << 8) | s);
+    p = put_varint(p, zigzag(static_cast<int64_t>(price) - tail.price));
+    if (quote) p = put_varint(p, (static_cast<uint64_t>(flags) << 8) | s);
     tail.price = price;
     tail.flags = flags;
     tail.s = s;
   }
+  bytes_.append_small(buf, static_cast<size_t>(p - buf));
   tail.priced = priced;
 }
 
@@ -184,9 +152,10 @@ int64_t MarketLog::cut_before(uint64_t seq, std::vector<uint32_t>& remaining, ui
     }
   }
   if (keep != bytes_.data()) {
+    was_cut_ = true;
     base_ = mark;
     base_states_ = std::move(states);
-    std::vector<uint8_t> rest(keep, end);  // exact capacity: the freed bytes are given back
+    ByteLog rest(keep, end);  // exact capacity: the freed bytes are given back
     bytes_.swap(rest);
     dropped += gone;
   }
@@ -198,10 +167,24 @@ int64_t MarketLog::cut_before(uint64_t seq, std::vector<uint32_t>& remaining, ui
   return static_cast<int64_t>(before) - static_cast<int64_t>(bytes());
 }
 
+bool MarketLog::has_entries_before(uint64_t seq) const {
+  if (bytes_.empty()) return false;
+  const uint8_t* p = bytes_.data();
+  return base_.seq + get_varint(p) < seq;
+}
+
 size_t MarketLog::bytes() const {
-  return sizeof(MarketLog) + bytes_.capacity() + layout_bytes_.capacity() +
-         (layout_at_.capacity() + 2 * hashes_.capacity()) * sizeof(uint32_t) +
+  return sizeof(MarketLog) + bytes_.capacity() + layouts_.capacity() * sizeof(uint32_t) +
          base_states_.capacity() * sizeof(OutcomeState);
+}
+
+void MarketLog::add_bytes(HistoryBytes& b) const {
+  b.layouts += layouts_.size();
+  b.market_heads += sizeof(MarketLog);
+  b.log += bytes_.capacity();
+  b.log_slack += bytes_.capacity() - bytes_.size();
+  b.layouts_bytes += layouts_.capacity() * sizeof(uint32_t);
+  b.bases += base_states_.capacity() * sizeof(OutcomeState);
 }
 
 }  // namespace oddsrelay::history

@@ -31,17 +31,13 @@
 #include <vector>
 
 #include "engine/core/market.h"
+#include "engine/history/byte_log.h"
+#include "engine/history/history_bytes.h"
+#include "engine/history/layout_table.h"
 #include "engine/history/point.h"
 #include "protocol/feed_record.h"
 
 namespace oddsrelay::history {
-
-struct LineLayout {
-  LineKey key;
-  std::vector<uint32_t> outcomes;
-  bool operator==(const LineLayout& o) const { return key == o.key && outcomes == o.outcomes; }
-};
-using MarketLayout = std::vector<LineLayout>;
 
 // One outcome as a decoder of the log follows it.
 struct OutcomeState {
@@ -76,7 +72,8 @@ class MarketLog {
     int32_t layout = -1;  // index into layout(); -1: the market was removed
   };
 
-  explicit MarketLog(uint32_t market) : market_(market) {}
+  // `layouts`: the store's table (null: a log of removals alone, in tests).
+  explicit MarketLog(uint32_t market, LayoutTable* layouts = nullptr) : market_(market), table_(layouts) {}
 
   // Writer: an entry for a `market` record (`rec` null or without lines:
   // removed). Returns its layout's index.
@@ -121,23 +118,25 @@ class MarketLog {
   uint32_t market() const { return market_; }
   MarketLayout layout(int32_t i) const;  // decoded from its bytes (a reader's)
   bool removed() const { return tail_.layout < 0; }
+  // Whether cut_before(seq) would drop an entry; whether one ever did.
+  bool has_entries_before(uint64_t seq) const;
+  bool was_cut() const { return was_cut_; }
   int32_t last_layout() const { return tail_.layout; }
   size_t outcomes() const { return outcomes_; }
   size_t bytes() const;
   size_t log_bytes() const { return bytes_.size(); }  // the entries alone: points, seqs, times, layout numbers
+  void add_bytes(HistoryBytes& b) const;
 
  private:
-  // The index of rec's layout, interned if new. The record's layout is
-  // written as bytes (per line: key length, key, outcome count, outcome ids
-  // as varints), hashed, and compared with the layout before it, else with
-  // any of the same hash: a layout costs its bytes, most a record repeats.
+  // The index of rec's layout in layouts_, added if new. Checked against
+  // the layout before it first, in place (most records repeat it); else
+  // the store's table names it, and layouts_ is searched for that id.
   int32_t intern(const feed::MarketRec& rec);
 
   uint32_t market_;
-  std::vector<uint8_t> layout_bytes_;  // every layout's bytes, one after another
-  std::vector<uint32_t> layout_at_;    // where each starts in layout_bytes_ (and one past the last)
-  std::vector<uint64_t> hashes_;       // per layout, for the lookup
-  std::vector<uint8_t> bytes_;
+  LayoutTable* table_;
+  std::vector<uint32_t> layouts_;  // the table's id of each layout the market has had
+  ByteLog bytes_;
   Mark base_, tail_;
   // Per outcome number, before the first stored entry; empty (all default)
   // until a cut, since most markets are never cut.
@@ -145,6 +144,7 @@ class MarketLog {
   uint32_t outcomes_ = 0;
   size_t header_at_ = 0;  // where the open entry's layout varint starts
   bool open_points_ = false;
+  bool was_cut_ = false;
 };
 
 }  // namespace oddsrelay::history

@@ -19,6 +19,18 @@ inline void put_varint(std::vector<uint8_t>& out, uint64_t v) {
   out.push_back(static_cast<uint8_t>(v));
 }
 
+// The same into a buffer the caller made room in (up to 10 bytes); returns
+// the end. The history thread writes an entry or a point to a small buffer
+// and appends it at once: a push_back per byte was a capacity check each.
+inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v) | 0x80;
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
 // Reads one varint at `p` (the bytes were written by put_varint, so a
 // varint never runs past `end`); advances p.
 inline uint64_t get_varint(const uint8_t*& p) {

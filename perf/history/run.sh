@@ -10,6 +10,9 @@
 #     included (goal: at most 8), and the bytes of the `market` and `remove`
 #     records as the journal writes them (their JSON lines) over the
 #     history's bytes (goal: at least 4).
+#  3. the history thread's own cost: build/perf/bench_history on the same
+#     capture (the store alone: ns a record, its bytes beside the
+#     allocator's count, and where they are; perf/PROFILE.md "After (s18)").
 # The load average is printed with the figures: taken above 1 they are not
 # results (2 cores: the replay alone keeps both busy).
 #   perf/history/run.sh [build-dir] [records] [pairs]
@@ -65,3 +68,6 @@ print(f"history of {records:,} records: {pts:,} points in {b:,} bytes, {b / pts:
       f"(goal <= 8); their records as JSON lines {json_bytes:,} bytes, {json_bytes / b:.1f}x the history (goal >= 4x); "
       f"{h['events']:,} events")
 PY
+
+# 3. The store alone.
+"$build/perf/bench_history" "$dir/feed.jsonl" || die "bench_history"

@@ -170,21 +170,21 @@ TEST(HistorySeed, OpenAndCloseArePointsTheNodeHolds) {
   };
   outcome(kId, 1, [](const EventHistory& h, const OutcomeHistory& o) {
     EXPECT_TRUE(h.points_of(o).empty());
-    EXPECT_FALSE(o.open.priced);
-    EXPECT_FALSE(o.close.priced);
+    EXPECT_FALSE(h.open_of(o).priced);
+    EXPECT_FALSE(h.close_of(o).priced);
     EXPECT_EQ(h.live_seq(), 6u);
   });
   outcome(kId, 2, [](const EventHistory& h, const OutcomeHistory& o) {
     const std::vector<Point> pts = h.points_of(o);
     ASSERT_EQ(pts.size(), 1u);
     EXPECT_EQ(str(pts[0]), "2000:260/0/0@5");
-    EXPECT_EQ(str(o.open), "2000:260/0/0@5");
-    EXPECT_EQ(str(o.close), "2000:260/0/0@5");
+    EXPECT_EQ(str(h.open_of(o)), "2000:260/0/0@5");
+    EXPECT_EQ(str(h.close_of(o)), "2000:260/0/0@5");
   });
   outcome(live, 1, [](const EventHistory& h, const OutcomeHistory& o) {
     EXPECT_EQ(h.live_seq(), 4u);
-    EXPECT_EQ(str(o.open), "3000:310/0/0@7");
-    EXPECT_FALSE(o.close.priced);
+    EXPECT_EQ(str(h.open_of(o)), "3000:310/0/0@7");
+    EXPECT_FALSE(h.close_of(o).priced);
   });
 }
 

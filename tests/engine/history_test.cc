@@ -105,12 +105,21 @@ TEST(HistoryPoints, CloseIsTheLastPricedPointBeforeTheEventWentLive) {
     EXPECT_EQ(st.seq, 8u);
     ASSERT_EQ(h->outcomes().size(), 1u);
     const OutcomeHistory& o = h->outcomes()[0];
-    EXPECT_EQ(Rig::str(o.open), "1000:150/0/0@2");
-    EXPECT_EQ(Rig::str(o.close), "2000:170/0/0@3");
+    EXPECT_EQ(Rig::str(h->open_of(o)), "1000:150/0/0@2");
+    EXPECT_EQ(Rig::str(h->close_of(o)), "2000:170/0/0@3");
     OutcomeState last;
     h->points_of(o, &last);
     EXPECT_EQ(Rig::str(last.last_priced()), "4000:120/0/0@6");
   });
+}
+
+// The same lines with other outcome ids is another layout: the old
+// outcome leaves (a null point), the new one is a new series.
+TEST(HistoryPoints, OtherOutcomeIdsUnderTheSameLinesAreAnotherLayout) {
+  Rig r;
+  r.feed({market(1000, kId, 1, {{"s", 0, {{1, 150, 0}}}}), market(2000, kId, 1, {{"s", 0, {{2, 150, 0}}}})});
+  EXPECT_EQ(r.points("s", 1), (V{"1000:150/0/0@1", "2000:null@2"}));
+  EXPECT_EQ(r.points("s", 2), (V{"2000:150/0/0@2"}));
 }
 
 TEST(HistoryPoints, BatchingChangesNoPoint) {
@@ -279,6 +288,41 @@ TEST(HistoryBound, OldestPointsGoFirstAndTheBoundHolds) {
   EXPECT_EQ(held, st.points);
   EXPECT_EQ(held, tail);
   EXPECT_LT(held, full.store.state().points);
+}
+
+// An open or close whose point the bound cut is kept apart (pins.h), and
+// answered as before the cut: outcome 1 moves on every record, outcome 2
+// never after its first; the event goes live before the first cut (its
+// closes pinned by the cut) or after cuts (pinned as it goes live, from
+// the log's cut base).
+TEST(HistoryBound, OpensAndClosesOfCutPointsStay) {
+  for (const int live_at : {100, 1500}) {
+    std::vector<feed::Record> recs{test::event(500, kId, 1, false)};
+    for (int i = 0; i < 2000; ++i) {
+      if (i == live_at) recs.push_back(test::event(1000 + i, kId, 1, true));
+      recs.push_back(market(1000 + i, kId, 1, {{"s", 0, {{1, 150 + i % 7, 0}, {2, 300, 0}}}}));
+    }
+    Rig r(4096);
+    r.feed(recs);
+    const HeldState st = r.store.state();
+    ASSERT_GT(st.held_from_seq, static_cast<uint64_t>(live_at) + 10) << live_at;  // both cut
+    // The records' seqs: the event is 1, then the market's from 2, the live event among them.
+    const uint64_t live = static_cast<uint64_t>(live_at) + 2;
+    const int last = live_at - 1;  // the market record before the live one
+    const std::string close1 =
+        std::to_string(1000 + last) + ":" + std::to_string(150 + last % 7) + "/0/0@" + std::to_string(live - 1);
+    r.store.read(number_of(kId), [&](const EventHistory* h, const HeldState&) {
+      ASSERT_TRUE(h);
+      EXPECT_EQ(h->live_seq(), live);
+      const OutcomeHistory* o1 = h->find(OutcomeKey{1, LineKey("s"), 1});
+      const OutcomeHistory* o2 = h->find(OutcomeKey{1, LineKey("s"), 2});
+      ASSERT_TRUE(o1 && o2);
+      EXPECT_EQ(Rig::str(h->open_of(*o1)), "1000:150/0/0@2");
+      EXPECT_EQ(Rig::str(h->open_of(*o2)), "1000:300/0/0@2");
+      EXPECT_EQ(Rig::str(h->close_of(*o1)), close1) << live_at;
+      EXPECT_EQ(Rig::str(h->close_of(*o2)), "1000:300/0/0@2") << live_at;
+    });
+  }
 }
 
 TEST(HistoryEviction, TheHistoryLeavesWithTheEventAtTheHorizon) {
