@@ -93,6 +93,7 @@ TEST(LineHistory, SameKeysInPlaceStillWithdrawAndBringBackByTheirOutcomes) {
       e, {market(40, kId, 1007, {{"s1.5", 0, {{2101, 150, 0}}}, {"s2.5", 0, {}}, {"s2.5", 0, {{2101, 170, 0}}}}),
           market(50, kId, 1007, {{"s1.5", 0, {{2101, 155, 0}}}, {"s2.5", 0, {}}, {"s2.5", 0, {{2101, 175, 0}}}})});
   EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s2.5 s=0 2101:185:0 ls=20"}));
+  ASSERT_NE(entry(e).history, nullptr);
   EXPECT_EQ(entry(e).history->lines, 1u);
 }
 
