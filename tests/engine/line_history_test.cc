@@ -78,6 +78,40 @@ TEST(LineHistory, EmptyRungWithdrawsThePricedLine) {
   EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s2.5 s=0 2101:190:0 2102:190:0 ls=10"}));
 }
 
+// The same keys at the same places are not the same lines priced: a rung
+// emptied in place is withdrawn, and priced again in place it leaves the
+// history; a key that a record repeats is priced by its first line only.
+TEST(LineHistory, SameKeysInPlaceStillWithdrawAndBringBackByTheirOutcomes) {
+  Engine e;
+  test::apply_all(e, {market(10, kId, 1007, {{"s1.5", 0, {{2101, 130, 0}}}, {"s2.5", 0, {{2101, 190, 0}}}}),
+                      market(20, kId, 1007, {{"s1.5", 0, {}}, {"s2.5", 0, {{2101, 185, 0}}}})});
+  EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s1.5 s=0 2101:130:0 ls=10"}));
+  test::apply_all(e, {market(30, kId, 1007, {{"s1.5", 0, {{2101, 140, 0}}}, {"s2.5", 0, {}}})});
+  EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s2.5 s=0 2101:185:0 ls=20"}));
+  // s2.5 twice, the first empty: the market still does not price it.
+  test::apply_all(
+      e, {market(40, kId, 1007, {{"s1.5", 0, {{2101, 150, 0}}}, {"s2.5", 0, {}}, {"s2.5", 0, {{2101, 170, 0}}}}),
+          market(50, kId, 1007, {{"s1.5", 0, {{2101, 155, 0}}}, {"s2.5", 0, {}}, {"s2.5", 0, {{2101, 175, 0}}}})});
+  EXPECT_EQ(withdrawn(entry(e), 1007), (std::vector<std::string>{"s2.5 s=0 2101:185:0 ls=20"}));
+  ASSERT_NE(entry(e).history, nullptr);
+  EXPECT_EQ(entry(e).history->lines, 1u);
+}
+
+// A record that repeats a key prices it by its first line: emptied in its
+// second place, the key is still priced, and the same record again (the
+// same keys in the same places) must not keep it withdrawn.
+TEST(LineHistory, ARepeatedKeyIsPricedByItsFirstLineWhereverItStands) {
+  Engine e;
+  auto twice = [](int64_t at, std::vector<std::array<int, 3>> second) {
+    return market(at, kId, 1007, {{"s2.5", 0, {{2101, 190, 0}}}, {"s2.5", 0, second}});
+  };
+  test::apply_all(e, {twice(10, {{2102, 200, 0}}), twice(20, {})});
+  test::apply_all(e, {twice(30, {})});
+  ASSERT_NE(entry(e).history, nullptr);
+  EXPECT_EQ(entry(e).history->lines, 0u);
+  EXPECT_TRUE(withdrawn(entry(e), 1007).empty());
+}
+
 TEST(LineHistory, RemovedMarketKeepsEveryLine) {
   Engine e;
   test::apply_all(e, {test::event(1, kId, 1, false),
