@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -216,6 +217,49 @@ TEST(HistorySegments, AFileIsReadAloneOnceTheOneBeforeItWent) {
   EXPECT_NE(got.find("190"), std::string::npos);
 }
 
+// A node's data dir as the server writes it: `records` simulator records
+// through an engine in batches of `batch`, each batch to the journal, to
+// `all.store` and, up to seq `history_until`, to the history's files.
+// Returns the engine's last seq.
+struct DirShape {
+  size_t records = 20000, batch = 50;
+  int64_t retain_ended_ms = 0;
+  uint64_t segment_bytes = 64 << 10;
+  int sync_ms = 0;
+  uint64_t snapshot_records = 1000;
+  bool hold = true;  // LogOptions::keep_after: the journal keeps what the files have not
+  uint64_t history_until = UINT64_MAX;
+};
+
+uint64_t write_data_dir(const std::string& dir, const DirShape& shape, Fed& all) {
+  const auto recs = test::sim_records(shape.records);
+  Engine engine;
+  if (shape.retain_ended_ms) engine.set_retain_ended_ms(shape.retain_ended_ms);
+  const DataDirRecovery r = recover_data_dir(dir, engine);
+  HistorySegments files(dir, shape.segment_bytes, shape.sync_ms);
+  std::string err;
+  EXPECT_TRUE(files.start(1, 0, err)) << err;
+  LogOptions lo;
+  lo.snapshot_records = shape.snapshot_records;
+  if (shape.hold) lo.keep_after = [&] { return files.written_seq(); };
+  LogWriter log(dir, lo);
+  EXPECT_TRUE(log.open(r, err)) << err;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    all.numbers.insert(recs[i].number);
+    engine.apply(feed::Record(recs[i]));
+    if (i % shape.batch != shape.batch - 1) continue;
+    auto b = engine.commit();
+    log.append(*b);
+    all.store.apply(*b);
+    if (b->snapshot->seq > shape.history_until) continue;
+    files.add(b->first_seq, b->snapshot->seq, b->records, HistoryStore::evicted(*b));
+    files.flush();
+  }
+  log.close();
+  files.close();
+  return engine.current()->seq;
+}
+
 // A horizon of two feed seconds over a minute of simulator feed (matches
 // end and leave all along) and files of 2 KB: files go before older ones,
 // batches of evictions with them. After a restart the history holds exactly
@@ -224,34 +268,14 @@ TEST(HistorySegments, AFileIsReadAloneOnceTheOneBeforeItWent) {
 TEST(HistoryRecovery, ARestartHoldsTheEventsTheStateHoldsAndNoOther) {
   test::TempDir dir;
   Fed all;
-  const auto recs = test::sim_records(60000);
-  uint64_t seq = 0;
-  {
-    Engine engine;
-    engine.set_retain_ended_ms(2000);
-    const DataDirRecovery r = recover_data_dir(dir.path(), engine);
-    HistorySegments files(dir.path(), 2 << 10, 1 << 30);  // a file every few batches, not synced
-    std::string err;
-    ASSERT_TRUE(files.start(1, 0, err)) << err;
-    LogOptions lo;
-    lo.snapshot_records = 5000;
-    lo.keep_after = [&] { return files.written_seq(); };
-    LogWriter log(dir.path(), lo);
-    ASSERT_TRUE(log.open(r, err)) << err;
-    for (size_t i = 0; i < recs.size(); ++i) {
-      all.numbers.insert(recs[i].number);
-      engine.apply(feed::Record(recs[i]));
-      if (i % 40 != 39) continue;
-      auto b = engine.commit();
-      log.append(*b);
-      all.store.apply(*b);
-      files.add(b->first_seq, b->snapshot->seq, b->records, HistoryStore::evicted(*b));
-      files.flush();
-    }
-    seq = engine.current()->seq;
-    log.close();
-    files.close();
-  }
+  DirShape shape;
+  shape.records = 60000;
+  shape.batch = 40;
+  shape.retain_ended_ms = 2000;
+  shape.segment_bytes = 2 << 10;  // a file every few batches
+  shape.sync_ms = 1 << 30;        // not synced: the test is about which files go
+  shape.snapshot_records = 5000;
+  const uint64_t seq = write_data_dir(dir.path(), shape, all);
   ASSERT_GT(all.numbers.size(), all.store.state().events + 10);  // many left
   Engine engine;
   engine.set_retain_ended_ms(2000);
@@ -278,31 +302,10 @@ TEST(HistoryRecovery, ARestartHoldsTheEventsTheStateHoldsAndNoOther) {
 // records in between are gone and the history is seeded, saying so.
 HeldState restart_after_lag(bool hold, Fed& all, HistoryStore& store, HistoryRecovery& hr) {
   test::TempDir dir;
-  const auto recs = test::sim_records(20000);
-  {
-    Engine engine;
-    const DataDirRecovery r = recover_data_dir(dir.path(), engine);
-    HistorySegments files(dir.path(), 64 << 10, 0);
-    std::string err;
-    EXPECT_TRUE(files.start(1, 0, err)) << err;
-    LogOptions lo;
-    lo.snapshot_records = 1000;
-    if (hold) lo.keep_after = [&] { return files.written_seq(); };
-    LogWriter log(dir.path(), lo);
-    EXPECT_TRUE(log.open(r, err)) << err;
-    for (size_t i = 0; i < recs.size(); ++i) {
-      all.numbers.insert(recs[i].number);
-      engine.apply(feed::Record(recs[i]));
-      if (i % 50 != 49) continue;
-      auto b = engine.commit();
-      log.append(*b);
-      all.store.apply(*b);
-      if (b->snapshot->seq > 7000) continue;
-      files.add(b->first_seq, b->snapshot->seq, b->records, HistoryStore::evicted(*b));
-      files.flush();
-    }
-    log.close();
-  }
+  DirShape shape;
+  shape.hold = hold;
+  shape.history_until = 7000;
+  write_data_dir(dir.path(), shape, all);
   Engine engine;
   HistorySegments files(dir.path());
   const DataDirRecovery r = recover_with_history(dir.path(), engine, store, files, hr);
