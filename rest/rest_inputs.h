@@ -49,6 +49,9 @@ struct RestInputs {
   // Writes the history's files' members (`files`, `file_bytes`) into
   // /v1/status's "history"; unset without a data dir.
   std::function<void(json::Writer&)> history_files_status;
+  // True while a restart reads the history's files back after ready: the
+  // history's routes answer 503 meanwhile. Unset: never.
+  std::function<bool()> history_loading;
   // /v1/status relay statistics: whether the source is delivering (an edge:
   // connected to the bus and following the log), and the streams connected;
   // may be empty (false, 0).

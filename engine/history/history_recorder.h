@@ -2,12 +2,16 @@
 // (engine/core/pipeline.h) that queues each published batch, as the capture
 // does, and applies it to the HistoryStore on a thread of its own. The
 // engine's only cost is the hand-over; a recorder that falls behind slows
-// the engine through the sink backlog rather than growing memory.
+// the engine through the sink backlog rather than growing memory, except
+// while a restart reads the history's files back on this thread
+// (engine/storage/history_recovery.h): the batches then queue unbounded for
+// that read's seconds, so that the state is served meanwhile.
 #pragma once
 
 #include <concurrentqueue/blockingconcurrentqueue.h>
 
 #include <atomic>
+#include <functional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -33,7 +37,12 @@ class HistoryRecorder : public BatchSink {
   explicit HistoryRecorder(HistoryStore& store, AppliedLog* log = nullptr) : store_(store), log_(log) {}
   ~HistoryRecorder() override { stop(); }
 
-  void start();
+  // `first` runs on the thread before any batch is applied, given the stop
+  // flag; loading() is true until it returns. It returns false when it
+  // stopped part way: the queued batches are then dropped, not applied.
+  using First = std::function<bool(const std::atomic<bool>& stopping)>;
+  void start(First first = {});
+  bool loading() const { return loading_.load(std::memory_order_acquire); }
   void on_batch(const BatchPtr& batch) override;
   // Applies what is queued, then stops the thread.
   void stop();
@@ -47,7 +56,8 @@ class HistoryRecorder : public BatchSink {
   AppliedLog* log_;
   moodycamel::BlockingConcurrentQueue<BatchPtr> queue_;
   Backlog backlog_;
-  std::atomic<bool> stopping_{false}, running_{false};
+  First first_;
+  std::atomic<bool> stopping_{false}, running_{false}, loading_{false};
   std::atomic<uint64_t> applied_{0};
   std::thread thread_;
 };

@@ -4,6 +4,7 @@
 //   journal-<first>.jsonl         records at positions first, first+1, ... (journal.h)
 //   history-<first>.bin           odds-history points from position first on
 //                                 (engine/storage/history_segments.h)
+//   history-synced                the position those were last synced through
 // Positions are zero-padded to 20 digits so that names sort in log order.
 // recover_data_dir() brings an engine back to the newest position the dir
 // holds: the newest intact snapshot (falling back to an older one when the

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -19,66 +20,157 @@ bool journal_reaches(const DataDirFiles& f, uint64_t held) {
   return f.segments.empty() ? f.snapshots.empty() : f.segments.front() == 1;
 }
 
+struct Stopped {};
+
+// A kept batch is applied in runs: one frame of the files per run, as the
+// history thread writes them.
+constexpr size_t kBatchesAFrame = 64;
+
 }  // namespace
 
-DataDirRecovery recover_with_history(const std::string& dir, Engine& engine, history::HistoryStore& store,
-                                     history::HistorySegments& segments, HistoryRecovery& hr) {
+DataDirRecovery HistoryRestart::recover(const std::string& dir, Engine& engine) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     throw std::runtime_error("cannot create data dir " + dir + ": " + std::strerror(errno));
   const DataDirFiles files = list_data_dir(dir);
-  hr.load = segments.load([&](const history::LoggedBatch& b) { store.apply(b, files.epoch); });
-  const uint64_t held = hr.load.seq;
-  std::string err;
-  // What cannot be rebuilt starts again from the recovered state, as a late
-  // edge's history does; its files say so (their base).
-  const auto seed_from_state = [&](const DataDirRecovery& r) {
-    store.clear();
-    store.seed(*engine.current());
-    segments.clear();
-    if (!segments.start(r.seq + 1, r.seq, err)) throw std::runtime_error(err);
-    return r;
-  };
-  if (!hr.load.from_start)
-    hr.why_seeded = "the history files were seeded";
-  else if (!journal_reaches(files, held))
-    hr.why_seeded = "the journal no longer holds the records after position " + std::to_string(held);
-  if (!hr.why_seeded.empty()) return seed_from_state(recover_data_dir(dir, engine));
-
-  if (!segments.start(held + 1, 0, err)) throw std::runtime_error(err);
-  RecoverFrom from;
-  from.snapshot_at_most = held;
-  from.on_batch = [&](const Batch& b) {
-    if (b.snapshot->seq <= held) return;
-    store.apply_from(b, held + 1);
-    const size_t skip = held >= b.first_seq ? std::min<size_t>(held + 1 - b.first_seq, b.records.size()) : 0;
-    hr.replayed += b.records.size() - skip;
-    segments.add(b.first_seq + skip, b.snapshot->seq, std::span<const feed::Record>(b.records).subspan(skip),
-                 history::HistoryStore::evicted(b));
-    segments.flush();
-  };
-  DataDirRecovery r = recover_data_dir(dir, engine, false, from);
-  if (r.seq >= held) {
-    hr.rebuilt = true;
-    // A file goes once the events it holds left, even before an older one:
-    // the batch that evicted an event can go while a file before it, kept
-    // for another event, still holds that event's records. Rebuilt, such an
-    // event would be back for good, in memory and pinning its file; the
-    // state says what is held, and the history keeps only that.
-    const SnapshotPtr state = engine.current();
-    std::vector<uint64_t> gone;
-    for (uint64_t n : segments.held_events())
-      if (!state->events.find(n)) gone.push_back(n);
-    if (!gone.empty()) {
-      store.apply(history::LoggedBatch{r.seq + 1, r.seq, {}, gone}, state->epoch);
-      segments.forget(gone);
-      hr.forgotten = gone.size();
-    }
+  epoch_ = files.epoch;
+  if (const auto synced = history::HistorySegments::synced_through(dir)) {
+    after_ = *synced;
+  } else {
+    load_files(nullptr);
+    after_ = hr_.load.seq;
+  }
+  std::string why;
+  if (loaded_ && !hr_.load.from_start)
+    why = "the history files were seeded";
+  else if (!journal_reaches(files, after_))
+    why = "the journal no longer holds the records after position " + std::to_string(after_);
+  if (!why.empty()) {
+    // What cannot be rebuilt starts from the newest state, unread.
+    DataDirRecovery r = recover_data_dir(dir, engine);
+    state_ = engine.current();
+    epoch_ = r.epoch;
+    seed(why);
     return r;
   }
-  // The files reach past the journal (a power loss took the journal's
-  // unsynced tail): points past the state cannot stand.
-  hr.why_seeded = "the history files reach position " + std::to_string(held) + ", the journal " + std::to_string(r.seq);
-  return seed_from_state(r);
+  RecoverFrom from;
+  from.snapshot_at_most = after_;
+  from.on_batch = [&](const Batch& b) {
+    if (b.snapshot->seq <= after_) return;
+    const size_t skip = after_ >= b.first_seq ? std::min<size_t>(after_ + 1 - b.first_seq, b.records.size()) : 0;
+    history::LoggedBatch lb;
+    lb.first_seq = b.first_seq + skip;
+    lb.seq = b.snapshot->seq;
+    lb.records.assign(b.records.begin() + static_cast<ptrdiff_t>(skip), b.records.end());
+    lb.evicted = history::HistoryStore::evicted(b);
+    kept_.push_back(std::move(lb));
+  };
+  DataDirRecovery r = recover_data_dir(dir, engine, false, from);
+  state_ = engine.current();
+  epoch_ = r.epoch;
+  pending_ = true;
+  if (loaded_) finish();
+  return r;
+}
+
+bool HistoryRestart::finish(const std::atomic<bool>* stop) {
+  if (!pending_) return true;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    if (!loaded_) {
+      hr_.deferred = true;
+      load_files(stop);
+    }
+    const uint64_t held = hr_.load.seq;
+    if (!hr_.load.from_start)
+      seed("the history files were seeded");
+    else if (held < after_)
+      seed("the history files end at position " + std::to_string(held) + ", before the " + std::to_string(after_) +
+           " they were synced through");
+    else if (held > state_->seq)
+      // A power loss took the journal's unsynced tail: points past the
+      // state cannot stand.
+      seed("the history files reach position " + std::to_string(held) + ", the journal " + std::to_string(state_->seq));
+    else
+      rebuild();
+  } catch (const Stopped&) {
+    store_.clear();
+    kept_.clear();
+    pending_ = false;
+    return false;
+  } catch (const std::exception& e) {
+    if (!hr_.deferred) throw;  // before ready: the start fails, as any unusable data dir's
+    // After ready the state is served already: the history goes on from
+    // it in memory, and its files are left for the next start.
+    hr_.rebuilt = false;
+    hr_.why_seeded = std::string(e.what()) + "; the history goes on in memory only";
+    store_.clear();
+    store_.seed(*state_);
+  }
+  kept_.clear();
+  kept_.shrink_to_fit();
+  pending_ = false;
+  hr_.millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return true;
+}
+
+void HistoryRestart::load_files(const std::atomic<bool>* stop) {
+  hr_.load = segments_.load([&](const history::LoggedBatch& b) {
+    if (stop && stop->load(std::memory_order_relaxed)) throw Stopped{};
+    store_.apply(b, epoch_);
+  });
+  loaded_ = true;
+}
+
+// As a late edge's history does; the files say so (their base).
+void HistoryRestart::seed(const std::string& why) {
+  hr_.why_seeded = why;
+  store_.clear();
+  store_.seed(*state_);
+  segments_.clear();
+  std::string err;
+  if (!segments_.start(state_->seq + 1, state_->seq, err)) throw std::runtime_error(err);
+}
+
+void HistoryRestart::rebuild() {
+  const uint64_t held = hr_.load.seq;
+  std::string err;
+  if (!segments_.start(held + 1, 0, err)) throw std::runtime_error(err);
+  size_t run = 0;
+  for (history::LoggedBatch& b : kept_) {
+    if (b.seq <= held) continue;
+    if (b.first_seq <= held) {
+      b.records.erase(b.records.begin(), b.records.begin() + static_cast<ptrdiff_t>(held + 1 - b.first_seq));
+      b.first_seq = held + 1;
+    }
+    store_.apply(b, epoch_);
+    hr_.replayed += b.records.size();
+    segments_.add(b.first_seq, b.seq, b.records, b.evicted);
+    if (++run % kBatchesAFrame == 0) segments_.flush();
+  }
+  segments_.flush();
+  hr_.rebuilt = true;
+  // A file goes once the events it holds left, even before an older one:
+  // the batch that evicted an event can go while a file before it, kept
+  // for another event, still holds that event's records. Rebuilt, such an
+  // event would be back for good, in memory and pinning its file; the
+  // state says what is held, and the history keeps only that.
+  std::vector<uint64_t> gone;
+  for (uint64_t n : segments_.held_events())
+    if (!state_->events.find(n)) gone.push_back(n);
+  if (!gone.empty()) {
+    store_.apply(history::LoggedBatch{state_->seq + 1, state_->seq, {}, gone}, epoch_);
+    segments_.forget(gone);
+    hr_.forgotten = gone.size();
+  }
+}
+
+DataDirRecovery recover_with_history(const std::string& dir, Engine& engine, history::HistoryStore& store,
+                                     history::HistorySegments& segments, HistoryRecovery& hr) {
+  HistoryRestart restart(store, segments);
+  DataDirRecovery r = restart.recover(dir, engine);
+  restart.finish();
+  hr = restart.result();
+  return r;
 }
 
 }  // namespace oddsrelay

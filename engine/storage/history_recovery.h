@@ -1,19 +1,34 @@
 // A restart on a data dir with the odds history (docs/architecture.md "Odds
-// history", "On disk"): the history's files (history_segments.h) are read
-// back into the store first; they reach some position H, at or before the
-// journal's (the history thread runs behind the engine). The engine then
-// recovers from the newest snapshot at or before H, and each batch the
-// journal replays after H goes to the history and its files too, so every
-// record the journal kept has its points, and held_from_seq stays 0. The
-// journal keeps what the history has not made durable
-// (LogOptions::keep_after), so the records after H are there. Only when
-// they are not (a data dir kept without history files, or whose files were
-// seeded, or lost) is the history seeded from the recovered state, as a
-// late edge's is, and held_from_seq says so.
+// history", "On disk"), in two halves so that reading the history's files
+// back does not hold the state off the network.
+//
+// Before ready (HistoryRestart::recover): the history's files end at some
+// position H, at or before the journal's (the history thread runs behind
+// the engine); history-synced names a position H' <= H without reading
+// them (history_segments.h). The engine recovers from the newest snapshot
+// at or before H', and the batches the journal replays after H' are kept,
+// as the history reads them (records, evictions), with the state they end
+// at. The journal keeps what the history has not made durable
+// (LogOptions::keep_after), so the records after H' are there.
+//
+// After ready, on the history thread before its first live batch
+// (HistoryRestart::finish): the files are read into the store, then the
+// kept batches after H go to the store and the files, so every record the
+// journal kept has its points and held_from_seq stays 0. Only when that
+// cannot be (a data dir without history files, files seeded, damaged since
+// their last sync, or reaching past the journal) is the history seeded from
+// the state the recovery ended at, as a late edge's is, and held_from_seq
+// says so. Until finish() returns, the history's routes answer 503.
+//
+// Without history-synced (its first start, a data dir from before it) the
+// files are read before ready, as the position is then only known from
+// them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/core/engine.h"
 #include "engine/history/history_store.h"
@@ -28,10 +43,44 @@ struct HistoryRecovery {
   std::string why_seeded;  // when not rebuilt
   uint64_t replayed = 0;   // journal records given to the history after the files' end
   uint64_t forgotten = 0;  // events the files still held that the state no longer does
+  bool deferred = false;   // the files were read after ready
+  double millis = 0;       // reading the files and the kept batches
 };
 
-// Recovers `engine` from `dir` (recover_data_dir) and `store` with it, and
-// leaves `segments` open for appends. Throws as recover_data_dir does.
+class HistoryRestart {
+ public:
+  HistoryRestart(history::HistoryStore& store, history::HistorySegments& segments)
+      : store_(store), segments_(segments) {}
+
+  // Recovers `engine` from `dir` (recover_data_dir); the history is left for
+  // finish() unless it had to be read now. Throws as recover_data_dir does.
+  DataDirRecovery recover(const std::string& dir, Engine& engine);
+  // Whether finish() has work left (false once it ran, or when recover()
+  // did it all).
+  bool pending() const { return pending_; }
+  // The history thread, before any batch after the recovery: the store
+  // rebuilt or seeded, `segments` open for appends. A `stop` seen while
+  // reading the files leaves them as they were and the store empty, and
+  // returns false (the node is stopping).
+  bool finish(const std::atomic<bool>* stop = nullptr);
+  const HistoryRecovery& result() const { return hr_; }
+
+ private:
+  void load_files(const std::atomic<bool>* stop);
+  void seed(const std::string& why);
+  void rebuild();
+
+  history::HistoryStore& store_;
+  history::HistorySegments& segments_;
+  HistoryRecovery hr_;
+  std::string epoch_;
+  uint64_t after_ = 0;                      // H': the kept batches' records are after it
+  std::vector<history::LoggedBatch> kept_;  // the journal's batches after H'
+  SnapshotPtr state_;                       // where the recovery ended
+  bool loaded_ = false, pending_ = false;
+};
+
+// Both halves at once (tests, and `oddsfeed`-like callers that serve nothing).
 DataDirRecovery recover_with_history(const std::string& dir, Engine& engine, history::HistoryStore& store,
                                      history::HistorySegments& segments, HistoryRecovery& hr);
 

@@ -22,6 +22,10 @@ namespace {
 
 constexpr char kMagic[8] = {'O', 'R', 'H', 'S', 'E', 'G', '1', '\n'};
 constexpr size_t kHeaderBytes = 16;
+constexpr char kSyncedMagic[8] = {'O', 'R', 'H', 'S', 'Y', 'N', '1', '\n'};
+constexpr size_t kSyncedBytes = 24;
+
+std::string synced_path(const std::string& dir) { return dir + "/history-synced"; }
 
 uint64_t get_le64(const uint8_t* p) {
   uint64_t v = 0;
@@ -122,12 +126,43 @@ SegmentLoad HistorySegments::load(const std::function<void(const LoggedBatch&)>&
       if (::unlink(history_segment_path(dir_, names[j]).c_str()) == 0) ++r.files_dropped;
     break;
   }
+  // A file is started at the position after the last one written: an empty
+  // newest file (the ones before it gone at the horizon) still says so.
+  if (r.from_start && !files_.empty() && files_.back().first > 0) r.seq = std::max(r.seq, files_.back().first - 1);
   r.files = files_.size();
   counted();
   return r;
 }
 
+std::optional<uint64_t> HistorySegments::synced_through(const std::string& dir) {
+  uint8_t b[kSyncedBytes];
+  const int fd = ::open(synced_path(dir).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  const ssize_t n = ::pread(fd, b, sizeof b, 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof b) || std::memcmp(b, kSyncedMagic, 8) != 0 ||
+      XXH3_64bits(b, 16) != get_le64(b + 16))
+    return std::nullopt;
+  return get_le64(b + 8);
+}
+
+// After an fdatasync of the files: what it made durable. Not synced itself:
+// a power loss leaves an older position, or a bad file, and either only
+// makes the next restart read the files before serving.
+void HistorySegments::write_synced() {
+  if (synced_fd_ < 0) synced_fd_ = ::open(synced_path(dir_).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (synced_fd_ < 0) return;
+  std::vector<uint8_t> b(kSyncedMagic, kSyncedMagic + 8);
+  put_le64(b, written_seq_);
+  put_le64(b, XXH3_64bits(b.data(), 16));
+  if (::pwrite(synced_fd_, b.data(), b.size(), 0) != static_cast<ssize_t>(b.size()))
+    std::fprintf(stderr, "oddsrelay: history-synced: %s\n", std::strerror(errno));
+}
+
 void HistorySegments::clear() {
+  if (synced_fd_ >= 0) ::close(synced_fd_);
+  synced_fd_ = -1;
+  ::unlink(synced_path(dir_).c_str());
   for (uint64_t first : list_data_dir(dir_).history) ::unlink(history_segment_path(dir_, first).c_str());
   files_.clear();
   counted();
@@ -191,6 +226,7 @@ void HistorySegments::flush() {
   if (now - last_sync_ >= std::chrono::milliseconds(sync_ms_)) {
     ::fdatasync(fd_);
     last_sync_ = now;
+    write_synced();
   }
   if (files_.back().bytes >= segment_bytes_ && start(written_seq_ + 1, base_, err)) return;
   counted();
@@ -225,8 +261,11 @@ void HistorySegments::close() {
   if (fd_ < 0) return;
   flush();
   ::fdatasync(fd_);
+  write_synced();
   ::close(fd_);
   fd_ = -1;
+  if (synced_fd_ >= 0) ::close(synced_fd_);
+  synced_fd_ = -1;
 }
 
 }  // namespace oddsrelay::history

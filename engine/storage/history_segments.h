@@ -12,12 +12,19 @@
 // power loss mid-write) is cut at start, as the journal's is, and counted.
 // Files rotate at `segment_bytes`; a closed file goes once every event it
 // holds has left at the retention horizon (its history went with it).
+//
+// Beside them, history-synced (24 bytes: "ORHSYN1\n", little-endian seq,
+// XXH3-64 of the 16 bytes before) names the position the files were last
+// fdatasync'd through, rewritten after each sync: a restart reads it before
+// the files, so that the state can be served while they are read back
+// (engine/storage/history_recovery.h).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -48,8 +55,12 @@ class HistorySegments : public AppliedLog {
   HistorySegments& operator=(const HistorySegments&) = delete;
 
   // Reads every file in order, calling fn per batch, and cuts a bad tail.
-  // Throws std::runtime_error when a file cannot be read or cut.
+  // Throws std::runtime_error when a file cannot be read or cut; what fn
+  // throws (a stop while reading) leaves the files as they were.
   SegmentLoad load(const std::function<void(const LoggedBatch&)>& fn);
+  // history-synced's position: the files hold at least the batches through
+  // it unless they were damaged since. Nullopt: no such file, or a bad one.
+  static std::optional<uint64_t> synced_through(const std::string& dir);
   // Deletes every file (a history that cannot be rebuilt starts again).
   void clear();
   // Opens the file appends go to, whose first batch is at `next`; `base`
@@ -88,6 +99,7 @@ class HistorySegments : public AppliedLog {
   // Drops `evicted` from the closed files, deleting those left empty.
   void retire(const std::vector<uint64_t>& evicted);
   void note_events(std::span<const feed::Record> records);
+  void write_synced();
   bool load_file(const std::string& path, File& f, SegmentLoad& r, const std::function<void(const LoggedBatch&)>& fn);
   void counted();
 
@@ -98,7 +110,7 @@ class HistorySegments : public AppliedLog {
   std::vector<File> files_;  // ascending; the last one is appended to
   std::vector<uint8_t> buf_;
   uint64_t base_ = 0, written_seq_ = 0, pending_seq_ = 0;
-  int fd_ = -1;
+  int fd_ = -1, synced_fd_ = -1;
   std::chrono::steady_clock::time_point last_sync_{};
   std::atomic<uint64_t> durable_seq_{0}, nfiles_{0}, bytes_{0};
 };

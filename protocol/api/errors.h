@@ -15,6 +15,8 @@ inline constexpr const char* kMissingIds = "Missing ids parameter";        // do
 inline constexpr const char* kRateLimited = "Rate limit exceeded";         // docs/api.md "Errors", 429
 inline constexpr const char* kInternal = "Internal server error";          // 500: a handler failed
 inline constexpr const char* kStarting = "Service starting: the journal is being replayed";  // 503
+// 503 from the history's routes while a restart reads its files back (engine/storage/history_recovery.h)
+inline constexpr const char* kHistoryLoading = "Odds history starting: its files are being read back";
 inline constexpr const char* kTooManyIds = "Too many ids: at most 100 per request";
 inline constexpr const char* kMissingId = "Missing id parameter";
 inline constexpr const char* kBadSport = "Invalid sport parameter: expected a sport id";

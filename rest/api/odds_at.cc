@@ -26,6 +26,7 @@ void odds_at(Call& c, std::string_view at_text) {
   const auto at = parse_int(at_text);
   if (!at) return c.error(400, err::kBadOddsAt);
   if (!c.api.inputs.history) return c.error(400, err::kOddsAtNoHistory);
+  if (history_loading(c)) return;
   const std::vector<std::string> ids = split_ids(c.param("ids").value_or(""));
   if (ids.empty()) return c.error(400, err::kMissingIds);
   if (ids.size() > kMaxIds) return c.error(400, err::kTooManyIds);

@@ -66,6 +66,7 @@ void odds_history(Call& c) {
   if (!id || id->empty()) return c.error(400, err::kMissingId);
   history::HistoryQuery q;
   if (!read_query(c, q)) return;
+  if (history_loading(c)) return;
   const ParsedId pid = parse_event_id(*id);
   if (!pid.ok()) return c.error(404, err::kEventNotFound);
   const EventEntry* e = c.snap->events.find(pid.number);

@@ -27,4 +27,11 @@ void refuse_horizon(Call& c, int64_t held_from) {
   c.send(400);
 }
 
+bool history_loading(Call& c) {
+  const auto& loading = c.api.inputs.history_loading;
+  if (!loading || !loading()) return false;
+  c.error(503, err::kHistoryLoading, "Retry-After: 1\r\n");
+  return true;
+}
+
 }  // namespace oddsrelay::rest::routes

@@ -18,4 +18,8 @@ std::string not_found_tail(const std::vector<std::string>& missing);
 // wholly before the oldest point the history holds.
 void refuse_horizon(Call& c, int64_t held_from);
 
+// True with 503 sent (`Retry-After: 1`) while a restart reads the history's
+// files back: until then what it holds is not what the log says.
+bool history_loading(Call& c);
+
 }  // namespace oddsrelay::rest::routes

@@ -133,6 +133,8 @@ void status(Call& c) {
     c.w.Int64(h.held_from);
     c.w.Key("held_from_seq");
     c.w.Uint64(h.held_from_seq);
+    c.w.Key("loading");
+    c.w.Bool(in.history_loading && in.history_loading());
     if (in.history_files_status) in.history_files_status(c.w);
     c.w.EndObject();
   }

@@ -3,7 +3,9 @@ simulator capture onto a --data-dir, then restarts on that dir, cleanly and
 after SIGKILL mid-replay. After each restart, GET /v1/odds/history for
 several events answers exactly the points of every record the log kept: the
 same bytes as before a clean restart, and as `oddsfeed history` says of the
-feed's prefix the journal holds after a kill; held_from_seq stays 0."""
+feed's prefix the journal holds after a kill; held_from_seq stays 0. The
+files are read after the node is ready: meanwhile it serves the state, and
+the history's routes answer 503 (the read held by the test's hook)."""
 import json
 import os
 import re
@@ -55,8 +57,8 @@ class HistoryRestart(unittest.TestCase):
     def check_restart(self, data, seq, want):
         """A restart with no feed answers `want` (event -> body) at `seq`."""
         with self.server(data, "none") as srv:
-            m = srv.wait_for(r"history: (\d+) files, (\d+) batches to seq (\d+).*; (rebuilt|seeded[^\n]*)")
-            self.assertEqual(m.group(4), "rebuilt", m.group(0))
+            m = srv.wait_for(r"history: (\d+) files, (\d+) batches to seq (\d+).*?; (rebuilt[^\n]*?|seeded[^\n]*?)(?: in \d+ ms)?\n")
+            self.assertEqual(m.group(4), "rebuilt; read after ready", m.group(0))
             srv.wait_for(r"serving http://")
             st = h.status(srv.port, KEY)
             self.assertEqual(st["seq"], seq)
@@ -89,6 +91,57 @@ class HistoryRestart(unittest.TestCase):
         self.assertTrue(any(n.startswith("history-") for n in names), names)
         self.check_restart(data, self.seq, before)
         self.check_restart(data, self.seq, before)  # and again: the rebuilt history wrote nothing twice
+
+    def test_the_state_is_served_while_the_history_files_are_read(self):
+        data = os.path.join(self.dir, "data-held")
+        with self.server(data, f"replay:{self.feed},speed=max") as srv:
+            srv.wait_for(r"serving http://")
+            wait_history(srv.port, self.events[0], self.seq)
+            before = {eid: history(srv.port, eid) for eid in self.events}
+            rc, log = srv.stop()
+            self.assertEqual(rc, 0, log)
+        hold = os.path.join(self.dir, "hold")
+        eid = self.events[0]
+        at = json.loads(before[eid])["to"]
+        os.environ["ODDSRELAY_TEST_HOLD_HISTORY_READ"] = hold
+        try:
+            # Stopped while the read is held: promptly, and the files stay
+            # as they were (the next start rebuilds the same answers).
+            open(hold, "w").close()
+            with self.server(data, "none") as srv:
+                srv.wait_for(r"serving http://")
+                self.assertTrue(h.status(srv.port, KEY)["history"]["loading"])
+                rc, log = srv.stop(timeout=10)
+                self.assertEqual(rc, 0, log)
+                self.assertNotIn("rebuilt", log)
+            with self.server(data, "none") as srv:
+                srv.wait_for(r"serving http://")
+                st = h.status(srv.port, KEY)
+                self.assertEqual(st["seq"], self.seq)  # the state, served
+                self.assertTrue(st["history"]["loading"], st["history"])
+                self.assertEqual(st["history"]["points"], 0)
+                r, body = h.request(srv.port, f"/v1/odds?ids={eid}", KEY)
+                self.assertEqual(r.status, 200, body[:300])
+                for path in (f"/v1/odds/history?id={eid}", f"/v1/odds?ids={eid}&at={at}"):
+                    r, body = h.request(srv.port, path, KEY)
+                    self.assertEqual(r.status, 503, (path, body[:300]))
+                    self.assertEqual(r.getheader("Retry-After"), "1", path)
+                    self.assertEqual(json.loads(body)["error"],
+                                     "Odds history starting: its files are being read back", path)
+                os.unlink(hold)
+                m = srv.wait_for(r"history: [^\n]*; (rebuilt|seeded)[^\n]*\n")
+                self.assertIn("rebuilt; read after ready in", m.group(0))
+                h.wait_until(lambda: not h.status(srv.port, KEY)["history"]["loading"], 30, "the history read")
+                for e in self.events:
+                    self.assertEqual(history(srv.port, e), before[e], e)
+                r, body = h.request(srv.port, f"/v1/odds?ids={eid}&at={at}", KEY)
+                self.assertEqual(r.status, 200, body[:300])
+                rc, log = srv.stop()
+                self.assertEqual(rc, 0, log)
+        finally:
+            del os.environ["ODDSRELAY_TEST_HOLD_HISTORY_READ"]
+            if os.path.exists(hold):
+                os.unlink(hold)
 
     def test_sigkill_mid_replay_keeps_every_point_of_what_the_log_kept(self):
         # Two kills mid-replay (15 s of feed time at 5x), one as soon as a

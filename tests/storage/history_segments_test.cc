@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -212,7 +215,7 @@ TEST(HistorySegments, AFileIsReadAloneOnceTheOneBeforeItWent) {
   SegmentLoad load;
   std::string got;
   ASSERT_NO_THROW(got = rebuilt(dir.path(), {b.number}, &load));
-  EXPECT_EQ(load.seq, 4u);
+  EXPECT_EQ(load.seq, 5u);  // file 6, empty, was started after the eviction at 5
   EXPECT_EQ(got, answers(fed, {b.number}));
   EXPECT_NE(got.find("190"), std::string::npos);
 }
@@ -310,7 +313,9 @@ HeldState restart_after_lag(bool hold, Fed& all, HistoryStore& store, HistoryRec
   HistorySegments files(dir.path());
   const DataDirRecovery r = recover_with_history(dir.path(), engine, store, files, hr);
   EXPECT_EQ(r.seq, 20000u);
-  EXPECT_EQ(hr.load.seq, 7000u);
+  // Without the hold the journal cannot reach the files' synced position,
+  // so they are not even read.
+  EXPECT_EQ(hr.load.seq, hold ? 7000u : 0u);
   return store.state();
 }
 
@@ -334,6 +339,108 @@ TEST(HistoryRecovery, WithoutTheHoldTheGapIsSeededAndSaidSo) {
   EXPECT_FALSE(hr.rebuilt);
   EXPECT_NE(hr.why_seeded.find("no longer holds"), std::string::npos) << hr.why_seeded;
   EXPECT_EQ(st.held_from_seq, 20001u);
+}
+
+// A restart in two halves (history_recovery.h): with history-synced, the
+// state is back before the files are read, and the journal keeps what the
+// history holds nothing of yet; the files read after it make the same
+// history as reading them first.
+struct Restarted {
+  Fed all;
+  test::TempDir dir;
+  Engine engine;
+  HistoryStore store{size_t{1} << 32};
+  std::unique_ptr<HistorySegments> files;
+  std::unique_ptr<HistoryRestart> restart;
+  DataDirRecovery r;
+  // A dir whose history stopped at 7,000 of 20,000 records (synced at
+  // every write), changed by `damage`, then the restart's first half.
+  explicit Restarted(const std::function<void(const std::string&)>& damage = {}) {
+    DirShape shape;
+    shape.history_until = 7000;
+    write_data_dir(dir.path(), shape, all);
+    if (damage) damage(dir.path());
+    files = std::make_unique<HistorySegments>(dir.path());
+    restart = std::make_unique<HistoryRestart>(store, *files);
+    r = restart->recover(dir.path(), engine);
+  }
+};
+
+TEST(HistoryRestart, TheStateIsBackBeforeTheFilesAreRead) {
+  Restarted t;
+  EXPECT_EQ(t.r.seq, 20000u);
+  ASSERT_TRUE(t.restart->pending());
+  EXPECT_EQ(t.store.state().points, 0u);
+  EXPECT_EQ(t.files->written_seq(), 0u);  // the journal's hold keeps everything meanwhile
+  ASSERT_TRUE(t.restart->finish());
+  EXPECT_FALSE(t.restart->pending());
+  const HistoryRecovery& hr = t.restart->result();
+  EXPECT_TRUE(hr.rebuilt) << hr.why_seeded;
+  EXPECT_TRUE(hr.deferred);
+  EXPECT_EQ(hr.load.seq, 7000u);
+  EXPECT_EQ(hr.replayed, 13000u);
+  EXPECT_EQ(t.files->written_seq(), 20000u);
+  EXPECT_EQ(t.store.state().held_from_seq, 0u);
+  EXPECT_EQ(first_difference(answers(t.store, t.all.numbers), answers(t.all.store, t.all.numbers)), "");
+}
+
+TEST(HistoryRestart, WithoutItsSyncedPositionTheFilesAreReadFirst) {
+  for (const char* bytes : {"", "ORHSYN1\n0123456789abcdef"}) {  // missing; damaged
+    Restarted t([&](const std::string& dir) {
+      const std::string path = dir + "/history-synced";
+      ASSERT_EQ(::unlink(path.c_str()), 0);
+      if (*bytes) test::write_file(path, bytes);
+    });
+    EXPECT_FALSE(t.restart->pending()) << bytes;
+    const HistoryRecovery& hr = t.restart->result();
+    EXPECT_TRUE(hr.rebuilt) << hr.why_seeded;
+    EXPECT_FALSE(hr.deferred);
+    EXPECT_EQ(hr.load.seq, 7000u);
+    EXPECT_EQ(hr.replayed, 13000u);
+    EXPECT_EQ(first_difference(answers(t.store, t.all.numbers), answers(t.all.store, t.all.numbers)), "");
+  }
+}
+
+// A node stopped while reading: the files are as they were, so the next
+// start rebuilds the same history.
+TEST(HistoryRestart, AStopWhileReadingLeavesTheFilesAsTheyWere) {
+  Restarted t;
+  const auto listing = [&] {
+    std::string out;
+    for (uint64_t first : list_data_dir(t.dir.path()).history)
+      out += std::to_string(first) + ":" + test::read_file(history_segment_path(t.dir.path(), first)) + ";";
+    return out;
+  };
+  const std::string before = listing();
+  std::atomic<bool> stop{true};
+  EXPECT_FALSE(t.restart->finish(&stop));
+  EXPECT_EQ(t.store.state().points, 0u);
+  t.files->close();
+  EXPECT_TRUE(listing() == before) << "the files changed";
+  Engine engine;
+  HistoryStore store{size_t{1} << 32};
+  HistorySegments files(t.dir.path());
+  HistoryRecovery hr;
+  recover_with_history(t.dir.path(), engine, store, files, hr);
+  EXPECT_TRUE(hr.rebuilt) << hr.why_seeded;
+  EXPECT_EQ(first_difference(answers(store, t.all.numbers), answers(t.all.store, t.all.numbers)), "");
+}
+
+// Files that lost batches their synced position covers (damaged since):
+// the journal was kept only from that position, so the history is seeded
+// from the recovered state and says why.
+TEST(HistoryRestart, FilesEndingBeforeTheirSyncedPositionAreSeeded) {
+  Restarted t([](const std::string& dir) {
+    const uint64_t last = list_data_dir(dir).history.back();
+    ASSERT_EQ(::truncate(history_segment_path(dir, last).c_str(), 16), 0);  // its header only
+  });
+  ASSERT_TRUE(t.restart->pending());
+  ASSERT_TRUE(t.restart->finish());
+  const HistoryRecovery& hr = t.restart->result();
+  EXPECT_FALSE(hr.rebuilt);
+  EXPECT_LT(hr.load.seq, 7000u);
+  EXPECT_NE(hr.why_seeded.find("before the 7000 they were synced through"), std::string::npos) << hr.why_seeded;
+  EXPECT_EQ(t.store.state().held_from_seq, 20001u);
 }
 
 }  // namespace

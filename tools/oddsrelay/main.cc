@@ -14,11 +14,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "engine/core/pipeline.h"
 #include "engine/core/state_digest.h"
@@ -125,9 +128,11 @@ struct Node {
   // REST inputs; the recorder is a sink like the relay.
   std::unique_ptr<history::HistoryStore> history;
   std::unique_ptr<history::HistoryRecorder> history_recorder;
-  // With --data-dir: the history's files, read back by the recovery, which
-  // then leaves the store rebuilt or seeded (history_recovery.h).
+  // With --data-dir: the history's files, read back by the restart, which
+  // then leaves the store rebuilt or seeded (history_recovery.h); what it
+  // leaves for after ready, the recorder's thread finishes first.
   std::unique_ptr<history::HistorySegments> history_files;
+  std::unique_ptr<HistoryRestart> history_restart;
   std::unique_ptr<Pipeline> pipeline;
   const char* shown_host = nullptr;
 };
@@ -225,6 +230,7 @@ rest::RestInputs rest_inputs(Node& n) {
   rest::RestInputs in;
   in.snapshots = &n.engine.store();
   in.history = n.history.get();
+  in.history_loading = [&n] { return n.history_recorder && n.history_recorder->loading(); };
   in.keys = n.key_store.get();
   in.catalog = n.catalog;
   in.catalog_updates = &n.catalog_source->published();
@@ -326,20 +332,37 @@ void print_recovery(const DataDirRecovery& r, int64_t retain_ended_ms) {
                  r.snapshot_retain_ended_ms / 1000, retain_ended_ms / 1000);
 }
 
+// The restart's history line: what the files held and what became of them.
+void print_history_recovery(const HistoryRecovery& hr) {
+  const history::SegmentLoad& l = hr.load;
+  // One write: the line is read by tests while the node runs.
+  char line[1024];
+  int n = std::snprintf(line, sizeof line,
+                        "oddsrelay: history: %" PRIu64 " files, %" PRIu64 " batches to seq %" PRIu64 "%s%s, %" PRIu64
+                        " journal records after them; %s%s",
+                        l.files, l.batches, l.seq, l.torn_tail ? ", torn tail cut: " : "",
+                        l.torn_tail ? (std::to_string(l.cut_bytes) + " bytes").c_str() : "", hr.replayed,
+                        hr.rebuilt ? "rebuilt" : "seeded from the recovered state: ", hr.why_seeded.c_str());
+  const auto more = [&](const char* fmt, auto v) {
+    if (n > 0 && static_cast<size_t>(n) < sizeof line)
+      n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), fmt, v);
+  };
+  if (hr.forgotten) more("; %" PRIu64 " events the state no longer holds left", hr.forgotten);
+  if (hr.deferred) more("; read after ready in %.0f ms", hr.millis);
+  std::fprintf(stderr, "%s\n", line);
+}
+
 // The history's files and the log together (history_recovery.h).
 DataDirRecovery recover_history(Node& n) {
   n.history_files = std::make_unique<history::HistorySegments>(n.opt.data_dir);
-  HistoryRecovery hr;
-  DataDirRecovery r = recover_with_history(n.opt.data_dir, n.engine, *n.history, *n.history_files, hr);
-  const history::SegmentLoad& l = hr.load;
-  std::fprintf(stderr,
-               "oddsrelay: history: %" PRIu64 " files, %" PRIu64 " batches to seq %" PRIu64 "%s%s, %" PRIu64
-               " journal records after them; %s%s",
-               l.files, l.batches, l.seq, l.torn_tail ? ", torn tail cut: " : "",
-               l.torn_tail ? (std::to_string(l.cut_bytes) + " bytes").c_str() : "", hr.replayed,
-               hr.rebuilt ? "rebuilt" : "seeded from the recovered state: ", hr.why_seeded.c_str());
-  if (hr.forgotten) std::fprintf(stderr, "; %" PRIu64 " events the state no longer holds left", hr.forgotten);
-  std::fputc('\n', stderr);
+  n.history_restart = std::make_unique<HistoryRestart>(*n.history, *n.history_files);
+  DataDirRecovery r = n.history_restart->recover(n.opt.data_dir, n.engine);
+  if (n.history_restart->pending())
+    std::fprintf(stderr,
+                 "oddsrelay: history: its files are read after ready; /v1/odds/history and /v1/odds?at= answer 503 "
+                 "until then\n");
+  else
+    print_history_recovery(n.history_restart->result());
   return r;
 }
 
@@ -443,7 +466,19 @@ void build_outputs(Node& n) {
     if (!n.history_files) n.history->seed(*n.engine.current());  // else the recovery did
     n.history_recorder = std::make_unique<history::HistoryRecorder>(*n.history, n.history_files.get());
     n.pipeline->add_sink(n.history_recorder.get());
-    n.history_recorder->start();
+    history::HistoryRecorder::First first;
+    if (n.history_restart && n.history_restart->pending())
+      first = [&n](const std::atomic<bool>& stopping) {
+        // The e2e suite holds the read here while the file this names
+        // exists, to see the node serve meanwhile (tests/e2e/test_history_restart.py).
+        if (const char* hold = std::getenv("ODDSRELAY_TEST_HOLD_HISTORY_READ"))
+          while (!stopping.load() && ::access(hold, F_OK) == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (!n.history_restart->finish(&stopping)) return false;
+        print_history_recovery(n.history_restart->result());
+        return true;
+      };
+    n.history_recorder->start(std::move(first));
   }
 }
 
