@@ -76,14 +76,14 @@ server_pid=$!
 python3 "$here/sample.py" --pid "$server_pid" --port "$port" --key "$key" --data-dir "$data" \
   --csv "$out/soak.csv" --start-ms "$start_ms" --every "$every" || die "sampling failed: $(tail -3 "$out/server.log")"
 t1=$(date +%s.%N)
-history_points() {  # PORT: the odds history's points once its thread has caught up with the state (30 s at most)
+history_points() {  # PORT: the odds history's points once it has read its files back and caught up with the state (300 s at most)
   python3 - "$1" "$key" <<'PY'
 import json, sys, time, urllib.request
 req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/status", headers={"X-API-Key": sys.argv[2]})
-for _ in range(300):
+for _ in range(3000):
     st = json.load(urllib.request.urlopen(req, timeout=30))
     h = st.get("history") or {}
-    if not h or h.get("seq", 0) >= st["seq"]:
+    if not h or (not h.get("loading") and h.get("seq", 0) >= st["seq"]):
         break
     time.sleep(0.1)
 print(h.get("points", 0))
@@ -131,6 +131,7 @@ t2=$srv_t0 port2=$srv_port restart_pid=$srv_pid
 echo "$srv_body" | grep -q "\"seq\":$seq," || die "restart serves another seq: $srv_body"
 held=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"]["held"])')
 points2=$(history_points "$port2")
+history_ready=$(date +%s.%N)
 kill -TERM "$restart_pid"
 wait "$restart_pid" || die "restart did not stop cleanly"
 grep -q "stopped; state seq=$seq digest=$digest" "$out/restart.log" ||
@@ -156,7 +157,8 @@ cat > "$out/report.sh" <<REPORT
 python3 "$here/report.py" --csv "$out/soak.csv" --png "$out/soak.png" --horizon "$horizon" --days "$days" \\
   --t0 "$t0" --t1 "$t1" --t2 "$t2" --ready "$ready" --seq "$seq" --digest "$digest" --dir-bytes "$dir_bytes" \\
   --rss-restart-kb "$rss_restart" --rss-empty-kb "$rss_empty" --held "$held" \\
-  --history-points "$points" --history-points-restart "$points2" \\
+  --history-points "$points" --history-points-restart "$points2" --history-ready "$history_ready" \\
+  --history-line "$(grep -o 'history: [0-9]* files.*' "$out/restart.log")" \\
   --restart-line "$(grep -o 'snapshot at seq.*ms' "$out/restart.log")"
 REPORT
 bash "$out/report.sh"
