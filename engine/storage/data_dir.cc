@@ -128,6 +128,10 @@ std::string history_segment_path(const std::string& dir, uint64_t first) {
   return dir + "/history-" + padded(first) + ".bin";
 }
 
+std::string history_seed_path(const std::string& dir, uint64_t base) {
+  return dir + "/history-seed-" + padded(base) + ".jsonl";
+}
+
 DataDirFiles list_data_dir(const std::string& dir) {
   DataDirFiles f;
   DIR* d = ::opendir(dir.c_str());
@@ -140,6 +144,8 @@ DataDirFiles list_data_dir(const std::string& dir) {
       f.segments.push_back(n);
     else if (parse_name(e->d_name, "history-", n, ".bin"))
       f.history.push_back(n);
+    else if (parse_name(e->d_name, "history-seed-", n))
+      f.history_seeds.push_back(n);
   }
   ::closedir(d);
   std::sort(f.snapshots.begin(), f.snapshots.end());

@@ -5,6 +5,8 @@
 //   history-<first>.bin           odds-history points from position first on
 //                                 (engine/storage/history_segments.h)
 //   history-synced                the position those were last synced through
+//   history-seed-<base>.jsonl     the state a seeded odds history started from
+//                                 (a snapshot file; history_recovery.h)
 // Positions are zero-padded to 20 digits so that names sort in log order.
 // recover_data_dir() brings an engine back to the newest position the dir
 // holds: the newest intact snapshot (falling back to an older one when the
@@ -23,16 +25,18 @@
 namespace oddsrelay {
 
 struct DataDirFiles {
-  std::vector<uint64_t> snapshots;  // seqs, ascending
-  std::vector<uint64_t> segments;   // first positions, ascending
-  std::vector<uint64_t> history;    // history segments' first positions, ascending
-  std::string epoch;                // empty: no epoch file yet
+  std::vector<uint64_t> snapshots;      // seqs, ascending
+  std::vector<uint64_t> segments;       // first positions, ascending
+  std::vector<uint64_t> history;        // history segments' first positions, ascending
+  std::vector<uint64_t> history_seeds;  // the seeds' bases
+  std::string epoch;                    // empty: no epoch file yet
 };
 
 std::string epoch_path(const std::string& dir);
 std::string snapshot_path(const std::string& dir, uint64_t seq);
 std::string segment_path(const std::string& dir, uint64_t first);
 std::string history_segment_path(const std::string& dir, uint64_t first);
+std::string history_seed_path(const std::string& dir, uint64_t base);
 DataDirFiles list_data_dir(const std::string& dir);
 
 // A new epoch name: 12 hex digits from the clock and /dev/urandom.

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "engine/storage/snapshot_file.h"
+
 namespace oddsrelay {
 
 namespace {
@@ -32,6 +34,7 @@ DataDirRecovery HistoryRestart::recover(const std::string& dir, Engine& engine) 
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     throw std::runtime_error("cannot create data dir " + dir + ": " + std::strerror(errno));
   const DataDirFiles files = list_data_dir(dir);
+  dir_ = dir;
   epoch_ = files.epoch;
   if (const auto synced = history::HistorySegments::synced_through(dir)) {
     after_ = *synced;
@@ -41,7 +44,7 @@ DataDirRecovery HistoryRestart::recover(const std::string& dir, Engine& engine) 
   }
   std::string why;
   if (loaded_ && !hr_.load.from_start)
-    why = "the history files were seeded";
+    why = "the history files were seeded and their seed cannot be read: " + hr_.seed_error;
   else if (!journal_reaches(files, after_))
     why = "the journal no longer holds the records after position " + std::to_string(after_);
   if (!why.empty()) {
@@ -82,7 +85,7 @@ bool HistoryRestart::finish(const std::atomic<bool>* stop) {
     }
     const uint64_t held = hr_.load.seq;
     if (!hr_.load.from_start)
-      seed("the history files were seeded");
+      seed("the history files were seeded and their seed cannot be read: " + hr_.seed_error);
     else if (held < after_)
       seed("the history files end at position " + std::to_string(held) + ", before the " + std::to_string(after_) +
            " they were synced through");
@@ -114,14 +117,35 @@ bool HistoryRestart::finish(const std::atomic<bool>* stop) {
 }
 
 void HistoryRestart::load_files(const std::atomic<bool>* stop) {
-  hr_.load = segments_.load([&](const history::LoggedBatch& b) {
-    if (stop && stop->load(std::memory_order_relaxed)) throw Stopped{};
-    store_.apply(b, epoch_);
-  });
+  hr_.load = segments_.load(
+      [&](const history::LoggedBatch& b) {
+        if (stop && stop->load(std::memory_order_relaxed)) throw Stopped{};
+        store_.apply(b, epoch_);
+      },
+      [&](uint64_t base) { return read_seed(base); });
   loaded_ = true;
 }
 
-// As a late edge's history does; the files say so (their base).
+// Before the first file of a seeded history: the store seeded as it was.
+bool HistoryRestart::read_seed(uint64_t base) {
+  if (seeded_at_ == base) return true;
+  if (seeded_at_ != 0) return false;  // files of two seeds: clear() leaves none such
+  Engine seed;
+  SnapshotInfo info;
+  std::string err;
+  if (!load_snapshot_file(history_seed_path(dir_, base), seed, info, err)) {
+    hr_.seed_error = err;
+    return false;
+  }
+  const SnapshotPtr s = seed.current();
+  store_.seed(*s);
+  s->events.for_each([&](const EventEntry& e) { seed_events_.push_back(e.number); });
+  seeded_at_ = base;
+  return true;
+}
+
+// As a late edge's history does; the files say so (their base), and the
+// state beside them is what the next restart seeds the store with.
 void HistoryRestart::seed(const std::string& why) {
   hr_.why_seeded = why;
   store_.clear();
@@ -129,12 +153,15 @@ void HistoryRestart::seed(const std::string& why) {
   segments_.clear();
   std::string err;
   if (!segments_.start(state_->seq + 1, state_->seq, err)) throw std::runtime_error(err);
+  SnapshotInfo info;
+  if (state_->seq != 0 && !write_snapshot_file(*state_, history_seed_path(dir_, state_->seq), info, err))
+    hr_.why_seeded += "; its seed was not written (" + err + "): the next restart seeds again";
 }
 
 void HistoryRestart::rebuild() {
   const uint64_t held = hr_.load.seq;
   std::string err;
-  if (!segments_.start(held + 1, 0, err)) throw std::runtime_error(err);
+  if (!segments_.start(held + 1, hr_.load.base, err)) throw std::runtime_error(err);
   size_t run = 0;
   for (history::LoggedBatch& b : kept_) {
     if (b.seq <= held) continue;
@@ -154,8 +181,11 @@ void HistoryRestart::rebuild() {
   // for another event, still holds that event's records. Rebuilt, such an
   // event would be back for good, in memory and pinning its file; the
   // state says what is held, and the history keeps only that.
-  std::vector<uint64_t> gone;
-  for (uint64_t n : segments_.held_events())
+  std::vector<uint64_t> gone, held_events = segments_.held_events();
+  held_events.insert(held_events.end(), seed_events_.begin(), seed_events_.end());
+  std::sort(held_events.begin(), held_events.end());
+  held_events.erase(std::unique(held_events.begin(), held_events.end()), held_events.end());
+  for (uint64_t n : held_events)
     if (!state_->events.find(n)) gone.push_back(n);
   if (!gone.empty()) {
     store_.apply(history::LoggedBatch{state_->seq + 1, state_->seq, {}, gone}, epoch_);

@@ -23,6 +23,11 @@
 // Without history-synced (its first start, a data dir from before it) the
 // files are read before ready, as the position is then only known from
 // them.
+//
+// A seeded history writes the state it started from beside its files
+// (history-seed-<base>.jsonl, a snapshot file): the next restart seeds the
+// store with it and reads the files after it, as if from the log's start,
+// instead of seeding again and losing what was recorded since.
 #pragma once
 
 #include <atomic>
@@ -41,6 +46,7 @@ struct HistoryRecovery {
   history::SegmentLoad load;
   bool rebuilt = false;    // false: seeded from the recovered state
   std::string why_seeded;  // when not rebuilt
+  std::string seed_error;  // why a seeded history's seed could not be read
   uint64_t replayed = 0;   // journal records given to the history after the files' end
   uint64_t forgotten = 0;  // events the files still held that the state no longer does
   bool deferred = false;   // the files were read after ready
@@ -67,13 +73,16 @@ class HistoryRestart {
 
  private:
   void load_files(const std::atomic<bool>* stop);
+  bool read_seed(uint64_t base);
   void seed(const std::string& why);
   void rebuild();
 
   history::HistoryStore& store_;
   history::HistorySegments& segments_;
   HistoryRecovery hr_;
-  std::string epoch_;
+  std::string dir_, epoch_;
+  uint64_t seeded_at_ = 0;                  // the seed read back (0: none)
+  std::vector<uint64_t> seed_events_;       // its events, reconciled with the state as the files' are
   uint64_t after_ = 0;                      // H': the kept batches' records are after it
   std::vector<history::LoggedBatch> kept_;  // the journal's batches after H'
   SnapshotPtr state_;                       // where the recovery ended

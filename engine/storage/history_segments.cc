@@ -65,13 +65,15 @@ bool frame_length(const uint8_t* p, const uint8_t* end, uint64_t& len, size_t& u
 // Returns false when the file ends in a bad frame (cut off here) or a bad
 // header: what follows it cannot be decoded.
 bool HistorySegments::load_file(const std::string& path, File& f, SegmentLoad& r,
-                                const std::function<void(const LoggedBatch&)>& fn) {
+                                const std::function<void(const LoggedBatch&)>& fn,
+                                const std::function<bool(uint64_t)>& seeded) {
   const std::vector<uint8_t> data = read_all(path);
   codec_.new_segment();
   size_t good = 0;
   if (data.size() >= kHeaderBytes && std::memcmp(data.data(), kMagic, 8) == 0) {
     good = kHeaderBytes;
-    if (get_le64(data.data() + 8) != 0) {  // a seeded history: its base is not on disk
+    r.base = get_le64(data.data() + 8);
+    if (r.base != 0 && !(seeded && seeded(r.base))) {  // a seeded history whose seed is not at hand
       r.from_start = false;
       f.bytes = data.size();
       return true;
@@ -111,13 +113,14 @@ bool HistorySegments::load_file(const std::string& path, File& f, SegmentLoad& r
   return false;
 }
 
-SegmentLoad HistorySegments::load(const std::function<void(const LoggedBatch&)>& fn) {
+SegmentLoad HistorySegments::load(const std::function<void(const LoggedBatch&)>& fn,
+                                  const std::function<bool(uint64_t)>& seeded) {
   SegmentLoad r;
   const std::vector<uint64_t> names = list_data_dir(dir_).history;
   for (size_t i = 0; i < names.size() && r.from_start; ++i) {
     File f;
     f.first = names[i];
-    const bool whole = load_file(history_segment_path(dir_, f.first), f, r, fn);
+    const bool whole = load_file(history_segment_path(dir_, f.first), f, r, fn, seeded);
     r.bytes += f.bytes;
     files_.push_back(std::move(f));
     if (whole) continue;
@@ -163,7 +166,9 @@ void HistorySegments::clear() {
   if (synced_fd_ >= 0) ::close(synced_fd_);
   synced_fd_ = -1;
   ::unlink(synced_path(dir_).c_str());
-  for (uint64_t first : list_data_dir(dir_).history) ::unlink(history_segment_path(dir_, first).c_str());
+  const DataDirFiles listed = list_data_dir(dir_);
+  for (uint64_t first : listed.history) ::unlink(history_segment_path(dir_, first).c_str());
+  for (uint64_t base : listed.history_seeds) ::unlink(history_seed_path(dir_, base).c_str());
   files_.clear();
   counted();
 }

@@ -38,7 +38,8 @@ namespace oddsrelay::history {
 struct SegmentLoad {
   uint64_t files = 0, batches = 0, bytes = 0;
   uint64_t seq = 0;            // the last position the files hold (0: none)
-  bool from_start = true;      // every file holds the history from the log's start
+  uint64_t base = 0;           // 0: from the log's start; else the seq a seeded history started after
+  bool from_start = true;      // every file was read: from the log's start, or after its seed
   bool torn_tail = false;      // a bad tail was cut
   uint64_t cut_bytes = 0;      // its bytes
   uint64_t files_dropped = 0;  // files after a bad frame, deleted
@@ -56,8 +57,12 @@ class HistorySegments : public AppliedLog {
 
   // Reads every file in order, calling fn per batch, and cuts a bad tail.
   // Throws std::runtime_error when a file cannot be read or cut; what fn
-  // throws (a stop while reading) leaves the files as they were.
-  SegmentLoad load(const std::function<void(const LoggedBatch&)>& fn);
+  // throws (a stop while reading) leaves the files as they were. A file
+  // whose history was seeded at `base` is read only when seeded(base) says
+  // the caller seeded the store with that state first (the seed beside the
+  // files, history_seed_path() in data_dir.h; clear() deletes it with them).
+  SegmentLoad load(const std::function<void(const LoggedBatch&)>& fn,
+                   const std::function<bool(uint64_t base)>& seeded = {});
   // history-synced's position: the files hold at least the batches through
   // it unless they were damaged since. Nullopt: no such file, or a bad one.
   static std::optional<uint64_t> synced_through(const std::string& dir);
@@ -100,7 +105,8 @@ class HistorySegments : public AppliedLog {
   void retire(const std::vector<uint64_t>& evicted);
   void note_events(std::span<const feed::Record> records);
   void write_synced();
-  bool load_file(const std::string& path, File& f, SegmentLoad& r, const std::function<void(const LoggedBatch&)>& fn);
+  bool load_file(const std::string& path, File& f, SegmentLoad& r, const std::function<void(const LoggedBatch&)>& fn,
+                 const std::function<bool(uint64_t)>& seeded);
   void counted();
 
   std::string dir_;

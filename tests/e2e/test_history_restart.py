@@ -30,6 +30,15 @@ def wait_history(port, eid, seq):
     h.wait_until(at, 120, f"the history reaching seq {seq}")
 
 
+def wait_status_history(port, seq):
+    """For a seeded history, whose answers for from=0&to=0 lie before what it
+    holds (400 horizon_exceeded): /v1/status says where it is."""
+    def at():
+        hist = h.status(port, KEY)["history"]
+        return not hist["loading"] and hist["seq"] == seq
+    h.wait_until(at, 120, f"the history reaching seq {seq}")
+
+
 class HistoryRestart(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -54,6 +63,16 @@ class HistoryRestart(unittest.TestCase):
         return h.Server("--keys", self.keys, "--progress", "0", "--data-dir", data, "--snapshot-every", "2000",
                         "--feed", *feed)
 
+    def replayed_onto(self, data):
+        """The whole feed replayed onto `data`; returns each event's answer."""
+        with self.server(data, f"replay:{self.feed},speed=max") as srv:
+            srv.wait_for(r"serving http://")
+            wait_history(srv.port, self.events[0], self.seq)
+            before = {eid: history(srv.port, eid) for eid in self.events}
+            rc, log = srv.stop()
+            self.assertEqual(rc, 0, log)
+        return before
+
     def check_restart(self, data, seq, want):
         """A restart with no feed answers `want` (event -> body) at `seq`."""
         with self.server(data, "none") as srv:
@@ -74,12 +93,7 @@ class HistoryRestart(unittest.TestCase):
 
     def test_a_clean_restart_answers_as_before(self):
         data = os.path.join(self.dir, "data-clean")
-        with self.server(data, f"replay:{self.feed},speed=max") as srv:
-            srv.wait_for(r"serving http://")
-            wait_history(srv.port, self.events[0], self.seq)
-            before = {eid: history(srv.port, eid) for eid in self.events}
-            rc, log = srv.stop()
-            self.assertEqual(rc, 0, log)
+        before = self.replayed_onto(data)
         points = 0
         for eid in self.events:
             out, _ = tool(self.feed, eid)
@@ -94,12 +108,7 @@ class HistoryRestart(unittest.TestCase):
 
     def test_the_state_is_served_while_the_history_files_are_read(self):
         data = os.path.join(self.dir, "data-held")
-        with self.server(data, f"replay:{self.feed},speed=max") as srv:
-            srv.wait_for(r"serving http://")
-            wait_history(srv.port, self.events[0], self.seq)
-            before = {eid: history(srv.port, eid) for eid in self.events}
-            rc, log = srv.stop()
-            self.assertEqual(rc, 0, log)
+        before = self.replayed_onto(data)
         hold = os.path.join(self.dir, "hold")
         eid = self.events[0]
         at = json.loads(before[eid])["to"]
@@ -142,6 +151,47 @@ class HistoryRestart(unittest.TestCase):
             del os.environ["ODDSRELAY_TEST_HOLD_HISTORY_READ"]
             if os.path.exists(hold):
                 os.unlink(hold)
+
+    def test_a_history_begun_on_a_dir_kept_without_it_survives_the_next_restart(self):
+        # Half the feed onto a data dir with --history off; the other half
+        # with the history on, which is seeded at the restart; then a
+        # restart keeps what it recorded since (its seed beside its files).
+        data = os.path.join(self.dir, "data-seeded")
+        half = len(self.lines) // 2
+        parts = []
+        for name, lines in (("first", self.lines[1:half]), ("second", self.lines[half:])):
+            path = os.path.join(self.dir, f"{name}.jsonl")
+            with open(path, "w") as f:
+                f.write("\n".join([self.lines[0]] + lines) + "\n")
+            parts.append(path)
+        with self.server(data, f"replay:{parts[0]},speed=max", "--history", "off") as srv:
+            srv.wait_for(r"serving http://")
+            h.wait_until(lambda: h.status(srv.port, KEY)["seq"] == half - 1, 60, "the first half")
+            rc, log = srv.stop()
+            self.assertEqual(rc, 0, log)
+        with self.server(data, f"replay:{parts[1]},speed=max") as srv:
+            m = srv.wait_for(r"history: [^\n]*; (rebuilt|seeded)[^\n]*\n")
+            self.assertEqual(m.group(1), "seeded", m.group(0))
+            srv.wait_for(r"serving http://")
+            wait_status_history(srv.port, self.seq)
+            before = {eid: history(srv.port, eid) for eid in self.events}
+            rc, log = srv.stop()
+            self.assertEqual(rc, 0, log)
+        self.assertTrue(any(n.startswith("history-seed-") for n in os.listdir(data)), os.listdir(data))
+        points = sum(len(o["points"]) for eid in self.events for m in json.loads(before[eid])["data"].values()
+                     for l in m.values() for o in l.values())
+        self.assertGreater(points, 100)  # the second half's
+        with self.server(data, "none") as srv:
+            m = srv.wait_for(r"history: [^\n]*; (rebuilt|seeded)[^\n]*\n")
+            self.assertEqual(m.group(1), "rebuilt", m.group(0))
+            srv.wait_for(r"serving http://")
+            wait_status_history(srv.port, self.seq)
+            for eid in self.events:
+                body = history(srv.port, eid)
+                self.assertEqual(json.loads(body)["held_from_seq"], half, eid)
+                self.assertEqual(body, before[eid], eid)
+            rc, log = srv.stop()
+            self.assertEqual(rc, 0, log)
 
     def test_sigkill_mid_replay_keeps_every_point_of_what_the_log_kept(self):
         # Two kills mid-replay (15 s of feed time at 5x), one as soon as a

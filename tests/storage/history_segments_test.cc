@@ -443,5 +443,67 @@ TEST(HistoryRestart, FilesEndingBeforeTheirSyncedPositionAreSeeded) {
   EXPECT_EQ(t.store.state().held_from_seq, 20001u);
 }
 
+// A history seeded at a restart (the journal no longer held what its files
+// did not) writes the state it started from beside its files; the next
+// restart seeds the store with it and reads the files after it, so what
+// was recorded since the first restart is kept, not seeded away again.
+TEST(HistoryRestart, ASeededHistoryIsReadBackAfterItsSeed) {
+  test::TempDir dir;
+  Fed all;
+  DirShape shape;
+  shape.hold = false;
+  shape.history_until = 7000;
+  write_data_dir(dir.path(), shape, all);
+  HistoryStore live{size_t{1} << 32};  // the node's history after the first restart
+  {
+    Engine engine;
+    HistorySegments files(dir.path());
+    HistoryRecovery hr;
+    const DataDirRecovery r = recover_with_history(dir.path(), engine, live, files, hr);
+    ASSERT_FALSE(hr.rebuilt);
+    ASSERT_EQ(list_data_dir(dir.path()).history_seeds, std::vector<uint64_t>{20000});
+    // 5,000 more records, to the journal, the history and its files.
+    std::string err;
+    LogOptions lo;
+    lo.keep_after = [&] { return files.written_seq(); };
+    LogWriter log(dir.path(), lo);
+    ASSERT_TRUE(log.open(r, err)) << err;
+    const auto recs = test::sim_records(25000);
+    for (size_t i = 20000; i < recs.size(); ++i) {
+      all.numbers.insert(recs[i].number);
+      engine.apply(feed::Record(recs[i]));
+      if (i % 50 != 49) continue;
+      auto b = engine.commit();
+      log.append(*b);
+      live.apply(*b);
+      files.add(b->first_seq, b->snapshot->seq, b->records, HistoryStore::evicted(*b));
+      files.flush();
+    }
+    log.close();
+    files.close();
+  }
+  ASSERT_EQ(live.state().seq, 25000u);
+  ASSERT_GT(live.state().points, 0u);
+  Engine engine;
+  HistoryStore store{size_t{1} << 32};
+  HistorySegments files(dir.path());
+  HistoryRecovery hr;
+  recover_with_history(dir.path(), engine, store, files, hr);
+  EXPECT_TRUE(hr.rebuilt) << hr.why_seeded;
+  EXPECT_EQ(hr.load.base, 20000u);
+  EXPECT_EQ(store.state().held_from_seq, 20001u);
+  EXPECT_EQ(first_difference(answers(store, all.numbers), answers(live, all.numbers)), "");
+  // Without its seed the files cannot be read: seeded again, and said so.
+  files.close();
+  ASSERT_EQ(::unlink(history_seed_path(dir.path(), 20000).c_str()), 0);
+  Engine engine2;
+  HistoryStore store2{size_t{1} << 32};
+  HistorySegments files2(dir.path());
+  recover_with_history(dir.path(), engine2, store2, files2, hr);
+  EXPECT_FALSE(hr.rebuilt);
+  EXPECT_NE(hr.why_seeded.find("their seed cannot be read"), std::string::npos) << hr.why_seeded;
+  EXPECT_EQ(store2.state().held_from_seq, 25001u);
+}
+
 }  // namespace
 }  // namespace oddsrelay::history
