@@ -12,7 +12,8 @@
 # applied, state digests equal, bodies right, no gaps), prints its figures
 # and asserts no timing: figures from a quick run are not results, but a
 # benchmark that breaks fails it. CI runs it after the tests. The soak
-# (perf/soak/run.sh, a compressed month) runs only in --quick, as one day.
+# (perf/soak/run.sh, a compressed month) runs only in --quick, as one day;
+# a restart on the soak's data dir (perf/soak/restart.sh) runs in both.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 quick=
@@ -78,6 +79,7 @@ if [ -n "$quick" ]; then
   soak_out=$(mktemp -d)
   SOAK_DAYS=1 SOAK_HORIZON=6h SOAK_EVERY=0.2 run bash perf/soak/run.sh "$build" "$soak_out"
   rm -rf "$soak_out"
+  RESTART_DAYS=1 run bash perf/soak/restart.sh "$build" 1
 else
   run gbench "$build/perf/bench_apply" --benchmark_format=console
   run gbench "$build/perf/bench_parse" --benchmark_format=console --benchmark_min_time=0.5
@@ -93,6 +95,7 @@ else
   run bash perf/relay/run.sh "$build"
   run bash perf/bus/run.sh "$build"
   run bash perf/client/run.sh "$build"
+  run bash perf/soak/restart.sh "$build"
 fi
 echo
 echo "perf/run.sh: $mode run took $(( $(date +%s) - t_all )) s"
