@@ -65,10 +65,10 @@ join_build ASan+UBSan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
-stage "TSan: concurrent snapshot readers and the reclaimer; the journal's log and compactor threads; the relay (engine, REST and relay threads) end to end, with one and two relay loops; two REST loops"
+stage "TSan: concurrent snapshot readers and the reclaimer; the history recorder beside its readers and its first step; the journal's log and compactor threads; the relay (engine, REST and relay threads) end to end, with one and two relay loops; two REST loops"
 cmake --preset tsan >/dev/null
 cmake --build build-tsan -j"$jobs" --target engine_tests rest_tests storage_tests oddsrelay oddsfeed
-TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/engine_tests --gtest_filter='SnapshotConcurrency.*:Reclaimer.*:Pipeline.*'
+TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/engine_tests --gtest_filter='SnapshotConcurrency.*:Reclaimer.*:Pipeline.*:HistoryRecorder.*'
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/storage_tests --gtest_filter='Compaction.*'
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/rest_tests --gtest_filter='RateLimiterThreads.*:HttpServer.*'
 for threads in 1 2; do  # one relay loop, then two sharing every frame
