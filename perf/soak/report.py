@@ -11,7 +11,7 @@ p = argparse.ArgumentParser()
 for k in ("csv", "png", "horizon", "digest", "restart-line", "history-line"):
     p.add_argument("--" + k, required=True)
 for k in ("days", "t0", "t1", "t2", "ready", "seq", "dir-bytes", "rss-restart-kb", "rss-empty-kb", "held",
-          "history-points", "history-points-restart", "history-ready"):
+          "history-points", "history-points-restart", "history-ready", "history-bytes-restart"):
     p.add_argument("--" + k, type=float, required=True)
 a = p.parse_args()
 
@@ -120,12 +120,17 @@ if end.get("history_points", 0) > 0:
     print(f"odds history files: last third mean {hf_mean:.1f} MB, max deviation {hf_dev:.1f}% "
           f"({'flat' if hf_dev <= 10 else 'NOT flat'}); {int(end['history_files'])} files at the end; "
           f"{hf_mean * 1e6 / hp_mean:.1f} bytes a point held")
-    # Memory cut the oldest points past --history-bytes; the files kept
-    # them, so a restart that rebuilds from the files and cuts again for
-    # the bound may hold more, never fewer.
+    # Memory cut the oldest points past --history-bytes (to 7/8 of it); the
+    # files kept them, so a restart that rebuilds from the files and cuts
+    # again for the bound holds more, or fewer only when its cut fell at
+    # another place of the sawtooth: then memory is at the cut's level.
     before, after_restart = int(a.history_points), int(a.history_points_restart)
+    bound = 256 << 20  # the server's default --history-bytes, which the soak keeps
+    at_cut = a.history_bytes_restart >= bound * 7 / 8 * 0.95
     verdict = ("equal" if after_restart == before else
-               "more: the files kept points the memory bound had cut" if after_restart > before else "FEWER: points lost")
+               "more: the files kept points the memory bound had cut" if after_restart > before else
+               f"fewer: rebuilt to the bound's cut, {a.history_bytes_restart / 2**20:.0f} MB of {bound >> 20}; "
+               "the files hold the rest" if at_cut else "FEWER: points lost")
     print(f"odds history across the restart: {before:,} points before the stop, {after_restart:,} after ({verdict})")
 else:
     print("odds history: off")

@@ -86,10 +86,10 @@ for _ in range(3000):
     if not h or (not h.get("loading") and h.get("seq", 0) >= st["seq"]):
         break
     time.sleep(0.1)
-print(h.get("points", 0))
+print(h.get("points", 0), h.get("bytes", 0))
 PY
 }
-points=$(history_points "$port")
+read -r points _ <<< "$(history_points "$port")"
 wait "$gen_pid" || die "the generator failed: $(tail -3 "$out/gen.log")"
 kill -TERM "$server_pid"
 wait "$server_pid" || die "the server did not stop cleanly: $(tail -3 "$out/server.log")"
@@ -130,7 +130,7 @@ ready=$(date +%s.%N)
 t2=$srv_t0 port2=$srv_port restart_pid=$srv_pid
 echo "$srv_body" | grep -q "\"seq\":$seq," || die "restart serves another seq: $srv_body"
 held=$(curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port2/v1/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"]["held"])')
-points2=$(history_points "$port2")
+read -r points2 history_bytes2 <<< "$(history_points "$port2")"
 history_ready=$(date +%s.%N)
 kill -TERM "$restart_pid"
 wait "$restart_pid" || die "restart did not stop cleanly"
@@ -158,6 +158,7 @@ python3 "$here/report.py" --csv "$out/soak.csv" --png "$out/soak.png" --horizon 
   --t0 "$t0" --t1 "$t1" --t2 "$t2" --ready "$ready" --seq "$seq" --digest "$digest" --dir-bytes "$dir_bytes" \\
   --rss-restart-kb "$rss_restart" --rss-empty-kb "$rss_empty" --held "$held" \\
   --history-points "$points" --history-points-restart "$points2" --history-ready "$history_ready" \\
+  --history-bytes-restart "$history_bytes2" \\
   --history-line "$(grep -o 'history: [0-9]* files.*' "$out/restart.log")" \\
   --restart-line "$(grep -o 'snapshot at seq.*ms' "$out/restart.log")"
 REPORT
