@@ -27,7 +27,7 @@ MarketList book_at(const EventHistory& h, uint64_t seq) {
       for (uint32_t id : l.outcomes) {
         Outcome& o = outcomes[at++];
         o = Outcome{id, 0, 0, 0, 0};
-        const OutcomeHistory* oh = h.find(OutcomeKey{mm.market(), l.key, id});
+        const auto oh = h.find(OutcomeKey{mm.market(), l.key, id});
         if (!oh) continue;
         const OutcomeState& q = states[oh->number];
         o.price = q.price;

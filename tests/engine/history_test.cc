@@ -103,8 +103,9 @@ TEST(HistoryPoints, CloseIsTheLastPricedPointBeforeTheEventWentLive) {
     ASSERT_TRUE(h);
     EXPECT_EQ(h->live_seq(), 5u);
     EXPECT_EQ(st.seq, 8u);
-    ASSERT_EQ(h->outcomes().size(), 1u);
-    const OutcomeHistory& o = h->outcomes()[0];
+    const OutcomeList outs = h->outcomes();
+    ASSERT_EQ(outs.size(), 1u);
+    const OutcomeHistory& o = outs[0];
     EXPECT_EQ(Rig::str(h->open_of(o)), "1000:150/0/0@2");
     EXPECT_EQ(Rig::str(h->close_of(o)), "2000:170/0/0@3");
     OutcomeState last;
@@ -314,8 +315,8 @@ TEST(HistoryBound, OpensAndClosesOfCutPointsStay) {
     r.store.read(number_of(kId), [&](const EventHistory* h, const HeldState&) {
       ASSERT_TRUE(h);
       EXPECT_EQ(h->live_seq(), live);
-      const OutcomeHistory* o1 = h->find(OutcomeKey{1, LineKey("s"), 1});
-      const OutcomeHistory* o2 = h->find(OutcomeKey{1, LineKey("s"), 2});
+      const auto o1 = h->find(OutcomeKey{1, LineKey("s"), 1});
+      const auto o2 = h->find(OutcomeKey{1, LineKey("s"), 2});
       ASSERT_TRUE(o1 && o2);
       EXPECT_EQ(Rig::str(h->open_of(*o1)), "1000:150/0/0@2");
       EXPECT_EQ(Rig::str(h->open_of(*o2)), "1000:300/0/0@2");
