@@ -20,6 +20,14 @@ size_t EventHistory::market_index(uint32_t market) {
     // The two arrays as allocated, room included: a log's bytes() moves
     // with its heap bytes only, so its fixed part is counted here once.
     const size_t before = heads_bytes();
+    // Room for one more at a time: an event's markets come early and
+    // few (some 5 each), and a doubled array of 300-byte heads would
+    // be a fifth of what a market costs besides its points.
+    if (logs_.size() == logs_.capacity()) {
+      logs_.reserve(logs_.size() + 1);
+      it = logs_.begin() + static_cast<ptrdiff_t>(i);
+      slots_.reserve(slots_.size() + 1);
+    }
     logs_.insert(it, MarketLog(market, layouts_));
     slots_.insert(slots_.begin() + static_cast<ptrdiff_t>(i), MarketSlots{});
     bytes_ += heads_bytes() - before;
@@ -41,7 +49,7 @@ OutcomeList EventHistory::outcomes() const {
     const size_t from = out.size();
     for (size_t n = 0; n < ms.outs.size(); ++n) {
       const Out& o = ms.outs[n];
-      if (!o.gone) out.push_back({OutcomeKey{logs_[i].market(), ms.lines[o.line], o.id}, static_cast<uint32_t>(n)});
+      if (!o.gone) out.push_back({OutcomeKey{logs_[i].market(), line(o.line), o.id}, static_cast<uint32_t>(n)});
     }
     // The markets are in order already; within one, by line and outcome.
     std::sort(out.begin() + static_cast<ptrdiff_t>(from), out.end(),
@@ -53,12 +61,9 @@ OutcomeList EventHistory::outcomes() const {
 std::optional<OutcomeHistory> EventHistory::find(const OutcomeKey& k) const {
   const MarketSlots* ms = slots_of(k.market);
   if (!ms) return std::nullopt;
-  auto line = std::find(ms->lines.begin(), ms->lines.end(), k.line);
-  if (line == ms->lines.end()) return std::nullopt;
-  const auto li = static_cast<uint32_t>(line - ms->lines.begin());
   for (size_t n = 0; n < ms->outs.size(); ++n) {
     const Out& o = ms->outs[n];
-    if (o.line == li && o.id == k.outcome && !o.gone) return OutcomeHistory{k, static_cast<uint32_t>(n)};
+    if (o.id == k.outcome && !o.gone && line(o.line) == k.line) return OutcomeHistory{k, static_cast<uint32_t>(n)};
   }
   return std::nullopt;
 }
@@ -134,11 +139,11 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
   return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
 }
 
-bool EventHistory::repeats(const MarketSlots& ms, const feed::MarketRec& rec) {
+bool EventHistory::repeats(const MarketSlots& ms, const feed::MarketRec& rec) const {
   const uint32_t* c = ms.cur.data();
   const uint32_t* const end = c + ms.cur.size();
   for (const feed::LineIn& l : rec.lines) {
-    if (c == end || c[1] != l.count || !(ms.lines[c[0]] == LineKey(l.key))) return false;
+    if (c == end || c[1] != l.count || !(line(c[0]) == LineKey(l.key))) return false;
     c += 2;
     for (uint32_t i = l.first; i < l.first + l.count; ++i, ++c)
       if (ms.outs[*c].id != rec.outcomes[i].id) return false;
@@ -161,15 +166,10 @@ void EventHistory::zip(MarketSlots& ms, MarketLog& log, const feed::MarketRec& r
   }
 }
 
-uint32_t EventHistory::line_index(MarketSlots& ms, const LineKey& key, uint32_t hint) {
-  const size_t n = ms.lines.size();
-  for (size_t k = 0; k < n; ++k) {
-    const size_t j = hint + k < n ? hint + k : hint + k - n;
-    if (ms.lines[j] == key) return static_cast<uint32_t>(j);
-  }
-  if (n >= kMaxLines) throw std::length_error("odds history: a market with more than 2^21 line keys");
-  ms.lines.push_back(key);
-  return static_cast<uint32_t>(n);
+uint32_t EventHistory::line_id(const LineKey& key) {
+  const uint32_t id = layouts_->line_id(key);
+  if (id >= kMaxLines) throw std::length_error("odds history: more than 2^21 line keys");
+  return id;
 }
 
 const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout) {
@@ -181,39 +181,41 @@ const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const 
   // and a new layout is mostly lines the market had (a ladder moved by a
   // rung), so the search starts after the number found last and nearly
   // always stops there: a new layout costs its outcomes, not outcomes x
-  // the market's outcomes. A line new to the market has only outcomes
-  // made here since: the others search those alone.
+  // the market's outcomes. A line none of the market's outcomes had (the
+  // search for its first outcome says so) has only outcomes made here
+  // since: the others search those alone.
   size_t hint = 0;
-  uint32_t line_hint = 0;
   for (const feed::LineIn& l : rec.lines) {
-    const size_t lines = ms.lines.size();
-    const uint32_t li = line_index(ms, LineKey(l.key), line_hint);
-    line_hint = li + 1;
-    const bool line_known = li < lines;
+    const uint32_t li = line_id(LineKey(l.key));
     const size_t line_from = ms.outs.size();
+    bool line_known = true;
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
       const uint32_t id = rec.outcomes[i].id;
       const size_t outs = ms.outs.size();
       const size_t from = line_known ? 0 : line_from;
       size_t n = outs;
+      bool seen_line = false;
       for (size_t k = from; k < outs; ++k) {
         const size_t j = !line_known ? k : hint + k < outs ? hint + k : hint + k - outs;
         const Out& o = ms.outs[j];
-        if (o.line == li && o.id == id && !o.gone) {
+        if (o.line != li) continue;
+        seen_line = true;
+        if (o.id == id && !o.gone) {
           n = j;
           break;
         }
       }
+      if (i == l.first && !seen_line) line_known = false;
       hint = n + 1;
       if (n == outs) {
         log.add_outcome();
         Out o;
         o.id = id;
         o.line = li;
-        ms.outs.push_back(o);
+        append(ms.outs, o);
         ++outcomes_;
       }
-      ms.numbers.push_back(static_cast<uint32_t>(n));
+      append(ms.numbers, static_cast<uint32_t>(n));
     }
   }
   ms.layout_at[static_cast<size_t>(layout)] = static_cast<int32_t>(at);
@@ -235,17 +237,15 @@ void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t
     }
   ms.cur.clear();
   size_t k = 0;
-  uint32_t line_hint = 0;
   for (const feed::LineIn& l : rec.lines) {
-    const uint32_t li = l.count ? ms.outs[numbers[k]].line : line_index(ms, LineKey(l.key), line_hint);
-    line_hint = li + 1;
-    ms.cur.push_back(li);
-    ms.cur.push_back(l.count);
+    const uint32_t li = l.count ? ms.outs[numbers[k]].line : line_id(LineKey(l.key));
+    append(ms.cur, li);
+    append(ms.cur, l.count);
     for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
       const feed::OutcomeIn& oi = rec.outcomes[i];
       const uint32_t n = numbers[k];
       Out& o = ms.outs[n];
-      ms.cur.push_back(n);
+      append(ms.cur, n);
       o.in_book = 1;
       // (An outcome the memory bound cut to no points still knows its last quote.)
       if (!o.priced || o.price != oi.price || o.flags != oi.flags || o.s != l.suspended)
@@ -293,12 +293,10 @@ int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
   if (layout >= 0) {
     const uint32_t* numbers = numbers_of(ms, log, rec, layout);
     size_t k = 0;
-    uint32_t line_hint = 0;
     for (const Line& l : m.lines) {
-      const uint32_t li = l.count ? ms.outs[numbers[k]].line : line_index(ms, l.key, line_hint);
-      line_hint = li + 1;
-      ms.cur.push_back(li);
-      ms.cur.push_back(l.count);
+      const uint32_t li = l.count ? ms.outs[numbers[k]].line : line_id(l.key);
+      append(ms.cur, li);
+      append(ms.cur, l.count);
       for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
         const Outcome& q = m.outcomes[i];
         Out& o = ms.outs[numbers[k]];
@@ -316,7 +314,7 @@ int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
         st.priced = true;
         st.change_ts = q.ts;
         log.seed_outcome(numbers[k], st);
-        ms.cur.push_back(numbers[k]);
+        append(ms.cur, numbers[k]);
       }
     }
   }
@@ -411,7 +409,7 @@ int64_t EventHistory::pin(size_t i, uint64_t seq) {
     const Out& out = ms.outs[n];
     if (out.gone) continue;
     const auto number = static_cast<uint32_t>(n);
-    const OutcomeHistory o{OutcomeKey{logs_[i].market(), ms.lines[out.line], out.id}, number};
+    const OutcomeHistory o{OutcomeKey{logs_[i].market(), line(out.line), out.id}, number};
     if (const Point open = open_of(o, points[n]); open.priced && open.seq < seq) pins.set_open(number, open);
     if (const Point close = close_of(o, points[n]); close.priced && close.seq < seq) pins.set_close(number, close);
   }

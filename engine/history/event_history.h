@@ -141,7 +141,7 @@ class EventHistory {
     int32_t price = 0;  // its last priced quote
     uint32_t flags = 0;
     uint32_t id = 0;
-    uint32_t line : 21 = 0;    // index into MarketSlots::lines
+    uint32_t line : 21 = 0;    // its line key's id in the store's LayoutTable
     uint32_t s : 8 = 0;        // with price and flags
     uint32_t priced : 1 = 0;   // its last point was priced
     uint32_t in_book : 1 = 0;  // in the market's current layout
@@ -149,6 +149,15 @@ class EventHistory {
   };
   static_assert(sizeof(Out) == 16 && kOutcomeBytes == sizeof(Out) + sizeof(uint32_t));
   static constexpr uint32_t kMaxLines = uint32_t{1} << 21;
+  uint32_t line_id(const LineKey& key);
+  const LineKey& line(uint32_t id) const { return layouts_->line(id); }
+  // Grown by a quarter, not doubled, as the logs are: these bytes are
+  // counted, and most markets stop growing early.
+  template <class V, class T>
+  static void append(V& v, const T& x) {
+    if (v.size() == v.capacity()) v.reserve(v.size() + v.size() / 4 + 4);
+    v.push_back(x);
+  }
 
   struct MarketSlots {
     int32_t layout = -1;  // the MarketLog layout `cur` follows; -1: none (removed, or never)
@@ -156,8 +165,7 @@ class EventHistory {
     // its index in `lines` and its outcome count, then those outcomes'
     // numbers. A record is checked and zipped against it in one walk.
     std::vector<uint32_t> cur;
-    std::vector<Out> outs;       // by number
-    std::vector<LineKey> lines;  // every line key the market has had
+    std::vector<Out> outs;  // by number
     // Per layout the market has had: where its outcomes' numbers start in
     // `numbers` (-1: not resolved yet), so that a record going back to a
     // layout finds its outcomes without a search.
@@ -168,7 +176,7 @@ class EventHistory {
     Pins pins;
 
     size_t bytes() const {
-      return cur.capacity() * sizeof(uint32_t) + outs.capacity() * sizeof(Out) + lines.capacity() * sizeof(LineKey) +
+      return cur.capacity() * sizeof(uint32_t) + outs.capacity() * sizeof(Out) +
              layout_at.capacity() * sizeof(int32_t) + numbers.capacity() * sizeof(uint32_t) + pins.bytes();
     }
   };
@@ -189,9 +197,8 @@ class EventHistory {
     ++points_;
   }
   // Whether rec repeats the layout `cur` holds; then its points.
-  static bool repeats(const MarketSlots& ms, const feed::MarketRec& rec);
+  bool repeats(const MarketSlots& ms, const feed::MarketRec& rec) const;
   void zip(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec);
-  uint32_t line_index(MarketSlots& ms, const LineKey& key, uint32_t hint);
   size_t market_index(uint32_t market);
   size_t heads_bytes() const { return logs_.capacity() * sizeof(MarketLog) + slots_.capacity() * sizeof(MarketSlots); }
   // A record whose layout differs from `cur`'s: find or make each
