@@ -1,15 +1,17 @@
 // The history of one event: one series of points per outcome it ever had
-// (market, line, outcome), sorted, so that an answer for the event reads
-// these and nothing else (the index of engine/history/history_store.h is
-// one map entry an event). Point making lives here: a `market` record is a
-// full replacement, so comparing it with each outcome's last quote says
-// which outcomes moved, which are new and which left the market.
+// (market, line, outcome), so that an answer for the event reads these and
+// nothing else (the index of engine/history/history_store.h is one map
+// entry an event). Point making lives here: a `market` record is a full
+// replacement, so comparing it with each outcome's last quote says which
+// outcomes moved, which are new and which left the market.
 //
-// The compare is the history thread's per-record work, so it reads one
-// dense array: each market keeps a slot per outcome of its current layout
-// (the outcome's last quote and where its series is), in the record's own
-// order. A record that repeats the layout (nearly all do) is zipped with
-// its slots, no search, and only a changed outcome touches its series.
+// The compare is the history thread's per-record work, and the writer's
+// state is most of what an outcome costs, so both are one array per
+// market: each outcome is 16 bytes by its number (name as ids, last
+// quote), and the current layout is the numbers in the record's own order.
+// A record that repeats the layout (four in five do) is checked and zipped
+// against that array, no search and no hash, and only a changed outcome
+// touches its series.
 #pragma once
 
 #include <cstdint>
