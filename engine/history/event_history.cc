@@ -41,6 +41,12 @@ const MarketLog* EventHistory::log_of(uint32_t market) const {
   return it != logs_.end() && it->market() == market ? &*it : nullptr;
 }
 
+const OutcomeHistory* OutcomeList::find(const OutcomeKey& k) const {
+  auto it = std::lower_bound(v_.begin(), v_.end(), k,
+                             [](const OutcomeHistory& o, const OutcomeKey& key) { return o.key < key; });
+  return it != v_.end() && !(k < it->key) ? &*it : nullptr;
+}
+
 OutcomeList EventHistory::outcomes() const {
   OutcomeList::Vec out;
   out.reserve(outcomes_);

@@ -59,6 +59,9 @@ class OutcomeList {
   size_t size() const { return v_.size(); }
   bool empty() const { return v_.empty(); }
   const OutcomeHistory& operator[](size_t i) const { return v_[i]; }
+  // By key (a binary search; null: not held), for a reader that looks up
+  // many (book_at): EventHistory::find walks the market's array instead.
+  const OutcomeHistory* find(const OutcomeKey& k) const;
 
  private:
   Vec v_;
