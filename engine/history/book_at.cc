@@ -6,6 +6,9 @@ namespace oddsrelay::history {
 MarketList book_at(const EventHistory& h, uint64_t seq) {
   MarketList out;
   std::vector<OutcomeState> states;
+  // Made once for the event and searched per outcome, as the sorted list
+  // the writer kept once was (the writer keeps an array per market now).
+  const OutcomeList outs = h.outcomes();
   for (const MarketLog& mm : h.markets()) {
     const auto mark = mm.at_or_before(seq, &states);
     if (!mark || mark->layout < 0) continue;
@@ -27,7 +30,7 @@ MarketList book_at(const EventHistory& h, uint64_t seq) {
       for (uint32_t id : l.outcomes) {
         Outcome& o = outcomes[at++];
         o = Outcome{id, 0, 0, 0, 0};
-        const OutcomeHistory* oh = h.find(OutcomeKey{mm.market(), l.key, id});
+        const OutcomeHistory* oh = outs.find(OutcomeKey{mm.market(), l.key, id});
         if (!oh) continue;
         const OutcomeState& q = states[oh->number];
         o.price = q.price;

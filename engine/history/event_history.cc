@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <stdexcept>
 #include <tuple>
 
 namespace oddsrelay::history {
@@ -10,11 +11,6 @@ namespace oddsrelay::history {
 bool operator<(const OutcomeKey& a, const OutcomeKey& b) {
   return std::forward_as_tuple(a.market, a.line.view(), a.outcome) <
          std::forward_as_tuple(b.market, b.line.view(), b.outcome);
-}
-
-void EventHistory::add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p) {
-  log.put(number, tail, p.priced, p.price, p.flags, p.s);
-  ++points_;
 }
 
 size_t EventHistory::market_index(uint32_t market) {
@@ -25,6 +21,14 @@ size_t EventHistory::market_index(uint32_t market) {
     // The two arrays as allocated, room included: a log's bytes() moves
     // with its heap bytes only, so its fixed part is counted here once.
     const size_t before = heads_bytes();
+    // Room for one more at a time: an event's markets come early and
+    // few (some 5 each), and a doubled array of 300-byte heads would
+    // be a fifth of what a market costs besides its points.
+    if (logs_.size() == logs_.capacity()) {
+      logs_.reserve(logs_.size() + 1);
+      it = logs_.begin() + static_cast<ptrdiff_t>(i);
+      slots_.reserve(slots_.size() + 1);
+    }
     logs_.insert(it, MarketLog(market, layouts_));
     slots_.insert(slots_.begin() + static_cast<ptrdiff_t>(i), MarketSlots{});
     bytes_ += heads_bytes() - before;
@@ -38,10 +42,37 @@ const MarketLog* EventHistory::log_of(uint32_t market) const {
   return it != logs_.end() && it->market() == market ? &*it : nullptr;
 }
 
-const OutcomeHistory* EventHistory::find(const OutcomeKey& k) const {
-  auto it = std::lower_bound(outcomes_.begin(), outcomes_.end(), k,
-                             [](const auto& o, const OutcomeKey& key) { return o->key < key; });
-  return it != outcomes_.end() && !(k < (*it)->key) ? it->get() : nullptr;
+const OutcomeHistory* OutcomeList::find(const OutcomeKey& k) const {
+  auto it = std::lower_bound(v_.begin(), v_.end(), k,
+                             [](const OutcomeHistory& o, const OutcomeKey& key) { return o.key < key; });
+  return it != v_.end() && !(k < it->key) ? &*it : nullptr;
+}
+
+OutcomeList EventHistory::outcomes() const {
+  OutcomeList::Vec out;
+  out.reserve(outcomes_);
+  for (size_t i = 0; i < logs_.size(); ++i) {
+    const MarketSlots& ms = slots_[i];
+    const size_t from = out.size();
+    for (size_t n = 0; n < ms.outs.size(); ++n) {
+      const Out& o = ms.outs[n];
+      if (!o.gone) out.push_back({OutcomeKey{logs_[i].market(), line(o.line), o.id}, static_cast<uint32_t>(n)});
+    }
+    // The markets are in order already; within one, by line and outcome.
+    std::sort(out.begin() + static_cast<ptrdiff_t>(from), out.end(),
+              [](const OutcomeHistory& a, const OutcomeHistory& b) { return a.key < b.key; });
+  }
+  return OutcomeList(std::move(out));
+}
+
+std::optional<OutcomeHistory> EventHistory::find(const OutcomeKey& k) const {
+  const MarketSlots* ms = slots_of(k.market);
+  if (!ms) return std::nullopt;
+  for (size_t n = 0; n < ms->outs.size(); ++n) {
+    const Out& o = ms->outs[n];
+    if (o.id == k.outcome && !o.gone && line(o.line) == k.line) return OutcomeHistory{k, static_cast<uint32_t>(n)};
+  }
+  return std::nullopt;
 }
 
 std::vector<Point> EventHistory::points_of(const OutcomeHistory& o, OutcomeState* last) const {
@@ -82,7 +113,7 @@ bool EventHistory::listed_at(uint64_t seq) const {
 }
 
 bool EventHistory::idle() const {
-  if (!outcomes_.empty() || (!listing_.empty() && listing_.back().second)) return false;
+  if (outcomes_ != 0 || (!listing_.empty() && listing_.back().second)) return false;
   return std::all_of(logs_.begin(), logs_.end(), [](const MarketLog& m) { return m.removed(); });
 }
 
@@ -91,26 +122,61 @@ int64_t EventHistory::on_market(const feed::MarketRec& rec, int64_t at, uint64_t
   seen(seq);
   const size_t mi = market_index(rec.market);
   MarketLog& log = logs_[mi];
-  const size_t log_before = log.bytes();
-  const int32_t layout = log.begin(seq, at, &rec);
   MarketSlots& ms = slots_[mi];
-  if (layout != ms.layout) {
-    relayout(ms, rec, layout, at, seq);
+  const size_t log_before = log.bytes();
+  // Nearly every record repeats its market's layout: checked against `cur`
+  // alone, so the layout table (its bytes, its hash) is read only for a
+  // record that changes it.
+  if (ms.layout >= 0 && repeats(ms, rec)) {
+    log.begin(seq, at, ms.layout);
+    zip(ms, log, rec);
   } else {
-    // The same lines and outcomes in the same order: slot k is the record's
-    // k-th outcome.
-    Slot* slot = ms.slots.data();
-    for (const feed::LineIn& l : rec.lines)
-      for (uint32_t i = l.first; i < l.first + l.count; ++i, ++slot) {
-        const feed::OutcomeIn& oi = rec.outcomes[i];
-        const QuoteTail& t = slot->tail;
-        if (t.price == oi.price && t.flags == oi.flags && t.s == l.suspended) continue;
-        add_point(log, slot->number, slot->tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
-      }
+    const int32_t layout = log.layout_of(&rec);
+    log.begin(seq, at, layout);
+    if (layout != ms.layout) {
+      const size_t writer_before = ms.bytes();
+      relayout(ms, rec, layout);
+      bytes_ += ms.bytes() - writer_before;
+    } else {
+      zip(ms, log, rec);  // the table's word over `cur`'s (they agree: keys cut as LineKey cuts them)
+    }
   }
   log.end();
   bytes_ += log.bytes() - log_before;
   return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
+}
+
+bool EventHistory::repeats(const MarketSlots& ms, const feed::MarketRec& rec) const {
+  const uint32_t* c = ms.cur.data();
+  const uint32_t* const end = c + ms.cur.size();
+  for (const feed::LineIn& l : rec.lines) {
+    if (c == end || c[1] != l.count || !(line(c[0]) == LineKey(l.key))) return false;
+    c += 2;
+    for (uint32_t i = l.first; i < l.first + l.count; ++i, ++c)
+      if (ms.outs[*c].id != rec.outcomes[i].id) return false;
+  }
+  return c == end;
+}
+
+void EventHistory::zip(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec) {
+  // The same lines and outcomes in the same order: the k-th number of
+  // `cur` is the record's k-th outcome.
+  const uint32_t* c = ms.cur.data();
+  for (const feed::LineIn& l : rec.lines) {
+    c += 2;
+    for (uint32_t i = l.first; i < l.first + l.count; ++i, ++c) {
+      const feed::OutcomeIn& oi = rec.outcomes[i];
+      Out& o = ms.outs[*c];
+      if (o.price == oi.price && o.flags == oi.flags && o.s == l.suspended) continue;
+      put(log, o, *c, true, oi.price, oi.flags, l.suspended);
+    }
+  }
+}
+
+uint32_t EventHistory::line_id(const LineKey& key) {
+  const uint32_t id = layouts_->line_id(key);
+  if (id >= kMaxLines) throw std::length_error("odds history: more than 2^21 line keys");
+  return id;
 }
 
 const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout) {
@@ -122,90 +188,91 @@ const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const 
   // and a new layout is mostly lines the market had (a ladder moved by a
   // rung), so the search starts after the number found last and nearly
   // always stops there: a new layout costs its outcomes, not outcomes x
-  // the market's names.
-  // A line none of the market's names had (the search for its first
-  // outcome says so) has only outcomes named here since: the others search
-  // those alone.
+  // the market's outcomes. A line none of the market's outcomes had (the
+  // search for its first outcome says so) has only outcomes made here
+  // since: the others search those alone.
   size_t hint = 0;
   for (const feed::LineIn& l : rec.lines) {
-    const LineKey line(l.key);
-    const size_t line_from = ms.names.size();
+    const uint32_t li = line_id(LineKey(l.key));
+    const size_t line_from = ms.outs.size();
     bool line_known = true;
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
       const uint32_t id = rec.outcomes[i].id;
-      const size_t names = ms.names.size();
+      const size_t outs = ms.outs.size();
       const size_t from = line_known ? 0 : line_from;
-      size_t n = names;
+      size_t n = outs;
       bool seen_line = false;
-      for (size_t k = from; k < names; ++k) {
-        const size_t j = !line_known ? k : hint + k < names ? hint + k : hint + k - names;
-        const MarketSlots::Name& name = ms.names[j];
-        if (!(name.line == line)) continue;
+      for (size_t k = from; k < outs; ++k) {
+        const size_t j = !line_known ? k : hint + k < outs ? hint + k : hint + k - outs;
+        const Out& o = ms.outs[j];
+        if (o.line != li) continue;
         seen_line = true;
-        if (name.id == id && ms.by_number[j]) {
+        if (o.id == id && !o.gone) {
           n = j;
           break;
         }
       }
       if (i == l.first && !seen_line) line_known = false;
       hint = n + 1;
-      if (n == names) {
-        auto o = std::make_unique<OutcomeHistory>();
-        o->key = OutcomeKey{rec.market, line, id};
-        o->number = log.add_outcome();
-        ms.by_number.push_back(o.get());
-        ms.names.push_back({line, id});
-        ms.slot_of.push_back(-1);
-        auto pos = std::lower_bound(outcomes_.begin(), outcomes_.end(), o->key,
-                                    [](const auto& a, const OutcomeKey& k) { return a->key < k; });
-        outcomes_.insert(pos, std::move(o));
-        bytes_ += kOutcomeBytes;
+      if (n == outs) {
+        log.add_outcome();
+        Out o;
+        o.id = id;
+        o.line = li;
+        append(ms.outs, o);
+        ++outcomes_;
       }
-      ms.numbers.push_back(static_cast<uint32_t>(n));
+      append(ms.numbers, static_cast<uint32_t>(n));
     }
   }
   ms.layout_at[static_cast<size_t>(layout)] = static_cast<int32_t>(at);
-  bytes_ += (ms.numbers.size() - at) * sizeof(uint32_t) + sizeof(int32_t);
   return ms.numbers.data() + at;
 }
 
-void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq) {
+void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout) {
   MarketLog& log = logs_[static_cast<size_t>(&ms - slots_.data())];
   const uint32_t* numbers = layout >= 0 ? numbers_of(ms, log, rec, layout) : nullptr;
-  // Reused: a relayout is a common record, and its slots a short array.
-  thread_local std::vector<Slot> next;
-  next.clear();
+  // The layout before, taken out of the book; the record's outcomes put
+  // back. Points: the record's outcomes in its order, then the withdrawn
+  // in the order the layout before listed them.
+  thread_local std::vector<uint32_t> before;
+  before.clear();
+  for (size_t c = 0; c < ms.cur.size(); c += 2 + ms.cur[c + 1])
+    for (uint32_t j = 0; j < ms.cur[c + 1]; ++j) {
+      before.push_back(ms.cur[c + 2 + j]);
+      ms.outs[ms.cur[c + 2 + j]].in_book = 0;
+    }
+  ms.cur.clear();
   size_t k = 0;
-  for (const feed::LineIn& l : rec.lines)
+  for (const feed::LineIn& l : rec.lines) {
+    const uint32_t li = l.count ? ms.outs[numbers[k]].line : line_id(LineKey(l.key));
+    append(ms.cur, li);
+    append(ms.cur, l.count);
     for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
       const feed::OutcomeIn& oi = rec.outcomes[i];
       const uint32_t n = numbers[k];
-      Slot slot;
-      if (const int32_t j = ms.slot_of[n]; j >= 0) {
-        slot = ms.slots[static_cast<size_t>(j)];
-        ms.slot_of[n] = -2;  // kept
-      } else {
-        OutcomeHistory* o = ms.by_number[n];
-        slot = Slot{o, n, o->tail};
-        o->in_book = true;
-      }
-      const QuoteTail& t = slot.tail;
+      Out& o = ms.outs[n];
+      append(ms.cur, n);
+      o.in_book = 1;
       // (An outcome the memory bound cut to no points still knows its last quote.)
-      if (!t.priced || t.price != oi.price || t.flags != oi.flags || t.s != l.suspended)
-        add_point(log, n, slot.tail, Point{at, seq, oi.price, oi.flags, l.suspended, true});
-      next.push_back(slot);
+      if (!o.priced || o.price != oi.price || o.flags != oi.flags || o.s != l.suspended)
+        put(log, o, n, true, oi.price, oi.flags, l.suspended);
     }
-  // Outcomes of the market the record no longer has: withdrawn.
-  for (Slot& s : ms.slots) {
-    if (ms.slot_of[s.number] == -2) continue;
-    add_point(log, s.number, s.tail, Point{at, seq, 0, 0, 0, false});
-    s.o->tail = s.tail;
-    s.o->in_book = false;
-    ms.slot_of[s.number] = -1;
   }
-  for (size_t j = 0; j < next.size(); ++j) ms.slot_of[next[j].number] = static_cast<int32_t>(j);
-  ms.slots.assign(next.begin(), next.end());
+  for (uint32_t n : before)
+    if (!ms.outs[n].in_book) put(log, ms.outs[n], n, false, 0, 0, 0);
   ms.layout = layout;
+}
+
+void EventHistory::withdraw_all(MarketSlots& ms, MarketLog& log) {
+  for (size_t c = 0; c < ms.cur.size(); c += 2 + ms.cur[c + 1])
+    for (uint32_t j = 0; j < ms.cur[c + 1]; ++j) {
+      const uint32_t n = ms.cur[c + 2 + j];
+      put(log, ms.outs[n], n, false, 0, 0, 0);
+      ms.outs[n].in_book = 0;
+    }
+  ms.cur.clear();
+  ms.layout = -1;
 }
 
 namespace {
@@ -229,15 +296,22 @@ int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
   // Every line of a market carries the `at` of its last record (build_market).
   const int32_t layout = log.seed(seq, m.lines.empty() ? 0 : m.lines.front().ls, rec);
   MarketSlots& ms = slots_[mi];
+  const size_t writer_before = ms.bytes();
   if (layout >= 0) {
     const uint32_t* numbers = numbers_of(ms, log, rec, layout);
     size_t k = 0;
-    for (const Line& l : m.lines)
+    for (const Line& l : m.lines) {
+      const uint32_t li = l.count ? ms.outs[numbers[k]].line : line_id(l.key);
+      append(ms.cur, li);
+      append(ms.cur, l.count);
       for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
         const Outcome& q = m.outcomes[i];
-        OutcomeHistory* o = ms.by_number[numbers[k]];
-        o->tail = QuoteTail{q.price, q.flags, l.suspended, true};
-        o->in_book = true;
+        Out& o = ms.outs[numbers[k]];
+        o.price = q.price;
+        o.flags = q.flags;
+        o.s = l.suspended;
+        o.priced = 1;
+        o.in_book = 1;
         // Priced, but no priced point held (priced_seq 0): the engine's `ts`
         // keeps the book at a moment exact.
         OutcomeState st;
@@ -247,11 +321,12 @@ int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
         st.priced = true;
         st.change_ts = q.ts;
         log.seed_outcome(numbers[k], st);
-        ms.slot_of[numbers[k]] = static_cast<int32_t>(ms.slots.size());
-        ms.slots.push_back(Slot{o, numbers[k], o->tail});
+        append(ms.cur, numbers[k]);
       }
+    }
   }
   ms.layout = layout;
+  bytes_ += ms.bytes() - writer_before;
   bytes_ += log.bytes() - log_before;
   return static_cast<int64_t>(bytes_) - static_cast<int64_t>(bytes_before);
 }
@@ -269,15 +344,8 @@ int64_t EventHistory::on_remove(int64_t at, uint64_t seq) {
     if (log.removed()) continue;
     const size_t b = log.bytes();
     log.begin(seq, at, nullptr);
-    for (Slot& s : slots_[i].slots) {
-      add_point(log, s.number, s.tail, Point{at, seq, 0, 0, 0, false});
-      s.o->tail = s.tail;
-      s.o->in_book = false;
-      slots_[i].slot_of[s.number] = -1;
-    }
+    withdraw_all(slots_[i], log);
     log.end();
-    slots_[i].slots.clear();
-    slots_[i].layout = -1;
     bytes_ += log.bytes() - b;
   }
   if (listing_.empty() || listing_.back().second) listing_.emplace_back(seq, false);
@@ -343,12 +411,14 @@ int64_t EventHistory::pin(size_t i, uint64_t seq) {
   points_by_number(logs_[i].market(), points, last);
   Pins& pins = slots_[i].pins;
   const size_t before = pins.bytes();
+  const MarketSlots& ms = slots_[i];
   for (size_t n = 0; n < points.size(); ++n) {
-    const OutcomeHistory* o = slots_[i].by_number[n];
-    if (!o) continue;
+    const Out& out = ms.outs[n];
+    if (out.gone) continue;
     const auto number = static_cast<uint32_t>(n);
-    if (const Point open = open_of(*o, points[n]); open.priced && open.seq < seq) pins.set_open(number, open);
-    if (const Point close = close_of(*o, points[n]); close.priced && close.seq < seq) pins.set_close(number, close);
+    const OutcomeHistory o{OutcomeKey{logs_[i].market(), line(out.line), out.id}, number};
+    if (const Point open = open_of(o, points[n]); open.priced && open.seq < seq) pins.set_open(number, open);
+    if (const Point close = close_of(o, points[n]); close.priced && close.seq < seq) pins.set_close(number, close);
   }
   return static_cast<int64_t>(pins.bytes()) - static_cast<int64_t>(before);
 }
@@ -356,7 +426,6 @@ int64_t EventHistory::pin(size_t i, uint64_t seq) {
 int64_t EventHistory::cut_before(uint64_t seq) {
   int64_t freed = 0;
   std::vector<uint32_t> remaining;
-  bool any_gone = false;
   for (size_t i = 0; i < logs_.size(); ++i) {
     uint64_t dropped = 0;
     if (logs_[i].has_entries_before(seq)) freed -= pin(i, seq);
@@ -366,22 +435,26 @@ int64_t EventHistory::cut_before(uint64_t seq) {
     // open and close with it): what it costs besides its points is most of
     // what a short history holds. One still in the book stays, so that its
     // next change or withdrawal is a point as it would have been.
+    // (Its number is not given again: the log's entries name it. Its 16
+    // bytes in the market's array stay until the event goes.)
+    MarketSlots& ms = slots_[i];
+    thread_local std::vector<uint32_t> gone;
+    gone.clear();
     for (size_t n = 0; n < remaining.size(); ++n) {
-      OutcomeHistory*& o = slots_[i].by_number[n];
-      if (!o || remaining[n] != 0 || o->in_book) continue;
-      o->number = UINT32_MAX;  // marked for the erase below
-      o = nullptr;
-      any_gone = true;
-      // The market's layouts may name it: they are resolved again.
-      std::fill(slots_[i].layout_at.begin(), slots_[i].layout_at.end(), -1);
-      freed += static_cast<int64_t>(slots_[i].numbers.size() * sizeof(uint32_t));
-      slots_[i].numbers.clear();
+      Out& o = ms.outs[n];
+      if (o.gone || remaining[n] != 0 || o.in_book) continue;
+      o.gone = 1;
+      --outcomes_;
+      gone.push_back(static_cast<uint32_t>(n));
     }
-  }
-  if (any_gone) {
-    const size_t n = outcomes_.size();
-    std::erase_if(outcomes_, [](const auto& o) { return o->number == UINT32_MAX; });
-    freed += static_cast<int64_t>((n - outcomes_.size()) * kOutcomeBytes);
+    if (!gone.empty()) {
+      freed += logs_[i].forget(gone);
+      // The market's layouts may name one: they are resolved again.
+      const size_t before = ms.bytes();
+      std::fill(ms.layout_at.begin(), ms.layout_at.end(), -1);
+      std::vector<uint32_t>().swap(ms.numbers);
+      freed += static_cast<int64_t>(before - ms.bytes());
+    }
   }
   bytes_ -= static_cast<size_t>(freed);
   return freed;
@@ -401,15 +474,14 @@ int64_t EventHistory::oldest_ts() const {
 
 void EventHistory::add_bytes(HistoryBytes& b) const {
   b.markets += logs_.size();
-  b.outcomes += outcomes_.size();
+  b.outcomes += outcomes_;
   b.events += sizeof(EventHistory) + key_.capacity() + listing_.capacity() * sizeof(listing_[0]);
   b.market_heads += (logs_.capacity() - logs_.size()) * sizeof(MarketLog) + slots_.capacity() * sizeof(MarketSlots);
   for (const MarketLog& log : logs_) log.add_bytes(b);
-  b.outcome_keys += outcomes_.capacity() * sizeof(void*) + outcomes_.size() * sizeof(OutcomeHistory);
-  for (const MarketSlots& ms : slots_)
-    b.writer += ms.slots.capacity() * sizeof(Slot) + ms.by_number.capacity() * sizeof(void*) +
-                ms.names.capacity() * sizeof(MarketSlots::Name) + ms.slot_of.capacity() * sizeof(int32_t) +
-                ms.layout_at.capacity() * sizeof(int32_t) + ms.numbers.capacity() * sizeof(uint32_t) + ms.pins.bytes();
+  for (const MarketSlots& ms : slots_) {
+    b.outcome_keys += ms.outs.capacity() * sizeof(Out);
+    b.writer += ms.bytes() - ms.outs.capacity() * sizeof(Out);
+  }
 }
 
 }  // namespace oddsrelay::history

@@ -1,19 +1,22 @@
 // The history of one event: one series of points per outcome it ever had
-// (market, line, outcome), sorted, so that an answer for the event reads
-// these and nothing else (the index of engine/history/history_store.h is
-// one map entry an event). Point making lives here: a `market` record is a
-// full replacement, so comparing it with each outcome's last quote says
-// which outcomes moved, which are new and which left the market.
+// (market, line, outcome), so that an answer for the event reads these and
+// nothing else (the index of engine/history/history_store.h is one map
+// entry an event). Point making lives here: a `market` record is a full
+// replacement, so comparing it with each outcome's last quote says which
+// outcomes moved, which are new and which left the market.
 //
-// The compare is the history thread's per-record work, so it reads one
-// dense array: each market keeps a slot per outcome of its current layout
-// (the outcome's last quote and where its series is), in the record's own
-// order. A record that repeats the layout (nearly all do) is zipped with
-// its slots, no search, and only a changed outcome touches its series.
+// The compare is the history thread's per-record work, and the writer's
+// state is most of what an outcome costs, so both are one array per
+// market: each outcome is 16 bytes by its number (name as ids, last
+// quote), and the current layout is the numbers in the record's own order.
+// A record that repeats the layout (four in five do) is checked and zipped
+// against that array, no search and no hash, and only a changed outcome
+// touches its series.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,41 +36,35 @@ struct OutcomeKey {
 };
 bool operator<(const OutcomeKey& a, const OutcomeKey& b);
 
-// An outcome the event ever had. Its points are in its market's log
-// (engine/history/market_log.h) under `number`; its open and close
-// (docs/api.md "Odds history") are read from them (EventHistory::open_of,
-// close_of), and kept apart only once the memory bound cuts them.
+// An outcome the event holds, as a reader sees it: its key, and its number
+// in its market's log (engine/history/market_log.h), under which its points
+// are; its open and close (docs/api.md "Odds history") are read from them
+// (EventHistory::open_of, close_of), and kept apart only once the memory
+// bound cuts them. A value: the writer keeps an outcome as 16 bytes in its
+// market's array by number (EventHistory::Out), and a reader's list is
+// made from those when asked.
 struct OutcomeHistory {
   OutcomeKey key;
   uint32_t number = 0;
-  bool in_book = false;  // writer: in its market's slots (whose tail is then the newer)
-  QuoteTail tail;        // writer: its last quote, for the next point's deltas
 };
 
-// The outcomes of an event, sorted by key, as references (they are held
-// by pointer so that a market's slots can point at them).
+// The outcomes of an event, sorted by key, made for one reader (it owns
+// them: keep the list while using its elements).
 class OutcomeList {
  public:
-  using Vec = std::vector<std::unique_ptr<OutcomeHistory>>;
-  explicit OutcomeList(const Vec& v) : v_(&v) {}
-  struct iterator {
-    Vec::const_iterator it;
-    const OutcomeHistory& operator*() const { return **it; }
-    const OutcomeHistory* operator->() const { return it->get(); }
-    iterator& operator++() {
-      ++it;
-      return *this;
-    }
-    bool operator!=(const iterator& o) const { return it != o.it; }
-  };
-  iterator begin() const { return {v_->begin()}; }
-  iterator end() const { return {v_->end()}; }
-  size_t size() const { return v_->size(); }
-  bool empty() const { return v_->empty(); }
-  const OutcomeHistory& operator[](size_t i) const { return *(*v_)[i]; }
+  using Vec = std::vector<OutcomeHistory>;
+  explicit OutcomeList(Vec v) : v_(std::move(v)) {}
+  Vec::const_iterator begin() const { return v_.begin(); }
+  Vec::const_iterator end() const { return v_.end(); }
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  const OutcomeHistory& operator[](size_t i) const { return v_[i]; }
+  // By key (a binary search; null: not held), for a reader that looks up
+  // many (book_at): EventHistory::find walks the market's array instead.
+  const OutcomeHistory* find(const OutcomeKey& k) const;
 
  private:
-  const Vec* v_;
+  Vec v_;
 };
 
 class EventHistory {
@@ -102,8 +99,10 @@ class EventHistory {
 
   const std::string& key() const { return key_; }
   uint64_t live_seq() const { return live_seq_; }  // 0: not live yet
-  OutcomeList outcomes() const { return OutcomeList(outcomes_); }
-  const OutcomeHistory* find(const OutcomeKey& k) const;
+  // Every outcome held, sorted by key (made from the markets' arrays: an
+  // answer's cost, not the writer's).
+  OutcomeList outcomes() const;
+  std::optional<OutcomeHistory> find(const OutcomeKey& k) const;
   // An outcome's points, oldest first, and its state after the newest
   // (its last priced point: the close while not live).
   std::vector<Point> points_of(const OutcomeHistory& o, OutcomeState* last = nullptr) const;
@@ -133,34 +132,45 @@ class EventHistory {
   uint64_t points() const { return points_; }
   void add_bytes(HistoryBytes& b) const;
 
-  // What one outcome costs besides its points' bytes: itself, its pointer
-  // in the sorted list and its market's, name and slot index there and,
-  // while in the book, its slot. (Its state in its log's base after a cut
-  // is counted in the log's bytes.)
-  static constexpr size_t kOutcomeBytes = sizeof(OutcomeHistory) + 2 * sizeof(void*) + 20 + sizeof(int32_t) + 24;
+  // What one outcome costs besides its points' bytes: its place in its
+  // market's array by number and, while in the book, in the current
+  // layout's numbers. (Its state in its log's base after a cut is counted
+  // in the log's bytes.)
+  static constexpr size_t kOutcomeBytes = 16 + sizeof(uint32_t);
 
  private:
-  // An outcome of a market's current layout: its number and last quote,
-  // so that the compare and the point's bytes need nothing else.
-  struct Slot {
-    OutcomeHistory* o;
-    uint32_t number;
-    QuoteTail tail;
+  // An outcome of a market, by its number there: its name (line and id)
+  // and its last quote, so that the compare and the point's bytes need
+  // nothing else. 16 bytes: the writer's whole state of an outcome.
+  struct Out {
+    int32_t price = 0;  // its last priced quote
+    uint32_t flags = 0;
+    uint32_t id = 0;
+    uint32_t line : 21 = 0;    // its line key's id in the store's LayoutTable
+    uint32_t s : 8 = 0;        // with price and flags
+    uint32_t priced : 1 = 0;   // its last point was priced
+    uint32_t in_book : 1 = 0;  // in the market's current layout
+    uint32_t gone : 1 = 0;     // dropped by a cut (its number is not reused)
   };
-  static_assert(sizeof(Slot) == 24);
+  static_assert(sizeof(Out) == 16 && kOutcomeBytes == sizeof(Out) + sizeof(uint32_t));
+  static constexpr uint32_t kMaxLines = uint32_t{1} << 21;
+  uint32_t line_id(const LineKey& key);
+  const LineKey& line(uint32_t id) const { return layouts_->line(id); }
+  // Grown by a quarter, not doubled, as the logs are: these bytes are
+  // counted, and most markets stop growing early.
+  template <class V, class T>
+  static void append(V& v, const T& x) {
+    if (v.size() == v.capacity()) v.reserve(v.size() + v.size() / 4 + 4);
+    v.push_back(x);
+  }
 
   struct MarketSlots {
-    int32_t layout = -1;  // the MarketLog layout the slots follow; -1: none (removed, or never)
-    std::vector<Slot> slots;
-    std::vector<OutcomeHistory*> by_number;  // the market's outcomes by number; null: dropped by a cut
-    // Per number: (line, outcome id), to find a record's outcome in one
-    // contiguous scan, and its slot (-1: out of the book).
-    struct Name {
-      LineKey line;
-      uint32_t id;
-    };
-    std::vector<Name> names;
-    std::vector<int32_t> slot_of;
+    int32_t layout = -1;  // the MarketLog layout `cur` follows; -1: none (removed, or never)
+    // The current layout, as the record that repeats it reads: per line,
+    // its index in `lines` and its outcome count, then those outcomes'
+    // numbers. A record is checked and zipped against it in one walk.
+    std::vector<uint32_t> cur;
+    std::vector<Out> outs;  // by number
     // Per layout the market has had: where its outcomes' numbers start in
     // `numbers` (-1: not resolved yet), so that a record going back to a
     // layout finds its outcomes without a search.
@@ -169,18 +179,38 @@ class EventHistory {
     // The opens and closes a cut of the market's log dropped the points of
     // (engine/history/pins.h; empty until then: nearly every market).
     Pins pins;
+
+    size_t bytes() const {
+      return cur.capacity() * sizeof(uint32_t) + outs.capacity() * sizeof(Out) +
+             layout_at.capacity() * sizeof(int32_t) + numbers.capacity() * sizeof(uint32_t) + pins.bytes();
+    }
   };
   const MarketSlots* slots_of(uint32_t market) const;
   // Before a cut of market i's log at `seq`: the opens and closes whose
   // points it drops, kept apart. Returns the bytes added.
   int64_t pin(size_t i, uint64_t seq);
 
-  void add_point(MarketLog& log, uint32_t number, QuoteTail& tail, const Point& p);
+  // A point of outcome `n`: its bytes, and its tail moved past it.
+  void put(MarketLog& log, Out& o, uint32_t n, bool priced, int32_t price, uint32_t flags, uint8_t s) {
+    log.put(n, o.price, o.flags, static_cast<uint8_t>(o.s), priced, price, flags, s);
+    if (priced) {
+      o.price = price;
+      o.flags = flags;
+      o.s = s;
+    }
+    o.priced = priced;
+    ++points_;
+  }
+  // Whether rec repeats the layout `cur` holds; then its points.
+  bool repeats(const MarketSlots& ms, const feed::MarketRec& rec) const;
+  void zip(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec);
   size_t market_index(uint32_t market);
   size_t heads_bytes() const { return logs_.capacity() * sizeof(MarketLog) + slots_.capacity() * sizeof(MarketSlots); }
-  // A record whose layout differs from the slots': find or make each
-  // outcome's history, withdraw the ones it no longer has, new slots.
-  void relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout, int64_t at, uint64_t seq);
+  // A record whose layout differs from `cur`'s: find or make each
+  // outcome's number, withdraw the ones it no longer has, a new `cur`.
+  void relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout);
+  // Every outcome of `cur` out of the book (a null point each; the entry begun).
+  void withdraw_all(MarketSlots& ms, MarketLog& log);
   // The numbers of rec's outcomes, in its order (outcomes new to the
   // market made here).
   const uint32_t* numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout);
@@ -191,7 +221,7 @@ class EventHistory {
   std::string key_;
   LayoutTable* layouts_;
   uint64_t live_seq_ = 0;
-  OutcomeList::Vec outcomes_;                       // sorted by key
+  size_t outcomes_ = 0;                             // held (not gone), in every market
   std::vector<MarketLog> logs_;                     // sorted by market
   std::vector<MarketSlots> slots_;                  // per logs_ entry
   std::vector<std::pair<uint64_t, bool>> listing_;  // (seq, listed) at each change of the listing

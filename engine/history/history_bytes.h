@@ -18,8 +18,8 @@ struct HistoryBytes {
   uint64_t log = 0;                                 // the entries (points, seqs, times), at capacity
   uint64_t log_slack = 0;                           // of which capacity past the size
   uint64_t layouts_bytes = 0;                       // the layouts' bytes, offsets and hashes
-  uint64_t outcome_keys = 0;                        // per outcome: its OutcomeHistory and the sorted list's pointer
-  uint64_t writer = 0;                              // per market: slots, names, numbers by layout
+  uint64_t outcome_keys = 0;                        // per outcome: its name and last quote (16 bytes by number)
+  uint64_t writer = 0;                              // per market: current layout, line keys, numbers by layout
   uint64_t bases = 0;                               // base states after a cut or a seed
   uint64_t clock = 0;                               // the clock index
 

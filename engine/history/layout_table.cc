@@ -78,6 +78,19 @@ uint32_t LayoutTable::intern(const feed::MarketRec& rec) {
   return id;
 }
 
+size_t LayoutTable::LineHash::operator()(const LineKey& k) const {
+  uint64_t w[2];
+  std::memcpy(w, &k, sizeof w);
+  const uint64_t h = (w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+uint32_t LayoutTable::line_id(const LineKey& key) {
+  auto [it, added] = line_ids_.try_emplace(key, static_cast<uint32_t>(lines_.size()));
+  if (added) lines_.push_back(key);
+  return it->second;
+}
+
 MarketLayout LayoutTable::layout(uint32_t id) const {
   MarketLayout out;
   const uint8_t* p = bytes_.data() + at_[id];
@@ -97,7 +110,8 @@ size_t LayoutTable::bytes() const {
   // A hash map node: its key, value and next pointer, plus its bucket.
   constexpr size_t kNode = 32;
   return sizeof(LayoutTable) + bytes_.capacity() + (at_.capacity() + next_.capacity()) * sizeof(uint32_t) +
-         by_hash_.size() * kNode + by_hash_.bucket_count() * sizeof(void*);
+         by_hash_.size() * kNode + by_hash_.bucket_count() * sizeof(void*) + lines_.capacity() * sizeof(LineKey) +
+         line_ids_.size() * (kNode + sizeof(LineKey)) + line_ids_.bucket_count() * sizeof(void*);
 }
 
 }  // namespace oddsrelay::history

@@ -46,11 +46,8 @@ int32_t MarketLog::intern(const feed::MarketRec& rec) {
 
 MarketLayout MarketLog::layout(int32_t i) const { return table_->layout(layouts_[static_cast<size_t>(i)]); }
 
-int32_t MarketLog::begin(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
-  const int32_t layout = rec && !rec->lines.empty() ? intern(*rec) : -1;
-  // Grown by a quarter rather than doubled: the bytes held are what the
-  // memory bound counts, and a doubled vector is a third empty on average.
-  if (bytes_.room() < ByteLog::kSmall + 1) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
+void MarketLog::begin(uint64_t seq, int64_t at, int32_t layout) {
+  if (bytes_.room() < ByteLog::kSmall + 1) grow();
   uint8_t buf[ByteLog::kSmall];
   uint8_t* p = put_varint(buf, seq - tail_.seq);
   p = put_varint(p, zigzag(at - tail_.at));
@@ -59,7 +56,6 @@ int32_t MarketLog::begin(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
   bytes_.append_small(buf, static_cast<size_t>(p - buf));
   tail_ = Mark{seq, at, layout};
   open_points_ = false;
-  return layout;
 }
 
 int32_t MarketLog::seed(uint64_t seq, int64_t at, const feed::MarketRec& rec) {
@@ -69,28 +65,12 @@ int32_t MarketLog::seed(uint64_t seq, int64_t at, const feed::MarketRec& rec) {
 }
 
 void MarketLog::seed_outcome(uint32_t number, const OutcomeState& st) {
-  if (base_states_.size() < outcomes_) base_states_.resize(outcomes_);
-  base_states_[number] = st;
-}
-
-void MarketLog::put(uint32_t number, QuoteTail& tail, bool priced, int32_t price, uint32_t flags, uint8_t s) {
-  if (!open_points_) {
-    bytes_[header_at_] |= 1;  // bit 0 of the varint's value is bit 0 of its first byte
-    open_points_ = true;
-  }
-  if (bytes_.room() < ByteLog::kSmall + 1) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
-  const bool quote = priced && (flags != tail.flags || s != tail.s);
-  uint8_t buf[ByteLog::kSmall];
-  uint8_t* p = put_varint(buf, (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
-  if (priced) {
-    p = put_varint(p, zigzag(static_cast<int64_t>(price) - tail.price));
-    if (quote) p = put_varint(p, (static_cast<uint64_t>(flags) << 8) | s);
-    tail.price = price;
-    tail.flags = flags;
-    tail.s = s;
-  }
-  bytes_.append_small(buf, static_cast<size_t>(p - buf));
-  tail.priced = priced;
+  auto it = std::lower_bound(base_states_.begin(), base_states_.end(), number,
+                             [](const auto& e, uint32_t n) { return e.first < n; });
+  if (it != base_states_.end() && it->first == number)
+    it->second = st;
+  else
+    base_states_.insert(it, {number, st});
 }
 
 std::vector<Point> MarketLog::points_of(uint32_t number) const {
@@ -154,7 +134,11 @@ int64_t MarketLog::cut_before(uint64_t seq, std::vector<uint32_t>& remaining, ui
   if (keep != bytes_.data()) {
     was_cut_ = true;
     base_ = mark;
-    base_states_ = std::move(states);
+    base_states_.clear();
+    for (size_t n = 0; n < states.size(); ++n)
+      if (states[n].seq != 0 || states[n].priced_seq != 0 || states[n].priced)
+        base_states_.emplace_back(static_cast<uint32_t>(n), states[n]);
+    base_states_.shrink_to_fit();
     ByteLog rest(keep, end);  // exact capacity: the freed bytes are given back
     bytes_.swap(rest);
     dropped += gone;
@@ -167,6 +151,13 @@ int64_t MarketLog::cut_before(uint64_t seq, std::vector<uint32_t>& remaining, ui
   return static_cast<int64_t>(before) - static_cast<int64_t>(bytes());
 }
 
+int64_t MarketLog::forget(const std::vector<uint32_t>& gone) {
+  const size_t before = bytes();
+  std::erase_if(base_states_, [&](const auto& e) { return std::binary_search(gone.begin(), gone.end(), e.first); });
+  base_states_.shrink_to_fit();
+  return static_cast<int64_t>(before) - static_cast<int64_t>(bytes());
+}
+
 bool MarketLog::has_entries_before(uint64_t seq) const {
   if (bytes_.empty()) return false;
   const uint8_t* p = bytes_.data();
@@ -175,7 +166,7 @@ bool MarketLog::has_entries_before(uint64_t seq) const {
 
 size_t MarketLog::bytes() const {
   return sizeof(MarketLog) + bytes_.capacity() + layouts_.capacity() * sizeof(uint32_t) +
-         base_states_.capacity() * sizeof(OutcomeState);
+         base_states_.capacity() * sizeof(base_states_[0]);
 }
 
 void MarketLog::add_bytes(HistoryBytes& b) const {
@@ -184,7 +175,7 @@ void MarketLog::add_bytes(HistoryBytes& b) const {
   b.log += bytes_.capacity();
   b.log_slack += bytes_.capacity() - bytes_.size();
   b.layouts_bytes += layouts_.capacity() * sizeof(uint32_t);
-  b.bases += base_states_.capacity() * sizeof(OutcomeState);
+  b.bases += base_states_.capacity() * sizeof(base_states_[0]);
 }
 
 }  // namespace oddsrelay::history

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/core/market.h"
@@ -77,11 +78,30 @@ class MarketLog {
 
   // Writer: an entry for a `market` record (`rec` null or without lines:
   // removed). Returns its layout's index.
-  int32_t begin(uint64_t seq, int64_t at, const feed::MarketRec* rec);
+  int32_t begin(uint64_t seq, int64_t at, const feed::MarketRec* rec) {
+    const int32_t layout = layout_of(rec);
+    begin(seq, at, layout);
+    return layout;
+  }
+  // The same in two steps, for a writer that knows the record repeats the
+  // layout of the entry before (engine/history/event_history.h checks that
+  // against its own state, cheaper than the table's bytes): the index of
+  // rec's layout (interned if new), then the entry.
+  int32_t layout_of(const feed::MarketRec* rec) { return rec && !rec->lines.empty() ? intern(*rec) : -1; }
+  void begin(uint64_t seq, int64_t at, int32_t layout);
   // Writer: a point of the entry begun last, for outcome `number`, whose
   // last quote is `tail` (moved past it). The point's ts and seq are the
   // entry's.
-  void put(uint32_t number, QuoteTail& tail, bool priced, int32_t price, uint32_t flags, uint8_t s);
+  void put(uint32_t number, QuoteTail& tail, bool priced, int32_t price, uint32_t flags, uint8_t s) {
+    put(number, tail.price, tail.flags, tail.s, priced, price, flags, s);
+    if (priced) tail = QuoteTail{price, flags, s, true};
+    tail.priced = priced;
+  }
+  // The same for a writer that keeps the tail its own way: the outcome's
+  // last priced price, flags and s. Inline: it is the history thread's
+  // per-point work.
+  void put(uint32_t number, int32_t last_price, uint32_t last_flags, uint8_t last_s, bool priced, int32_t price,
+           uint32_t flags, uint8_t s);
   // Writer: after the entry's points.
   void end() {
     if (open_points_) bytes_.push_back(0);
@@ -114,6 +134,10 @@ class MarketLog {
   // comes from that one); `remaining` gets each outcome's points left.
   // Returns the bytes freed and adds the points dropped to `dropped`.
   int64_t cut_before(uint64_t seq, std::vector<uint32_t>& remaining, uint64_t& dropped);
+  // After a cut: the outcomes `gone` (sorted) have no point left and none
+  // to come (their numbers are not given again), so their base states go.
+  // Returns the bytes freed.
+  int64_t forget(const std::vector<uint32_t>& gone);
 
   uint32_t market() const { return market_; }
   MarketLayout layout(int32_t i) const;  // decoded from its bytes (a reader's)
@@ -132,15 +156,21 @@ class MarketLog {
   // the layout before it first, in place (most records repeat it); else
   // the store's table names it, and layouts_ is searched for that id.
   int32_t intern(const feed::MarketRec& rec);
+  // Grown by a quarter rather than doubled: the bytes held are what the
+  // memory bound counts, and a doubled vector is a third empty on average.
+  void grow() { bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64); }
 
   uint32_t market_;
   LayoutTable* table_;
   std::vector<uint32_t> layouts_;  // the table's id of each layout the market has had
   ByteLog bytes_;
   Mark base_, tail_;
-  // Per outcome number, before the first stored entry; empty (all default)
-  // until a cut, since most markets are never cut.
-  std::vector<OutcomeState> base_states_;
+  // Per outcome number, before the first stored entry, sorted by number;
+  // a number not here starts empty. Empty until a cut, since most markets
+  // are never cut; after one, only the outcomes still held (a cut that
+  // drops an outcome whole forgets it): every number a market ever had
+  // would cost a state each, more than a cut frees.
+  std::vector<std::pair<uint32_t, OutcomeState>> base_states_;
   uint32_t outcomes_ = 0;
   size_t header_at_ = 0;  // where the open entry's layout varint starts
   bool open_points_ = false;
@@ -157,8 +187,8 @@ namespace oddsrelay::history {
 template <class OnMark, class OnPoint>
 void MarketLog::decode(uint64_t upto, std::vector<OutcomeState>& states, Mark& mark, OnMark&& on_mark,
                        OnPoint&& on_point) const {
-  states = base_states_;
-  states.resize(outcomes_);
+  states.assign(outcomes_, OutcomeState{});
+  for (const auto& [n, st] : base_states_) states[n] = st;
   mark = base_;
   const uint8_t* p = bytes_.data();
   const uint8_t* end = p + bytes_.size();
@@ -190,6 +220,24 @@ void MarketLog::decode(uint64_t upto, std::vector<OutcomeState>& states, Mark& m
       on_point(n, pt);
     }
   }
+}
+
+inline void MarketLog::put(uint32_t number, int32_t last_price, uint32_t last_flags, uint8_t last_s, bool priced,
+                           int32_t price, uint32_t flags, uint8_t s) {
+  constexpr uint64_t kNull = 1, kQuote = 2;
+  if (!open_points_) {
+    bytes_[header_at_] |= 1;  // bit 0 of the varint's value is bit 0 of its first byte
+    open_points_ = true;
+  }
+  if (bytes_.room() < ByteLog::kSmall + 1) grow();
+  const bool quote = priced && (flags != last_flags || s != last_s);
+  uint8_t buf[ByteLog::kSmall];
+  uint8_t* p = put_varint(buf, (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
+  if (priced) {
+    p = put_varint(p, zigzag(static_cast<int64_t>(price) - last_price));
+    if (quote) p = put_varint(p, (static_cast<uint64_t>(flags) << 8) | s);
+  }
+  bytes_.append_small(buf, static_cast<size_t>(p - buf));
 }
 
 }  // namespace oddsrelay::history

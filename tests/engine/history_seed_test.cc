@@ -163,7 +163,7 @@ TEST(HistorySeed, OpenAndCloseArePointsTheNodeHolds) {
   auto outcome = [&](const std::string& id, uint32_t o, auto&& fn) {
     store.read(test::event(0, id, 1, false).number, [&](const EventHistory* h, const HeldState&) {
       ASSERT_TRUE(h);
-      const OutcomeHistory* oh = h->find(OutcomeKey{1, LineKey("s"), o});
+      const auto oh = h->find(OutcomeKey{1, LineKey("s"), o});
       ASSERT_TRUE(oh);
       fn(*h, *oh);
     });

@@ -103,8 +103,9 @@ TEST(HistoryPoints, CloseIsTheLastPricedPointBeforeTheEventWentLive) {
     ASSERT_TRUE(h);
     EXPECT_EQ(h->live_seq(), 5u);
     EXPECT_EQ(st.seq, 8u);
-    ASSERT_EQ(h->outcomes().size(), 1u);
-    const OutcomeHistory& o = h->outcomes()[0];
+    const OutcomeList outs = h->outcomes();
+    ASSERT_EQ(outs.size(), 1u);
+    const OutcomeHistory& o = outs[0];
     EXPECT_EQ(Rig::str(h->open_of(o)), "1000:150/0/0@2");
     EXPECT_EQ(Rig::str(h->close_of(o)), "2000:170/0/0@3");
     OutcomeState last;
@@ -120,6 +121,21 @@ TEST(HistoryPoints, OtherOutcomeIdsUnderTheSameLinesAreAnotherLayout) {
   r.feed({market(1000, kId, 1, {{"s", 0, {{1, 150, 0}}}}), market(2000, kId, 1, {{"s", 0, {{2, 150, 0}}}})});
   EXPECT_EQ(r.points("s", 1), (V{"1000:150/0/0@1", "2000:null@2"}));
   EXPECT_EQ(r.points("s", 2), (V{"2000:150/0/0@2"}));
+}
+
+// A ladder moved by a rung keeps its outcome ids and counts: only the line
+// keys say it is another layout (the per-record check reads them from the
+// store's line ids), and the moved rung's quotes are its own series.
+TEST(HistoryPoints, TheSameOutcomeIdsUnderOtherLinesAreAnotherLayout) {
+  Rig r;
+  r.feed({market(1000, kId, 1, {{"s2.5", 0, {{1, 150, 0}, {2, 250, 0}}}, {"s3.5", 0, {{1, 300, 0}, {2, 130, 0}}}}),
+          market(2000, kId, 1, {{"s3.5", 0, {{1, 300, 0}, {2, 130, 0}}}, {"s4.5", 0, {{1, 500, 0}, {2, 110, 0}}}}),
+          market(3000, kId, 1, {{"s3.5", 0, {{1, 310, 0}, {2, 125, 0}}}, {"s4.5", 0, {{1, 500, 0}, {2, 111, 0}}}})});
+  EXPECT_EQ(r.points("s2.5", 1), (V{"1000:150/0/0@1", "2000:null@2"}));
+  EXPECT_EQ(r.points("s3.5", 1), (V{"1000:300/0/0@1", "3000:310/0/0@3"}));
+  EXPECT_EQ(r.points("s3.5", 2), (V{"1000:130/0/0@1", "3000:125/0/0@3"}));
+  EXPECT_EQ(r.points("s4.5", 1), (V{"2000:500/0/0@2"}));
+  EXPECT_EQ(r.points("s4.5", 2), (V{"2000:110/0/0@2", "3000:111/0/0@3"}));
 }
 
 TEST(HistoryPoints, BatchingChangesNoPoint) {
@@ -220,6 +236,10 @@ TEST(HistoryEncoding, SimulatorPointsTakeAtMostEightBytes) {
       static_cast<unsigned long long>(st.points), static_cast<unsigned long long>(outcomes), encoded, held,
       EventHistory::kOutcomeBytes);
   EXPECT_LE(encoded, 4.0);  // a record's points share its seq and time
+  // Issue 39's bound on everything held: an outcome's 16 bytes by number in
+  // its market and line keys and layouts once for the store (it was 12-14
+  // with an object, a sorted entry and a name per outcome).
+  EXPECT_LE(held, 8.0);
 }
 
 TEST(HistoryCandles, BucketsAlignedOnlyPricedPointsCounted) {
@@ -314,8 +334,8 @@ TEST(HistoryBound, OpensAndClosesOfCutPointsStay) {
     r.store.read(number_of(kId), [&](const EventHistory* h, const HeldState&) {
       ASSERT_TRUE(h);
       EXPECT_EQ(h->live_seq(), live);
-      const OutcomeHistory* o1 = h->find(OutcomeKey{1, LineKey("s"), 1});
-      const OutcomeHistory* o2 = h->find(OutcomeKey{1, LineKey("s"), 2});
+      const auto o1 = h->find(OutcomeKey{1, LineKey("s"), 1});
+      const auto o2 = h->find(OutcomeKey{1, LineKey("s"), 2});
       ASSERT_TRUE(o1 && o2);
       EXPECT_EQ(Rig::str(h->open_of(*o1)), "1000:150/0/0@2");
       EXPECT_EQ(Rig::str(h->open_of(*o2)), "1000:300/0/0@2");
