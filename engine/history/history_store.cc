@@ -3,7 +3,9 @@
 #include "engine/history/history_store.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
+#include <stdexcept>
 #include <variant>
 
 namespace oddsrelay::history {
@@ -22,9 +24,24 @@ EventHistory& HistoryStore::entry(uint64_t number, const std::string& id) {
   return it->second;
 }
 
+template <class F>
+bool HistoryStore::guarded(F&& fn) {
+  try {
+    fn();
+    return true;
+  } catch (const std::length_error& e) {
+    clear_locked();
+    overflowed_ = true;
+    ++overflows_;
+    std::fprintf(stderr, "oddsrelay: %s; the odds history starts again\n", e.what());
+    return false;
+  }
+}
+
 void HistoryStore::seed(const Snapshot& snap) {
   std::unique_lock lock(mu_);
-  seed_locked(snap);
+  overflowed_ = false;
+  guarded([&] { seed_locked(snap); });
 }
 
 void HistoryStore::seed_locked(const Snapshot& snap) {
@@ -48,6 +65,7 @@ void HistoryStore::seed_locked(const Snapshot& snap) {
 void HistoryStore::clear() {
   std::unique_lock lock(mu_);
   clear_locked();
+  overflowed_ = false;
 }
 
 void HistoryStore::clear_locked() {
@@ -69,17 +87,26 @@ void HistoryStore::apply_from(const Batch& batch, uint64_t from) {
     clear_locked();
     held_.epoch = batch.snapshot->epoch;
     held_.seq = batch.snapshot->seq;
-    seed_locked(*batch.snapshot);
+    overflowed_ = false;
+    guarded([&] { seed_locked(*batch.snapshot); });
     return;
   }
   const size_t skip = from > batch.first_seq ? std::min<size_t>(from - batch.first_seq, batch.records.size()) : 0;
-  apply_locked(batch.first_seq + skip, std::span<const feed::Record>(batch.records).subspan(skip), evicted(batch),
-               batch.snapshot->seq, batch.snapshot->epoch);
+  if (overflowed_) return;  // a state that itself named too many line keys: empty until seed() or clear()
+  if (guarded([&] {
+        apply_locked(batch.first_seq + skip, std::span<const feed::Record>(batch.records).subspan(skip), evicted(batch),
+                     batch.snapshot->seq, batch.snapshot->epoch);
+      }))
+    return;
+  // Starts again from the state the batch left; failing that, stays empty.
+  overflowed_ = false;
+  held_.epoch = batch.snapshot->epoch;
+  guarded([&] { seed_locked(*batch.snapshot); });
 }
 
 void HistoryStore::apply(const LoggedBatch& batch, const std::string& epoch) {
   std::unique_lock lock(mu_);
-  apply_locked(batch.first_seq, batch.records, batch.evicted, batch.seq, epoch);
+  if (!overflowed_) guarded([&] { apply_locked(batch.first_seq, batch.records, batch.evicted, batch.seq, epoch); });
 }
 
 std::vector<uint64_t> HistoryStore::evicted(const Batch& batch) {

@@ -47,6 +47,15 @@ class HistoryStore {
   void seed(const Snapshot& snap);
   // Writer only: nothing held (a history that could not be rebuilt).
   void clear();
+  // Past EventHistory's bound on distinct line keys since the history
+  // began (an id of 21 bits in an outcome's 16 bytes), a record naming a
+  // new one cannot be taken. The history thread must not die of a feed:
+  // the store starts again, seeded with the state the batch left, as a
+  // reset does (held_from_seq says so). A batch read back from the files
+  // has no state: the store is then left empty and overflowed() until
+  // seed() or clear(), which the restart does (history_recovery.h).
+  bool overflowed() const { return overflowed_; }
+  uint64_t overflows() const { return overflows_; }
   // Writer only: the batch's records in log order, then the events that
   // left at the retention horizon. A `reset` batch (the state replaced)
   // starts the history again, seeded with the new state.
@@ -78,6 +87,9 @@ class HistoryStore {
 
  private:
   EventHistory& entry(uint64_t number, const std::string& id);
+  // Runs fn; false when it overflowed the line keys, the store then empty.
+  template <class F>
+  bool guarded(F&& fn);
   void apply_locked(uint64_t first_seq, std::span<const feed::Record> records, const std::vector<uint64_t>& evicted,
                     uint64_t seq, const std::string& epoch);
   void apply_record(const feed::Record& r, uint64_t seq);
@@ -92,6 +104,8 @@ class HistoryStore {
   uint64_t cut_seq_ = 0;     // points before this seq were dropped for the bound
   uint64_t seeded_seq_ = 0;  // the records before this seq were never seen here (seed)
   uint64_t first_seq_ = 0;
+  bool overflowed_ = false;  // writer only
+  uint64_t overflows_ = 0;
   ClockIndex clock_;     // seq_at's index
   LayoutTable layouts_;  // every market's layouts, once (engine/history/layout_table.h)
 };

@@ -95,6 +95,8 @@ bool HistoryRestart::finish(const std::atomic<bool>* stop) {
       seed("the history files reach position " + std::to_string(held) + ", the journal " + std::to_string(state_->seq));
     else
       rebuild();
+    // Files that name more line keys than the store takes (history_store.h).
+    if (store_.overflowed()) seed("the history files name more line keys than the history holds");
   } catch (const Stopped&) {
     store_.clear();
     kept_.clear();

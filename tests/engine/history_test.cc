@@ -450,6 +450,42 @@ TEST(HistoryClock, ACutDropsTheBlocksBeforeItsSeqAndKeepsTheAnswersAfter) {
   EXPECT_EQ(idx.seq_at(at + 4, 5001), 5000u);
 }
 
+// A feed naming more distinct line keys than the history takes (2^21 since
+// it began, an outcome's 21-bit line id) does not stop the history thread:
+// the store starts again from the state the batch left, as a reset does,
+// and held_from_seq says from where; a batch read back from the files has
+// no state, so the store stays empty until it is seeded.
+TEST(HistoryBound, TooManyLineKeysStartTheHistoryAgainFromTheState) {
+  constexpr size_t kLimit = size_t{1} << 21, kPer = 1024;
+  std::vector<feed::Record> recs;
+  for (size_t i = 0; i * kPer < kLimit + 4 * kPer; ++i) {
+    std::vector<L> lines;
+    for (size_t j = 0; j < kPer; ++j) lines.push_back({"s" + std::to_string(i * kPer + j), 0, {{1, 150, 0}}});
+    // Each market once with its new keys, then down to the main line: the
+    // state stays small, what the history has seen does not.
+    const auto m = static_cast<uint32_t>(1 + i);
+    recs.push_back(market(1000 + static_cast<int64_t>(i), kId, m, lines));
+    recs.push_back(market(1000 + static_cast<int64_t>(i), kId, m, {{"s", 0, {{1, 150, 0}}}}));
+  }
+  Rig r{size_t{1} << 34};
+  ASSERT_NO_THROW(r.feed(recs));
+  const HeldState st = r.store.state();
+  EXPECT_EQ(r.store.overflows(), 1u);
+  EXPECT_FALSE(r.store.overflowed());
+  EXPECT_EQ(st.seq, recs.size());
+  EXPECT_GT(st.held_from_seq, 2 * (kLimit / kPer) - 2);  // seeded at the batch that overflowed
+  EXPECT_LE(st.held_from_seq, recs.size());
+  EXPECT_GT(st.points, 0u);  // the records after it made points
+  // As the files give them: empty, then seeded by the restart.
+  HistoryStore files{size_t{1} << 34};
+  for (size_t i = 0; i < recs.size(); ++i) files.apply(LoggedBatch{i + 1, i + 1, {recs[i]}, {}}, "");
+  EXPECT_TRUE(files.overflowed());
+  EXPECT_EQ(files.state().points, 0u);
+  files.seed(*r.engine.current());
+  EXPECT_FALSE(files.overflowed());
+  EXPECT_EQ(files.state().held_from_seq, recs.size() + 1);
+}
+
 // The recorder's thread applies what the pipeline delivers while REST-like
 // readers read (under ThreadSanitizer too, in the tsan build's
 // engine_tests): the result is the history of the same records applied in
