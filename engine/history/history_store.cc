@@ -100,7 +100,6 @@ void HistoryStore::apply_from(const Batch& batch, uint64_t from) {
     return;
   // Starts again from the state the batch left; failing that, stays empty.
   overflowed_ = false;
-  held_.epoch = batch.snapshot->epoch;
   guarded([&] { seed_locked(*batch.snapshot); });
 }
 

@@ -24,6 +24,10 @@ bool journal_reaches(const DataDirFiles& f, uint64_t held) {
 
 struct Stopped {};
 
+std::string unreadable_seed(const HistoryRecovery& hr) {
+  return "the history files were seeded and their seed cannot be read: " + hr.seed_error;
+}
+
 // A kept batch is applied in runs: one frame of the files per run, as the
 // history thread writes them.
 constexpr size_t kBatchesAFrame = 64;
@@ -44,7 +48,7 @@ DataDirRecovery HistoryRestart::recover(const std::string& dir, Engine& engine) 
   }
   std::string why;
   if (loaded_ && !hr_.load.from_start)
-    why = "the history files were seeded and their seed cannot be read: " + hr_.seed_error;
+    why = unreadable_seed(hr_);
   else if (!journal_reaches(files, after_))
     why = "the journal no longer holds the records after position " + std::to_string(after_);
   if (!why.empty()) {
@@ -85,7 +89,7 @@ bool HistoryRestart::finish(const std::atomic<bool>* stop) {
     }
     const uint64_t held = hr_.load.seq;
     if (!hr_.load.from_start)
-      seed("the history files were seeded and their seed cannot be read: " + hr_.seed_error);
+      seed(unreadable_seed(hr_));
     else if (held < after_)
       seed("the history files end at position " + std::to_string(held) + ", before the " + std::to_string(after_) +
            " they were synced through");
