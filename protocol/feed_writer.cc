@@ -128,10 +128,10 @@ void write_record(const Record& rec, std::string& out) {
         write_market(w, std::get<MarketRec>(rec.body));
         break;
       case Op::Score:
-        write_score(w, std::get<ScoreRec>(rec.body));
+        write_score(w, rec.score());
         break;
       case Op::Stats:
-        write_stats(w, std::get<StatsRec>(rec.body));
+        write_stats(w, rec.stats());
         break;
     }
   });

@@ -15,7 +15,7 @@ namespace oddsrelay {
 namespace {
 
 // Past the first `ended` record: the last read before full time is taken.
-bool ended(const EventEntry& e) { return e.score && e.score->ended; }
+bool ended(const EventEntry& e) { return e.ended; }
 
 // The state's counts of what it holds (Snapshot::bytes, markets, outcomes:
 // /v1/status shows them; the retention tests hold bytes equal to the sum
@@ -30,6 +30,13 @@ template <class T>
 void replace_part(Snapshot& s, std::shared_ptr<const T>& slot, std::type_identity_t<std::shared_ptr<const T>> v) {
   s.bytes += part_bytes(v.get()) - part_bytes(slot.get());
   slot = std::move(v);
+}
+
+// The score is set only here (and by restore_entry), so the entry's copy of
+// its `ended` never disagrees with it.
+void replace_score(Snapshot& s, EventEntry& e, std::shared_ptr<const ScoreState> v) {
+  replace_part(s, e.score, std::move(v));
+  e.ended = e.score && e.score->ended;
 }
 
 // A market joining (+1) or leaving (-1) an entry's list: the state's
@@ -148,7 +155,7 @@ ApplyResult Engine::apply_remove(feed::Record& rec) {
   if (e.score && !e.score->last.kickoff && e.info) {
     auto s = std::make_shared<ScoreState>(*e.score);
     s->last.kickoff = e.info->ts;
-    replace_part(work_, e.score, std::move(s));
+    replace_score(work_, e, std::move(s));
   }
   replace_part(work_, e.info, nullptr);
   for (const auto& m : e.markets) {
@@ -197,7 +204,7 @@ void Engine::apply_market(feed::Record& rec) {
 }
 
 void Engine::apply_score(feed::Record& rec) {
-  auto& sr = std::get<feed::ScoreRec>(rec.body);
+  auto& sr = rec.score();
   EventEntry& e = entry_for(rec.number, rec.id, rec.at);
   auto s = e.score ? std::make_shared<ScoreState>(*e.score) : std::make_shared<ScoreState>();
   EventChange& ch = change_for(e);
@@ -235,12 +242,12 @@ void Engine::apply_score(feed::Record& rec) {
       ch.bits |= kFinalChanged;
     }
   }
-  replace_part(work_, e.score, std::move(s));
+  replace_score(work_, e, std::move(s));
   note_listing(ch, e, e.sport(), e.live());
 }
 
 void Engine::apply_stats(feed::Record& rec) {
-  auto& sr = std::get<feed::StatsRec>(rec.body);
+  auto& sr = rec.stats();
   EventEntry& e = entry_for(rec.number, rec.id, rec.at);
   auto s = e.stats ? std::make_shared<StatsState>(*e.stats) : std::make_shared<StatsState>();
   for (size_t i = 0; i < sr.values.size(); ++i)
@@ -398,6 +405,7 @@ void Engine::restore_entry(EventEntry&& entry) {
   entry.edit = edit_;
   entry.change = 0;
   slot = std::make_shared<EventEntry>(std::move(entry));
+  slot->ended = slot->score && slot->score->ended;
   slot->retire_at = EventEntry::kNotRetiring;
   count_entry(*slot, +1);
   if (retirable(*slot)) index(*slot);

@@ -97,7 +97,7 @@ bool read_score(const Value& v, feed::FeedParser& parser, ScoreState& s, std::st
   feed::Record r;
   if (!read_nested(v["rec"], parser, r, err)) return false;
   if (r.op() != feed::Op::Score) return err = "score: not a score record", false;
-  s.last = std::get<feed::ScoreRec>(r.body);
+  s.last = r.score();
   s.ts = r.at;
   for (const Value& p : v["tl"].GetArray()) {
     if (!p.IsArray() || p.Size() != 4 || !p[0].IsInt64() || !p[1].IsInt() || !p[2].IsInt() || !p[3].IsString())
@@ -159,7 +159,7 @@ bool read_entry(const Value& d, feed::FeedParser& parser, EventEntry& e, std::st
     if (!read_nested(it->value, parser, r, err)) return false;
     if (r.op() != feed::Op::Stats) return err = "stats: not a stats record", false;
     auto st = std::make_shared<StatsState>();
-    const auto& sr = std::get<feed::StatsRec>(r.body);
+    const auto& sr = r.stats();
     st->values = sr.values;
     st->final = sr.final;
     st->ts = r.at;

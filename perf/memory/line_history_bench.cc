@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
               }
           break;
         case feed::Op::Score:
-          s.ended |= std::get<feed::ScoreRec>(r.body).status == feed::ScoreStatus::Ended;
+          s.ended |= r.score().status == feed::ScoreStatus::Ended;
           break;
         default: break;
       }

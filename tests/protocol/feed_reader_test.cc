@@ -60,7 +60,7 @@ TEST(FeedReader, ParsesEventScoreStatsRemove) {
           r),
       LineStatus::Record)
       << p.error();
-  const auto& s = std::get<ScoreRec>(r.body);
+  const auto& s = r.score();
   EXPECT_EQ(*s.home, 1);
   EXPECT_FALSE(s.away.has_value());
   EXPECT_EQ(s.status, ScoreStatus::Ended);
@@ -69,7 +69,7 @@ TEST(FeedReader, ParsesEventScoreStatsRemove) {
 
   ASSERT_EQ(parse(p, R"({"at":3,"op":"stats","id":"99","corners":[5,3],"cards":[2,1],"final":true})", r),
             LineStatus::Record);
-  const auto& st = std::get<StatsRec>(r.body);
+  const auto& st = r.stats();
   EXPECT_EQ(st.values[0]->first, 5);
   EXPECT_TRUE(st.final);
   EXPECT_EQ(p.unknown_fields(), 1u);  // "cards" is not a stat name of the format
@@ -77,6 +77,26 @@ TEST(FeedReader, ParsesEventScoreStatsRemove) {
   ASSERT_EQ(parse(p, R"({"at":4,"op":"remove","id":"s7_p3.99"})", r), LineStatus::Record);
   EXPECT_EQ(r.op(), Op::Remove);
   EXPECT_EQ(r.number, 99u);
+}
+
+// Scores and stats are held out of line, so a record is sized for a market
+// (each is moved into its batch); a copy still copies them whole.
+TEST(FeedReader, ARecordIsSizedForAMarketAndCopiesAScoreWhole) {
+  static_assert(sizeof(Record) <= 160, "a score or stats body inline again makes every record 248 bytes");
+  FeedParser p;
+  Record r;
+  ASSERT_EQ(parse(p, R"({"at":2,"op":"score","id":"99","home":1,"away":0,"status":"live","clock":"12:00"})", r),
+            LineStatus::Record);
+  Record copy = r;
+  copy.score().home = 3;
+  copy.score().clock = "13:00";
+  EXPECT_EQ(*r.score().home, 1);
+  EXPECT_EQ(*r.score().clock, "12:00");
+  EXPECT_EQ(*copy.score().home, 3);
+  Record moved = std::move(copy);
+  EXPECT_EQ(*moved.score().clock, "13:00");
+  copy = moved;  // a moved-from record is assigned to again
+  EXPECT_EQ(*copy.score().home, 3);
 }
 
 TEST(FeedReader, MalformedLinesSayWhy) {

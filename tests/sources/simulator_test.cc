@@ -67,7 +67,7 @@ TEST(Simulator, CoversSportsMarketsAndTheMatchLifecycle) {
         break;
       }
       case feed::Op::Score: {
-        const auto& s = std::get<feed::ScoreRec>(r.body);
+        const auto& s = r.score();
         postponed |= s.postponed;
         if (s.status == feed::ScoreStatus::Live && s.home && *s.home + *s.away > 0) live_score = true;
         if (s.status == feed::ScoreStatus::Ended) results.insert(s.result);

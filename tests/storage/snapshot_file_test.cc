@@ -369,5 +369,34 @@ TEST(SnapshotFile, CopyingUnchangedLinesWritesTheSameBytes) {
   EXPECT_EQ(test::read_file(dir.file("s4")), want);
 }
 
+// The engine keeps an entry's `ended` beside its score (the record path
+// reads it there): a loaded entry must have it too, or a market record after
+// full time would add to a history that froze at the first `ended`.
+TEST(SnapshotFile, AnEndedEventsLineHistoryStaysFrozenAfterALoad) {
+  const std::string id = "s7-1.42";
+  auto ended = test::rec(R"({"at":30,"op":"score","id":")" + id + R"(","home":2,"away":1,"status":"ended"})");
+  Engine a;
+  a.set_epoch("e-test");
+  test::apply_all(a, {test::event(1, id, 1, true),
+                      test::market(10, id, 1007, {{"s1.5", 0, {{2101, 130, 0}}}, {"s2.5", 0, {{2101, 190, 0}}}}),
+                      test::market(20, id, 1007, {{"s2.5", 0, {{2101, 185, 0}}}}), std::move(ended)});
+  const LineHistoryPtr frozen = a.current()->events.find(42)->history;
+  ASSERT_NE(frozen, nullptr);
+
+  test::TempDir dir;
+  SnapshotInfo info;
+  std::string err;
+  ASSERT_TRUE(write_snapshot_file(*a.current(), dir.file("snap.jsonl"), info, err)) << err;
+  Engine b;
+  ASSERT_TRUE(load_snapshot_file(dir.file("snap.jsonl"), b, info, err)) << err;
+  const LineHistoryPtr loaded = b.current()->events.find(42)->history;
+
+  // After full time the book withdraws the rest: none of it is a read before full time.
+  for (Engine* e : {&a, &b}) test::apply_all(*e, {test::market(40, id, 1007, {{"s3.5", 0, {{2101, 100, 0}}}})});
+  EXPECT_EQ(a.current()->events.find(42)->history, frozen);
+  EXPECT_EQ(b.current()->events.find(42)->history, loaded) << "a loaded ended event's history changed";
+  EXPECT_EQ(state_digest(*b.current()), state_digest(*a.current()));
+}
+
 }  // namespace
 }  // namespace oddsrelay
