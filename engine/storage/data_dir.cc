@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string_view>
@@ -196,29 +197,40 @@ DataDirRecovery recover_data_dir(const std::string& dir, Engine& engine, bool re
   }
   r.epoch = files.epoch;
 
-  // The newest snapshot that is intact and of this log.
+  // The newest snapshot that is intact, of this log, at or before
+  // `snapshot_at_most`, and with the journal going on from it (or, with
+  // none, from the start). When none is (the one there damaged, the journal
+  // compacted past the older ones) the newest of all rather than no start:
+  // r.past_at_most says so, and the odds history then starts again from the
+  // state (engine/storage/history_recovery.cc).
   std::map<uint64_t, std::string> candidates = complete_leftovers(dir, files.epoch, read_only);
   for (uint64_t seq : files.snapshots) candidates.emplace(seq, snapshot_path(dir, seq));
-  candidates.erase(candidates.upper_bound(from.snapshot_at_most), candidates.end());
-  for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
-    const std::string& path = it->second;
+  const auto reaches = [&](uint64_t seq) { return files.segments.empty() || files.segments.front() <= seq + 1; };
+  const auto load = [&](uint64_t seq, const std::string& path) {
     SnapshotInfo info;
     std::string err;
     if (!check_snapshot_file(path, info, err)) {
       r.skipped_snapshots.push_back(err);
-      continue;
+      return false;
     }
-    if (info.epoch != r.epoch || info.seq != it->first) {
+    if (info.epoch != r.epoch || info.seq != seq) {
       r.skipped_snapshots.push_back(path + ": of another log (epoch " + info.epoch + ") or misnamed");
-      continue;
+      return false;
     }
     if (!load_snapshot_file(path, engine, info, err))
       throw std::runtime_error("snapshot passed its checks but did not load: " + err);
     r.snapshot_seq = info.seq;
     r.snapshot_events = info.events;
     r.snapshot_retain_ended_ms = info.retain_ended_ms;
-    break;
-  }
+    return true;
+  };
+  const auto split = std::make_reverse_iterator(candidates.upper_bound(from.snapshot_at_most));
+  bool loaded = false;
+  for (auto it = split; it != candidates.rend() && !loaded; ++it)
+    if (reaches(it->first)) loaded = load(it->first, it->second);
+  if (!loaded && !reaches(0))
+    for (auto it = candidates.rbegin(); it != split && !loaded; ++it)
+      r.past_at_most = loaded = load(it->first, it->second);
   engine.set_epoch(r.epoch);
 
   // Then every record after it, segment by segment.

@@ -49,7 +49,10 @@ struct DataDirRecovery {
   uint64_t snapshot_events = 0;
   int64_t snapshot_retain_ended_ms = 0;        // the horizon the snapshot was kept with (0: not recorded)
   std::vector<std::string> skipped_snapshots;  // "<path>: why" for each newer one that failed
-  uint64_t replayed = 0;                       // journal records applied after the snapshot
+  // No snapshot at or before RecoverFrom::snapshot_at_most could start the
+  // state (damaged, or the journal compacted past it): a newer one did.
+  bool past_at_most = false;
+  uint64_t replayed = 0;  // journal records applied after the snapshot
   uint64_t bad_records = 0;
   uint64_t truncated_bytes = 0;
   bool torn_tail = false;

@@ -74,6 +74,17 @@ DataDirRecovery HistoryRestart::recover(const std::string& dir, Engine& engine) 
   DataDirRecovery r = recover_data_dir(dir, engine, false, from);
   state_ = engine.current();
   epoch_ = r.epoch;
+  if (r.past_at_most) {
+    // The records between the files' end and that snapshot were not
+    // replayed: the history cannot be rebuilt to the state, so it starts
+    // from it, as when the journal no longer holds them.
+    kept_.clear();
+    seed("no snapshot at or before position " + std::to_string(after_) + " could be read (" +
+         (r.skipped_snapshots.empty() ? std::string("the journal no longer reaches back from one")
+                                      : r.skipped_snapshots.front()) +
+         "): started from the one at " + std::to_string(r.snapshot_seq));
+    return r;
+  }
   pending_ = true;
   if (loaded_) finish();
   return r;

@@ -443,6 +443,32 @@ TEST(HistoryRestart, FilesEndingBeforeTheirSyncedPositionAreSeeded) {
   EXPECT_EQ(t.store.state().held_from_seq, 20001u);
 }
 
+// The snapshot the restart would start from (at or before the files' synced
+// position) is damaged, and the journal was compacted past the older ones:
+// the state starts from the newest snapshot instead of not at all, and the
+// history from that state, saying why.
+TEST(HistoryRestart, ADamagedSnapshotBeforeTheFilesEndStartsFromTheNewest) {
+  uint64_t damaged = 0;
+  Restarted t([&](const std::string& dir) {
+    for (uint64_t seq : list_data_dir(dir).snapshots)
+      if (seq <= 7000) damaged = seq;
+    ASSERT_NE(damaged, 0u);
+    const std::string path = snapshot_path(dir, damaged);
+    std::string bytes = test::read_file(path);
+    bytes[bytes.size() / 2] ^= 0x20;
+    test::write_file(path, bytes);
+  });
+  EXPECT_EQ(t.r.seq, 20000u);
+  EXPECT_TRUE(t.r.past_at_most);
+  EXPECT_GT(t.r.snapshot_seq, 7000u);
+  EXPECT_FALSE(t.restart->pending());
+  const HistoryRecovery& hr = t.restart->result();
+  EXPECT_FALSE(hr.rebuilt);
+  EXPECT_NE(hr.why_seeded.find("no snapshot at or before position 7000 could be read"), std::string::npos)
+      << hr.why_seeded;
+  EXPECT_EQ(t.store.state().held_from_seq, 20001u);
+}
+
 // A history seeded at a restart (the journal no longer held what its files
 // did not) writes the state it started from beside its files; the next
 // restart seeds the store with it and reads the files after it, so what
