@@ -3,8 +3,6 @@
 
 #include <cstring>
 
-#include "engine/history/varint.h"
-
 namespace oddsrelay::history {
 
 namespace {
@@ -50,13 +48,14 @@ uint64_t LayoutTable::hash(const feed::MarketRec& rec, const LineKey* keys) cons
 bool LayoutTable::same(uint32_t id, const feed::MarketRec& rec) const { return same(id, rec, keys_of(rec)); }
 
 bool LayoutTable::same(uint32_t id, const feed::MarketRec& rec, const LineKey* keys) const {
-  const uint8_t* p = bytes_.data() + at_[id];
-  const uint8_t* end = bytes_.data() + at_[id + 1];
+  const uint32_t* p = words_.data() + at_[id];
+  const uint32_t* end = words_.data() + at_[id + 1];
   for (const feed::LineIn& in : rec.lines) {
-    if (p == end || !(lines_[get_varint(p)] == *keys++)) return false;
-    if (get_varint(p) != in.count) return false;
+    if (p == end || !(lines_[p[0]] == *keys++) || p[1] != in.count) return false;
+    const feed::OutcomeIn* o = rec.outcomes.data() + in.first;
     for (uint32_t j = 0; j < in.count; ++j)
-      if (get_varint(p) != rec.outcomes[in.first + j].id) return false;
+      if (p[2 + j] != o[j].id) return false;
+    p += 2 + in.count;
   }
   return p == end;
 }
@@ -73,20 +72,19 @@ uint32_t LayoutTable::intern(const feed::MarketRec& rec) {
   const LineKey* keys = keys_of(rec);
   const uint64_t h = hash(rec, keys);
   if (const uint32_t id = find(rec, keys, h); id != UINT32_MAX) return id;
-  thread_local std::vector<uint8_t> b;
-  b.clear();
-  for (size_t i = 0; i < rec.lines.size(); ++i) {
-    const feed::LineIn& in = rec.lines[i];
-    put_varint(b, line_id(keys[i]));
-    put_varint(b, in.count);
-    for (uint32_t j = 0; j < in.count; ++j) put_varint(b, rec.outcomes[in.first + j].id);
-  }
   auto [it, added] = by_hash_.try_emplace(h, UINT32_MAX);
   if (at_.empty()) at_.push_back(0);
+  size_t n = 0;
+  for (const feed::LineIn& in : rec.lines) n += 2 + in.count;
   // Grown by a quarter, as the logs are: these bytes are counted too.
-  if (bytes_.capacity() - bytes_.size() < b.size()) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + b.size());
-  bytes_.insert(bytes_.end(), b.begin(), b.end());
-  at_.push_back(static_cast<uint32_t>(bytes_.size()));
+  if (words_.capacity() - words_.size() < n) words_.reserve(words_.size() + words_.size() / 4 + n);
+  for (size_t i = 0; i < rec.lines.size(); ++i) {
+    const feed::LineIn& in = rec.lines[i];
+    words_.push_back(line_id(keys[i]));
+    words_.push_back(in.count);
+    for (uint32_t j = 0; j < in.count; ++j) words_.push_back(rec.outcomes[in.first + j].id);
+  }
+  at_.push_back(static_cast<uint32_t>(words_.size()));
   const auto id = static_cast<uint32_t>(next_.size());
   next_.push_back(it->second);
   it->second = id;
@@ -95,12 +93,8 @@ uint32_t LayoutTable::intern(const feed::MarketRec& rec) {
 
 void LayoutTable::line_ids(uint32_t id, std::vector<uint32_t>& out) const {
   out.clear();
-  const uint8_t* p = bytes_.data() + at_[id];
-  const uint8_t* end = bytes_.data() + at_[id + 1];
-  while (p < end) {
-    out.push_back(static_cast<uint32_t>(get_varint(p)));
-    for (uint64_t count = get_varint(p); count > 0; --count) get_varint(p);
-  }
+  for (const uint32_t *p = words_.data() + at_[id], *end = words_.data() + at_[id + 1]; p < end; p += 2 + p[1])
+    out.push_back(p[0]);
 }
 
 size_t LayoutTable::LineHash::operator()(const LineKey& k) const {
@@ -118,21 +112,15 @@ uint32_t LayoutTable::line_id(const LineKey& key) {
 
 MarketLayout LayoutTable::layout(uint32_t id) const {
   MarketLayout out;
-  const uint8_t* p = bytes_.data() + at_[id];
-  const uint8_t* end = bytes_.data() + at_[id + 1];
-  while (p < end) {
-    LineLayout line{lines_[get_varint(p)], {}};
-    const uint64_t count = get_varint(p);
-    for (uint64_t j = 0; j < count; ++j) line.outcomes.push_back(static_cast<uint32_t>(get_varint(p)));
-    out.push_back(std::move(line));
-  }
+  for (const uint32_t *p = words_.data() + at_[id], *end = words_.data() + at_[id + 1]; p < end; p += 2 + p[1])
+    out.push_back(LineLayout{lines_[p[0]], std::vector<uint32_t>(p + 2, p + 2 + p[1])});
   return out;
 }
 
 size_t LayoutTable::bytes() const {
   // A hash map node: its key, value and next pointer, plus its bucket.
   constexpr size_t kNode = 32;
-  return sizeof(LayoutTable) + bytes_.capacity() + (at_.capacity() + next_.capacity()) * sizeof(uint32_t) +
+  return sizeof(LayoutTable) + (words_.capacity() + at_.capacity() + next_.capacity()) * sizeof(uint32_t) +
          by_hash_.size() * kNode + by_hash_.bucket_count() * sizeof(void*) + lines_.capacity() * sizeof(LineKey) +
          line_ids_.size() * (kNode + sizeof(LineKey)) + line_ids_.bucket_count() * sizeof(void*);
 }

@@ -63,10 +63,12 @@ class LayoutTable {
   bool same(uint32_t id, const feed::MarketRec& rec, const LineKey* keys) const;
 
   uint64_t hash_mask_;
-  // Per layout, per line: its line id, outcome count and outcome ids as
-  // varints (the key once, in lines_: a compare is two words); one layout
-  // after another, at_[id] to at_[id + 1].
-  std::vector<uint8_t> bytes_;
+  // Per layout, per line: its line id, outcome count and outcome ids, a
+  // word each (the key once, in lines_: its compare is two words; and a
+  // word an id compares without a varint's decode, the check every layout
+  // change of a market makes); one layout after another, at_[id] to
+  // at_[id + 1]. (Some thousands of layouts: the words cost little.)
+  std::vector<uint32_t> words_;
   std::vector<uint32_t> at_;
   std::unordered_map<uint64_t, uint32_t> by_hash_;  // the newest layout of a hash
   std::vector<uint32_t> next_;                      // per layout, the one before of its hash (UINT32_MAX: none)
