@@ -40,8 +40,14 @@ class ByteLog {
   // Capacity exactly `n` (at least the size): the memory bound counts it.
   void reserve(size_t n) {
     if (n <= cap_) return;
-    void* p = std::realloc(data_, n);
+    // malloc, copy, free rather than realloc: a log's growth always moves
+    // it (a quarter more is past the allocator's size class), and the two
+    // calls take the allocator's thread cache where realloc does not
+    // (realloc was 6% of the history thread's instructions).
+    void* p = std::malloc(n);
     if (!p) throw std::bad_alloc();
+    if (size_) std::memcpy(p, data_, size_);
+    std::free(data_);
     data_ = static_cast<uint8_t*>(p);
     cap_ = static_cast<uint32_t>(n);
   }

@@ -173,46 +173,66 @@ void EventHistory::zip(MarketSlots& ms, MarketLog& log, const feed::MarketRec& r
   }
 }
 
-uint32_t EventHistory::line_id(const LineKey& key) {
-  const uint32_t id = layouts_->line_id(key);
-  if (id >= kMaxLines) throw std::length_error("odds history: more than 2^21 line keys");
-  return id;
+uint32_t EventHistory::checked(uint32_t line) {
+  if (line >= kMaxLines) throw std::length_error("odds history: more than 2^21 line keys");
+  return line;
 }
 
-const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout) {
+const uint32_t* EventHistory::line_in_cur(const MarketSlots& ms, uint32_t line, size_t& from) {
+  const size_t size = ms.cur.size();
+  for (size_t c = from; c < size; c += 2 + ms.cur[c + 1])
+    if (ms.cur[c] == line) return from = c + 2 + ms.cur[c + 1], ms.cur.data() + c;
+  for (size_t c = 0; c < from; c += 2 + ms.cur[c + 1])
+    if (ms.cur[c] == line) return from = c + 2 + ms.cur[c + 1], ms.cur.data() + c;
+  return nullptr;
+}
+
+const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const feed::MarketRec& rec, int32_t layout,
+                                         const uint32_t* lines) {
   if (ms.layout_at.size() <= static_cast<size_t>(layout)) ms.layout_at.resize(static_cast<size_t>(layout) + 1, -1);
   if (ms.layout_at[static_cast<size_t>(layout)] >= 0)
     return ms.numbers.data() + ms.layout_at[static_cast<size_t>(layout)];
   const size_t at = ms.numbers.size();
-  // Numbers are given in the order a market's records list their outcomes,
-  // and a new layout is mostly lines the market had (a ladder moved by a
-  // rung), so the search starts after the number found last and nearly
-  // always stops there: a new layout costs its outcomes, not outcomes x
-  // the market's outcomes. A line none of the market's outcomes had (the
-  // search for its first outcome says so) has only outcomes made here
-  // since: the others search those alone.
-  size_t hint = 0;
+  // A line of the layout before (`cur`: a moved ladder keeps some of its
+  // rungs, in order) gives its outcomes' numbers by place, where the ids
+  // agree: an outcome in the book is the one number its line and id have
+  // (numbers are made only when the search below finds none held).
+  // Otherwise numbers are given in the order a market's records list their
+  // outcomes, and a new layout is mostly lines the market had, so the
+  // search starts after the number found last and nearly always stops
+  // there: a new layout costs its outcomes, not outcomes x the market's
+  // outcomes. A line none of the market's outcomes had (the search for its
+  // first outcome says so) has only outcomes made here since: the others
+  // search those alone.
+  size_t hint = 0, cur_from = 0;
   for (const feed::LineIn& l : rec.lines) {
-    const uint32_t li = line_id(LineKey(l.key));
+    const uint32_t li = checked(*lines++);
+    const uint32_t* in_cur = line_in_cur(ms, li, cur_from);
     const size_t line_from = ms.outs.size();
     bool line_known = true;
+    if (!(ms.lines_seen & MarketSlots::line_bit(li))) line_known = false;  // no outcome of the market has it
     for (uint32_t i = l.first; i < l.first + l.count; ++i) {
       const uint32_t id = rec.outcomes[i].id;
       const size_t outs = ms.outs.size();
-      const size_t from = line_known ? 0 : line_from;
+      const uint32_t place = i - l.first;
       size_t n = outs;
-      bool seen_line = false;
-      for (size_t k = from; k < outs; ++k) {
-        const size_t j = !line_known ? k : hint + k < outs ? hint + k : hint + k - outs;
-        const Out& o = ms.outs[j];
-        if (o.line != li) continue;
-        seen_line = true;
-        if (o.id == id && !o.gone) {
-          n = j;
-          break;
+      if (in_cur && place < in_cur[1] && ms.outs[in_cur[2 + place]].id == id) {
+        n = in_cur[2 + place];
+      } else {
+        const size_t from = line_known ? 0 : line_from;
+        bool seen_line = false;
+        for (size_t k = from; k < outs; ++k) {
+          const size_t j = !line_known ? k : hint + k < outs ? hint + k : hint + k - outs;
+          const Out& o = ms.outs[j];
+          if (o.line != li) continue;
+          seen_line = true;
+          if (o.id == id && !o.gone) {
+            n = j;
+            break;
+          }
         }
+        if (i == l.first && !seen_line) line_known = false;
       }
-      if (i == l.first && !seen_line) line_known = false;
       hint = n + 1;
       if (n == outs) {
         log.add_outcome();
@@ -220,6 +240,7 @@ const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const 
         o.id = id;
         o.line = li;
         append(ms.outs, o);
+        ms.lines_seen |= MarketSlots::line_bit(li);
         ++outcomes_;
       }
       append(ms.numbers, static_cast<uint32_t>(n));
@@ -229,9 +250,18 @@ const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const 
   return ms.numbers.data() + at;
 }
 
+const uint32_t* EventHistory::lines_of(const MarketLog& log, int32_t layout) const {
+  thread_local std::vector<uint32_t> lines;
+  layouts_->line_ids(log.layout_id(layout), lines);
+  return lines.data();
+}
+
 void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t layout) {
   MarketLog& log = logs_[static_cast<size_t>(&ms - slots_.data())];
-  const uint32_t* numbers = layout >= 0 ? numbers_of(ms, log, rec, layout) : nullptr;
+  // The layout's line ids from the store's table, which found it: no line
+  // key is hashed here.
+  const uint32_t* lines = layout >= 0 ? lines_of(log, layout) : nullptr;
+  const uint32_t* numbers = layout >= 0 ? numbers_of(ms, log, rec, layout, lines) : nullptr;
   // The layout before, taken out of the book; the record's outcomes put
   // back. Points: the record's outcomes in its order, then the withdrawn
   // in the order the layout before listed them.
@@ -245,8 +275,7 @@ void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t
   ms.cur.clear();
   size_t k = 0;
   for (const feed::LineIn& l : rec.lines) {
-    const uint32_t li = l.count ? ms.outs[numbers[k]].line : line_id(LineKey(l.key));
-    append(ms.cur, li);
+    append(ms.cur, checked(*lines++));
     append(ms.cur, l.count);
     for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
       const feed::OutcomeIn& oi = rec.outcomes[i];
@@ -298,11 +327,11 @@ int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
   MarketSlots& ms = slots_[mi];
   const size_t writer_before = ms.bytes();
   if (layout >= 0) {
-    const uint32_t* numbers = numbers_of(ms, log, rec, layout);
+    const uint32_t* lines = lines_of(log, layout);
+    const uint32_t* numbers = numbers_of(ms, log, rec, layout, lines);
     size_t k = 0;
     for (const Line& l : m.lines) {
-      const uint32_t li = l.count ? ms.outs[numbers[k]].line : line_id(l.key);
-      append(ms.cur, li);
+      append(ms.cur, checked(*lines++));
       append(ms.cur, l.count);
       for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
         const Outcome& q = m.outcomes[i];

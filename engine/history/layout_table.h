@@ -28,13 +28,22 @@ using MarketLayout = std::vector<LineLayout>;
 
 class LayoutTable {
  public:
-  // The id of rec's layout (rec has lines), added if new.
+  // `hash_mask` is ANDed into every layout's hash: tests give 0 so that all
+  // layouts collide, and show that same() still tells them apart.
+  explicit LayoutTable(uint64_t hash_mask = ~uint64_t{0}) : hash_mask_(hash_mask) {}
+
+  // The id of rec's layout (rec has lines), added if new. Found by a hash
+  // of a few of the record's words, then checked with same(): the layout's
+  // bytes are made only when it is new to the table (a market's ladder
+  // moving is 20% of the records, and nearly all their layouts are here).
   uint32_t intern(const feed::MarketRec& rec);
   // Whether rec's layout is layout `id`: a walk of its bytes against the
-  // record, no copy, no hash (nearly every record repeats its market's
-  // layout, so this is the per-record check).
+  // record, no copy, no hash.
   bool same(uint32_t id, const feed::MarketRec& rec) const;
   MarketLayout layout(uint32_t id) const;  // decoded from its bytes (a reader's)
+  // The ids of layout `id`'s lines, in its order (empty rungs included):
+  // a writer that found the layout needs no line key's hash.
+  void line_ids(uint32_t id, std::vector<uint32_t>& out) const;
   // Every line key the history's outcomes name, once for the store, as
   // the layouts are: an outcome keeps this id (engine/history/event_history.h),
   // not the 16-byte key, and a market no list of its own (a few hundred
@@ -46,9 +55,20 @@ class LayoutTable {
   size_t bytes() const;
 
  private:
-  // Per layout, per line: key length, key, outcome count, outcome ids as
-  // varints; one layout after another, at_[id] to at_[id + 1].
-  std::vector<uint8_t> bytes_;
+  // Of a record's layout, from its lines' keys (as LineKey cuts them; one
+  // per line) and the record: its first and last keys, its first and last
+  // outcome ids and its sizes, masked; same() says the rest.
+  uint64_t hash(const feed::MarketRec& rec, const LineKey* keys) const;
+  uint32_t find(const feed::MarketRec& rec, const LineKey* keys, uint64_t hash) const;
+  bool same(uint32_t id, const feed::MarketRec& rec, const LineKey* keys) const;
+
+  uint64_t hash_mask_;
+  // Per layout, per line: its line id, outcome count and outcome ids, a
+  // word each (the key once, in lines_: its compare is two words; and a
+  // word an id compares without a varint's decode, the check every layout
+  // change of a market makes); one layout after another, at_[id] to
+  // at_[id + 1]. (Some thousands of layouts: the words cost little.)
+  std::vector<uint32_t> words_;
   std::vector<uint32_t> at_;
   std::unordered_map<uint64_t, uint32_t> by_hash_;  // the newest layout of a hash
   std::vector<uint32_t> next_;                      // per layout, the one before of its hash (UINT32_MAX: none)

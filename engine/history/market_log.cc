@@ -31,12 +31,10 @@ void OutcomeState::advance(const Point& p) {
 }
 
 int32_t MarketLog::intern(const feed::MarketRec& rec) {
-  if (tail_.layout >= 0 && table_->same(layouts_[static_cast<size_t>(tail_.layout)], rec)) return tail_.layout;
-  // A market goes back to a layout it had (a ladder's rung moves back) far
-  // more often than it makes a new one: its own few, newest first, before
-  // the table's hash (past 8 of them, the hash is the cheaper).
-  for (size_t i = layouts_.size(), k = 0; i-- > 0 && k < 8; ++k)
-    if (static_cast<int32_t>(i) != tail_.layout && table_->same(layouts_[i], rec)) return static_cast<int32_t>(i);
+  // The table's id (its hash of the record, checked), then its place among
+  // the market's own: a scan of a few ids. (Walking the market's layouts'
+  // bytes against the record first, as this did, cost more than the
+  // table's look-up once that stopped making the record's bytes.)
   const uint32_t id = table_->intern(rec);
   auto it = std::find(layouts_.begin(), layouts_.end(), id);
   if (it != layouts_.end()) return static_cast<int32_t>(it - layouts_.begin());

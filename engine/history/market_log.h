@@ -141,6 +141,7 @@ class MarketLog {
 
   uint32_t market() const { return market_; }
   MarketLayout layout(int32_t i) const;  // decoded from its bytes (a reader's)
+  uint32_t layout_id(int32_t i) const { return layouts_[static_cast<size_t>(i)]; }  // in the store's table
   bool removed() const { return tail_.layout < 0; }
   // Whether cut_before(seq) would drop an entry; whether one ever did.
   bool has_entries_before(uint64_t seq) const;
@@ -152,9 +153,9 @@ class MarketLog {
   void add_bytes(HistoryBytes& b) const;
 
  private:
-  // The index of rec's layout in layouts_, added if new. Checked against
-  // the layout before it first, in place (most records repeat it); else
-  // the store's table names it, and layouts_ is searched for that id.
+  // The index of rec's layout in layouts_, added if new: the store's table
+  // names it, and layouts_ is searched for that id. (A writer that checked
+  // the layout before on its own state calls this only when it changed.)
   int32_t intern(const feed::MarketRec& rec);
   // Grown by a quarter rather than doubled: the bytes held are what the
   // memory bound counts, and a doubled vector is a third empty on average.

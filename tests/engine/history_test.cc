@@ -8,6 +8,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -136,6 +137,83 @@ TEST(HistoryPoints, TheSameOutcomeIdsUnderOtherLinesAreAnotherLayout) {
   EXPECT_EQ(r.points("s3.5", 2), (V{"1000:130/0/0@1", "3000:125/0/0@3"}));
   EXPECT_EQ(r.points("s4.5", 1), (V{"2000:500/0/0@2"}));
   EXPECT_EQ(r.points("s4.5", 2), (V{"2000:110/0/0@2", "3000:111/0/0@3"}));
+}
+
+// A ladder that moves to new rungs, back to rungs it had left (a layout
+// new to the market, with a line it had: its outcomes are searched for,
+// not made again) and back to an earlier layout: each outcome keeps one
+// series, and its points are the quotes of the records that listed it.
+TEST(HistoryPoints, ALadderGoingBackToItsRungsKeepsOneSeriesPerOutcome) {
+  Rig r;
+  r.feed({market(1000, kId, 1, {{"s2.5", 0, {{1, 150, 0}, {2, 250, 0}}}, {"s3.5", 0, {{1, 300, 0}, {2, 130, 0}}}}),
+          market(2000, kId, 1, {{"s4.5", 0, {{1, 500, 0}, {2, 110, 0}}}, {"s5.5", 0, {{1, 600, 0}, {2, 105, 0}}}}),
+          market(3000, kId, 1, {{"s2.5", 0, {{1, 150, 0}, {2, 240, 0}}}, {"s4.5", 0, {{1, 500, 0}, {2, 112, 0}}}}),
+          market(4000, kId, 1, {{"s2.5", 0, {{1, 155, 0}, {2, 240, 0}}}, {"s3.5", 0, {{1, 300, 0}, {2, 130, 0}}}}),
+          market(5000, kId, 1, {{"s4.5", 0, {{1, 501, 0}, {2, 112, 0}}}, {"s5.5", 0, {{1, 600, 0}, {2, 104, 0}}}})});
+  EXPECT_EQ(r.points("s2.5", 1),
+            (V{"1000:150/0/0@1", "2000:null@2", "3000:150/0/0@3", "4000:155/0/0@4", "5000:null@5"}));
+  EXPECT_EQ(r.points("s2.5", 2), (V{"1000:250/0/0@1", "2000:null@2", "3000:240/0/0@3", "5000:null@5"}));
+  EXPECT_EQ(r.points("s3.5", 2), (V{"1000:130/0/0@1", "2000:null@2", "4000:130/0/0@4", "5000:null@5"}));
+  EXPECT_EQ(r.points("s4.5", 1), (V{"2000:500/0/0@2", "4000:null@4", "5000:501/0/0@5"}));
+  EXPECT_EQ(r.points("s4.5", 2), (V{"2000:110/0/0@2", "3000:112/0/0@3", "4000:null@4", "5000:112/0/0@5"}));
+  EXPECT_EQ(r.points("s5.5", 2), (V{"2000:105/0/0@2", "3000:null@3", "5000:104/0/0@5"}));
+  r.store.read(number_of(kId), [&](const EventHistory* h, const HeldState&) {
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->outcomes().size(), 8u);  // 4 lines x 2 outcomes, each once
+  });
+}
+
+// The store's layouts are found by a hash of a few of a record's words;
+// layouts under one hash are told apart by their bytes. With every hash
+// the same (mask 0), each layout is still its own, and the points of a
+// simulator feed are those made with the hash.
+TEST(HistoryLayouts, LayoutsOfOneHashAreNotMerged) {
+  LayoutTable one(0);
+  const auto rec = [](std::vector<L> lines) { return std::get<feed::MarketRec>(market(1, kId, 1, lines).body); };
+  const feed::MarketRec a = rec({{"s2.5", 0, {{1, 1, 0}, {2, 1, 0}}}});
+  const feed::MarketRec b = rec({{"s3.5", 0, {{1, 1, 0}, {2, 1, 0}}}});
+  const feed::MarketRec c = rec({{"s2.5", 0, {{1, 1, 0}, {3, 1, 0}}}});
+  const feed::MarketRec d = rec({{"s2.5", 0, {{1, 1, 0}, {2, 1, 0}}}, {"s3.5", 0, {}}});
+  const uint32_t ia = one.intern(a), ib = one.intern(b), ic = one.intern(c), id = one.intern(d);
+  EXPECT_EQ(one.size(), 4u);
+  EXPECT_EQ(std::set<uint32_t>({ia, ib, ic, id}).size(), 4u);
+  EXPECT_EQ(one.intern(b), ib);
+  EXPECT_EQ(one.intern(a), ia);
+  EXPECT_EQ(one.intern(d), id);
+  EXPECT_TRUE(one.same(ic, c));
+  EXPECT_FALSE(one.same(ic, a));
+  EXPECT_EQ(one.layout(id), (MarketLayout{{LineKey("s2.5"), {1, 2}}, {LineKey("s3.5"), {}}}));
+  std::vector<uint32_t> lines;
+  one.line_ids(id, lines);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(one.line(lines[0]), LineKey("s2.5"));
+  EXPECT_EQ(one.line(lines[1]), LineKey("s3.5"));
+
+  // Every point of every outcome of a simulator feed, by event.
+  const auto points = [](LayoutTable& table) {
+    std::map<uint64_t, EventHistory> events;
+    uint64_t seq = 0;
+    for (const feed::Record& r : test::sim_records(3000)) {
+      ++seq;
+      if (r.op() != feed::Op::Market) continue;
+      auto it = events.try_emplace(r.number, r.id, &table).first;
+      it->second.on_market(std::get<feed::MarketRec>(r.body), r.at, seq);
+    }
+    std::vector<std::string> out;
+    for (const auto& [number, h] : events)
+      for (const OutcomeHistory& o : h.outcomes()) {
+        std::string s = std::to_string(number) + " " + std::to_string(o.key.market) + " " +
+                        std::string(o.key.line.view()) + " " + std::to_string(o.key.outcome) + ":";
+        for (const Point& p : h.points_of(o)) s += " " + Rig::str(p);
+        out.push_back(std::move(s));
+      }
+    return out;
+  };
+  LayoutTable hashed, collided(0);
+  const std::vector<std::string> want = points(hashed);
+  EXPECT_GT(want.size(), 100u);
+  EXPECT_EQ(points(collided), want);
+  EXPECT_EQ(collided.size(), hashed.size());
 }
 
 TEST(HistoryPoints, BatchingChangesNoPoint) {
