@@ -101,10 +101,11 @@ class Boxed {
  public:
   Boxed() : p_(std::make_unique<T>()) {}
   Boxed(T v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT: implicit, so `body = ScoreRec{...}` reads as before
-  Boxed(const Boxed& o) : p_(std::make_unique<T>(*o)) {}
+  // A moved-from box copies as empty, as it was.
+  Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
   Boxed(Boxed&&) noexcept = default;
   Boxed& operator=(const Boxed& o) {
-    if (this != &o) p_ = std::make_unique<T>(*o);
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
     return *this;
   }
   Boxed& operator=(Boxed&&) noexcept = default;

@@ -97,6 +97,10 @@ TEST(FeedReader, ARecordIsSizedForAMarketAndCopiesAScoreWhole) {
   EXPECT_EQ(*moved.score().clock, "13:00");
   copy = moved;  // a moved-from record is assigned to again
   EXPECT_EQ(*copy.score().home, 3);
+  Record taken = std::move(moved);
+  Record empty = moved;  // and a moved-from one copies (as empty), not a null read
+  EXPECT_EQ(empty.op(), Op::Score);
+  EXPECT_EQ(*taken.score().home, 3);
 }
 
 TEST(FeedReader, MalformedLinesSayWhy) {
