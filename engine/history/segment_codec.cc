@@ -1,6 +1,9 @@
 // The history segments' byte form (engine/history/segment_codec.h).
 #include "engine/history/segment_codec.h"
 
+#include <xxhash.h>
+
+#include <cstring>
 #include <stdexcept>
 
 #include "engine/history/varint.h"
@@ -14,9 +17,9 @@ void put_bytes(std::vector<uint8_t>& out, std::string_view s) {
   out.insert(out.end(), s.begin(), s.end());
 }
 
-std::string get_bytes(const uint8_t*& p) {
+std::string_view get_bytes(const uint8_t*& p) {
   const size_t n = get_varint(p);
-  std::string s(reinterpret_cast<const char*>(p), n);
+  std::string_view s(reinterpret_cast<const char*>(p), n);
   p += n;
   return s;
 }
@@ -41,9 +44,28 @@ void layout_bytes(const feed::MarketRec& rec, std::string& out) {
   }
 }
 
+// Whether `bytes` (a layout's, as layout_bytes writes them) are rec's
+// layout: both walked at once, so that a record repeating its market's
+// last layout (four in five do) is matched without writing its bytes,
+// which cost more than the rest of its encoding.
+bool same_layout(std::string_view bytes, const feed::MarketRec& rec) {
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* const end = p + bytes.size();
+  for (const feed::LineIn& l : rec.lines) {
+    if (p == end || get_varint(p) != l.key.size() || static_cast<size_t>(end - p) < l.key.size() ||
+        std::memcmp(p, l.key.data(), l.key.size()) != 0)
+      return false;
+    p += l.key.size();
+    if (p == end || get_varint(p) != l.count) return false;
+    for (uint32_t i = l.first; i < l.first + l.count; ++i)
+      if (p == end || get_varint(p) != rec.outcomes[i].id) return false;
+  }
+  return p == end;
+}
+
 // Calls fn(key, id) per outcome and line(key, count) per line of a layout.
 template <class OnLine, class OnOutcome>
-void parse_layout(const std::string& bytes, OnLine&& on_line, OnOutcome&& on_outcome) {
+void parse_layout(std::string_view bytes, OnLine&& on_line, OnOutcome&& on_outcome) {
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
   const uint8_t* end = p + bytes.size();
   while (p < end) {
@@ -56,36 +78,127 @@ void parse_layout(const std::string& bytes, OnLine&& on_line, OnOutcome&& on_out
   }
 }
 
+// Layouts or names a market has before it indexes them by hash.
+constexpr size_t kScan = 32;
+
+// Past kScan entries, the index holds them all; a lookup checks each
+// candidate's bytes, so a hash collision costs a compare, never a wrong
+// number.
+template <class Same>
+int64_t find_hashed(const std::unordered_multimap<uint64_t, uint32_t>& index, size_t n, uint64_t hash, Same&& same) {
+  if (n <= kScan) {
+    for (uint32_t i = 0; i < n; ++i)
+      if (same(i)) return i;
+    return -1;
+  }
+  for (auto [it, end] = index.equal_range(hash); it != end; ++it)
+    if (same(it->second)) return it->second;
+  return -1;
+}
+
+template <class Entry>
+void index_added(std::unordered_multimap<uint64_t, uint32_t>& index, const std::vector<Entry>& entries) {
+  const size_t n = entries.size();
+  if (n <= kScan) return;
+  if (index.empty())
+    for (uint32_t i = 0; i < n; ++i) index.emplace(entries[i].hash, i);
+  else
+    index.emplace(entries.back().hash, static_cast<uint32_t>(n - 1));
+}
+
+// A container node's bytes besides its value, about.
+constexpr size_t kNodeBytes = 32;
+
 }  // namespace
 
-uint32_t SegmentCodec::intern(Market& m, std::string bytes) {
-  auto it = m.layout_of.find(bytes);
-  if (it != m.layout_of.end()) return it->second;
-  const auto index = static_cast<uint32_t>(m.layouts.size());
-  std::vector<uint32_t> names;
+int64_t SegmentCodec::find_layout(const Market& m, std::string_view bytes, uint64_t hash) {
+  return find_hashed(m.layout_index, m.layouts.size(), hash, [&](uint32_t i) {
+    const Market::Layout& l = m.layouts[i];
+    return l.hash == hash && m.layout_bytes(i) == bytes;
+  });
+}
+
+uint32_t SegmentCodec::name_of(Market& m, uint32_t key_at, uint32_t key_len, uint32_t id) {
+  const std::string_view key(m.bytes.data() + key_at, key_len);
+  const uint64_t hash = XXH3_64bits_withSeed(key.data(), key.size(), id);
+  const int64_t found = find_hashed(m.name_index, m.name_keys.size(), hash, [&](uint32_t i) {
+    const Market::Name& n = m.name_keys[i];
+    return n.hash == hash && n.id == id && std::string_view(m.bytes.data() + n.key_at, n.key_len) == key;
+  });
+  if (found >= 0) return static_cast<uint32_t>(found);
+  m.name_keys.push_back(Market::Name{hash, key_at, key_len, id});
+  m.quotes.emplace_back();
+  held_ += sizeof(Market::Name) + sizeof(QuoteTail);
+  index_added(m.name_index, m.name_keys);
+  return static_cast<uint32_t>(m.name_keys.size() - 1);
+}
+
+uint32_t SegmentCodec::add_layout(Market& m, std::string_view bytes, uint64_t hash) {
+  Market::Layout l;
+  l.hash = hash;
+  l.at = static_cast<uint32_t>(m.bytes.size());
+  l.len = static_cast<uint32_t>(bytes.size());
+  l.names = static_cast<uint32_t>(m.names.size());
+  m.bytes.append(bytes);
   parse_layout(
-      bytes, [](std::string_view, uint32_t) {},
+      std::string_view(m.bytes.data() + l.at, l.len), [](std::string_view, uint32_t) {},
       [&](std::string_view key, uint32_t id) {
-        std::string name(key);
-        name.push_back('\0');
-        name.append(reinterpret_cast<const char*>(&id), sizeof id);
-        auto [n, added] = m.name_of.emplace(std::move(name), static_cast<uint32_t>(m.quotes.size()));
-        if (added) m.quotes.emplace_back();
-        names.push_back(n->second);
+        m.names.push_back(
+            name_of(m, static_cast<uint32_t>(key.data() - m.bytes.data()), static_cast<uint32_t>(key.size()), id));
       });
-  m.layout_of.emplace(bytes, index);
-  m.layouts.push_back(std::move(bytes));
-  m.positions.push_back(std::move(names));
-  return index;
+  l.count = static_cast<uint32_t>(m.names.size()) - l.names;
+  m.layouts.push_back(l);
+  held_ += bytes.size() + sizeof l + l.count * sizeof(uint32_t);
+  index_added(m.layout_index, m.layouts);
+  return static_cast<uint32_t>(m.layouts.size() - 1);
+}
+
+SegmentCodec::Event& SegmentCodec::event(uint64_t number) {
+  auto [it, added] = events_.try_emplace(number);
+  if (added) held_ += sizeof(Event) + kNodeBytes;
+  return it->second;
+}
+
+SegmentCodec::Market& SegmentCodec::market(Event& e, uint32_t id) {
+  auto [it, added] = e.markets.try_emplace(id);
+  if (added) held_ += sizeof(Market) + kNodeBytes;
+  return it->second;
+}
+
+SegmentCodec::Bytes SegmentCodec::bytes() const {
+  // An unordered container's node: its value and the next pointer (the
+  // hash is not cached for integer keys); a bucket is a pointer.
+  auto map_bytes = [](const auto& m, size_t value) { return m.size() * (value + 8) + m.bucket_count() * 8; };
+  Bytes b;
+  b.heads = map_bytes(events_, sizeof(uint64_t) + sizeof(Event));
+  for (const auto& [number, e] : events_) {
+    b.heads += e.id.capacity() + map_bytes(e.markets, sizeof(uint32_t) + sizeof(Market));
+    for (const auto& [id, m] : e.markets) {
+      b.layouts +=
+          m.bytes.capacity() + m.layouts.capacity() * sizeof(Market::Layout) + m.names.capacity() * sizeof(uint32_t);
+      b.names += m.name_keys.capacity() * sizeof(Market::Name) + m.quotes.capacity() * sizeof(QuoteTail);
+      b.indexes += map_bytes(m.layout_index, 16) + map_bytes(m.name_index, 16);
+    }
+  }
+  return b;
 }
 
 void SegmentCodec::put_market(Market& m, const feed::MarketRec& rec, std::vector<uint8_t>& out) {
-  layout_bytes(rec, scratch_);
-  const bool full = !m.layout_of.contains(scratch_);  // new in this segment
-  const uint32_t index = intern(m, scratch_);
+  uint32_t index;
+  bool full = false;  // new in this segment: its bytes follow
+  if (m.last >= 0 && same_layout(m.layout_bytes(static_cast<uint32_t>(m.last)), rec)) {
+    index = static_cast<uint32_t>(m.last);
+  } else {
+    layout_bytes(rec, scratch_);
+    const uint64_t hash = XXH3_64bits(scratch_.data(), scratch_.size());
+    const int64_t found = find_layout(m, scratch_, hash);
+    full = found < 0;
+    index = full ? add_layout(m, scratch_, hash) : static_cast<uint32_t>(found);
+  }
+  m.last = static_cast<int32_t>(index);
   put_varint(out, uint64_t{index} << 1 | (full ? 1 : 0));
-  if (full) put_bytes(out, m.layouts[index]);
-  const std::vector<uint32_t>& names = m.positions[index];
+  if (full) put_bytes(out, m.layout_bytes(index));
+  const uint32_t* names = m.names.data() + m.layouts[index].names;
   size_t k = 0;
   for (const feed::LineIn& l : rec.lines)
     for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
@@ -105,14 +218,18 @@ void SegmentCodec::get_market(Market& m, const uint8_t*& p, feed::MarketRec& rec
   const uint64_t h = get_varint(p);
   const auto index = static_cast<uint32_t>(h >> 1);
   if (h & 1) {
-    std::string bytes = get_bytes(p);
-    if (index == m.layouts.size()) intern(m, std::move(bytes));
+    const std::string_view bytes = get_bytes(p);
+    if (index == m.layouts.size()) {
+      const uint64_t hash = XXH3_64bits(bytes.data(), bytes.size());
+      if (find_layout(m, bytes, hash) < 0) add_layout(m, bytes, hash);
+    }
   }
   if (index >= m.layouts.size()) throw std::runtime_error("history segment: a layout never written");
-  const std::vector<uint32_t>& names = m.positions[index];
+  const uint32_t* names = m.names.data() + m.layouts[index].names;
+  const size_t count = m.layouts[index].count;
   for (uint64_t c; (c = get_varint(p)) != 0;) {
     const size_t k = (c >> 1) - 1;
-    if (k >= names.size()) throw std::runtime_error("history segment: an outcome past its layout");
+    if (k >= count) throw std::runtime_error("history segment: an outcome past its layout");
     QuoteTail& q = m.quotes[names[k]];
     q.price = static_cast<int32_t>(q.price + unzigzag(get_varint(p)));
     if (c & 1) {
@@ -124,7 +241,7 @@ void SegmentCodec::get_market(Market& m, const uint8_t*& p, feed::MarketRec& rec
   }
   size_t k = 0;
   parse_layout(
-      m.layouts[index],
+      m.layout_bytes(index),
       [&](std::string_view key, uint32_t count) {
         const uint8_t s = count > 0 ? m.quotes[names[k]].s : 0;
         rec.lines.push_back(feed::LineIn{std::string(key), s, static_cast<uint32_t>(rec.outcomes.size()), count});
@@ -143,7 +260,7 @@ void SegmentCodec::put(uint64_t first_seq, uint64_t seq, std::span<const feed::R
   for (const feed::Record& r : records) {
     const feed::Op op = r.op();
     const uint64_t kind = op == feed::Op::Market ? 1 : op == feed::Op::Event ? 2 : op == feed::Op::Remove ? 3 : 0;
-    Event* e = kind ? &events_[r.number] : nullptr;
+    Event* e = kind ? &event(r.number) : nullptr;
     const bool id = e && e->id != r.id;  // new in this segment, or changed
     bool live = false;
     if (op == feed::Op::Event) {
@@ -162,7 +279,7 @@ void SegmentCodec::put(uint64_t first_seq, uint64_t seq, std::span<const feed::R
     if (op != feed::Op::Market) continue;
     const auto& rec = std::get<feed::MarketRec>(r.body);
     put_varint(out, rec.market);
-    put_market(e->markets[rec.market], rec, out);
+    put_market(market(*e, rec.market), rec, out);
   }
   put_varint(out, evicted.size());
   for (uint64_t n : evicted) {
@@ -187,7 +304,7 @@ void SegmentCodec::get(const uint8_t*& p, LoggedBatch& b) {
       continue;
     }
     r.number = get_varint(p);
-    Event& e = events_[r.number];
+    Event& e = event(r.number);
     if (tag & 4) e.id = get_bytes(p);
     r.id = e.id;
     if (kind == 3) {
@@ -199,7 +316,7 @@ void SegmentCodec::get(const uint8_t*& p, LoggedBatch& b) {
     } else {
       feed::MarketRec rec;
       rec.market = static_cast<uint32_t>(get_varint(p));
-      get_market(e.markets[rec.market], p, rec);
+      get_market(market(e, rec.market), p, rec);
       r.body = std::move(rec);
     }
   }

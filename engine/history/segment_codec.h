@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -58,16 +59,56 @@ class SegmentCodec {
     events_.clear();
     last_seq_ = 0;
     last_at_ = 0;
+    held_ = 0;
   }
   size_t events() const { return events_.size(); }
+  // What its state holds (the writer's or the reader's), by part: the
+  // layouts' bytes and heads, the names and their quotes, the indexes, and
+  // the events' and markets' own.
+  struct Bytes {
+    size_t layouts = 0, names = 0, indexes = 0, heads = 0;
+    size_t total() const { return layouts + names + indexes + heads; }
+  };
+  Bytes bytes() const;
+  // About what the state grew by since the segment started (what it made:
+  // events, markets, layouts, names; evictions not taken off), kept as it
+  // grows: the writer starts a new file past a bound of it
+  // (HistorySegments), since every layout a segment has seen stays.
+  size_t held() const { return held_; }
 
  private:
+  // A market's state in this segment, flat: its layouts' bytes one after
+  // another, the names (line key, outcome id) of its outcomes and each
+  // name's last quote. A layout or a name is found by a scan of hashes
+  // while the market has few (most have a handful), past a few dozen
+  // (segment_codec.cc) by a hash index, so a market that keeps moving its lines costs a lookup, not a
+  // scan. (Maps of strings per market held 27 KB an event: more than the
+  // history itself, and a cache miss at every step.)
   struct Market {
-    std::vector<std::string> layouts;              // each layout's bytes
-    std::vector<std::vector<uint32_t>> positions;  // per layout: each outcome's name
-    std::unordered_map<std::string, uint32_t> layout_of;
-    std::unordered_map<std::string, uint32_t> name_of;  // line key + '\0' + outcome id
-    std::vector<QuoteTail> quotes;                      // per name; `priced`: known (written once)
+    struct Layout {
+      uint64_t hash = 0;  // of its bytes
+      uint32_t at = 0;    // its bytes: bytes[at, at + len)
+      uint32_t len = 0;
+      uint32_t names = 0;  // its outcomes' names: names[names, names + count)
+      uint32_t count = 0;
+    };
+    struct Name {
+      uint64_t hash = 0;    // of its line key, seeded with its outcome id
+      uint32_t key_at = 0;  // its line key: bytes[key_at, key_at + key_len)
+      uint32_t key_len = 0;
+      uint32_t id = 0;
+    };
+    std::string bytes;
+    std::vector<Layout> layouts;
+    std::vector<uint32_t> names;                                           // per layout, per outcome: its name's number
+    std::vector<Name> name_keys;                                           // per name
+    std::vector<QuoteTail> quotes;                                         // per name; `priced`: known (written once)
+    std::unordered_multimap<uint64_t, uint32_t> layout_index, name_index;  // empty until past kScan
+    // The layout its last record had (-1: none yet in this segment): four
+    // records in five repeat it, and are matched without writing its bytes.
+    int32_t last = -1;
+
+    std::string_view layout_bytes(uint32_t i) const { return {bytes.data() + layouts[i].at, layouts[i].len}; }
   };
   struct Event {
     std::string id;
@@ -76,12 +117,19 @@ class SegmentCodec {
 
   void put_market(Market& m, const feed::MarketRec& rec, std::vector<uint8_t>& out);
   void get_market(Market& m, const uint8_t*& p, feed::MarketRec& rec);
-  uint32_t intern(Market& m, std::string bytes);
+  // The number of the layout with these bytes (and their hash), or -1.
+  static int64_t find_layout(const Market& m, std::string_view bytes, uint64_t hash);
+  // Numbers a layout `m` does not have yet, and the names of its outcomes.
+  uint32_t add_layout(Market& m, std::string_view bytes, uint64_t hash);
+  uint32_t name_of(Market& m, uint32_t key_at, uint32_t key_len, uint32_t id);
+  Event& event(uint64_t number);
+  Market& market(Event& e, uint32_t id);
 
   std::unordered_map<uint64_t, Event> events_;
   uint64_t last_seq_ = 0;
   int64_t last_at_ = 0;
   std::string scratch_;
+  size_t held_ = 0;
 };
 
 }  // namespace oddsrelay::history

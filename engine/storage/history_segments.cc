@@ -233,7 +233,8 @@ void HistorySegments::flush() {
     last_sync_ = now;
     write_synced();
   }
-  if (files_.back().bytes >= segment_bytes_ && start(written_seq_ + 1, base_, err)) return;
+  if ((files_.back().bytes >= segment_bytes_ || codec_.held() >= state_bytes_) && start(written_seq_ + 1, base_, err))
+    return;
   counted();
 }
 

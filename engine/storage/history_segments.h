@@ -10,8 +10,10 @@
 //   varint length, the payload (one or more batches), 8 bytes XXH3-64 of the payload
 // A frame is appended whole by one write; a torn or corrupt tail (a kill or
 // power loss mid-write) is cut at start, as the journal's is, and counted.
-// Files rotate at `segment_bytes`; a closed file goes once every event it
-// holds has left at the retention horizon (its history went with it).
+// Files rotate at `segment_bytes`, or sooner once the codec's state (every
+// layout and outcome name the file has used, which a reader holds too)
+// passes `state_bytes`; a closed file goes once every event it holds has
+// left at the retention horizon (its history went with it).
 //
 // Beside them, history-synced (24 bytes: "ORHSYN1\n", little-endian seq,
 // XXH3-64 of the 16 bytes before) names the position the files were last
@@ -48,9 +50,15 @@ struct SegmentLoad {
 class HistorySegments : public AppliedLog {
  public:
   static constexpr uint64_t kDefaultSegmentBytes = uint64_t{64} << 20;
+  // The simulator's feed reaches it at about 25 MB of file
+  // (perf/history/history_bench.cc); a feed whose lines move more starts
+  // its next file sooner, so that the writer (and a restart reading the
+  // file) never holds several times the history's own bytes in layouts.
+  static constexpr uint64_t kDefaultStateBytes = uint64_t{32} << 20;
 
-  explicit HistorySegments(std::string dir, uint64_t segment_bytes = kDefaultSegmentBytes, int sync_ms = 200)
-      : dir_(std::move(dir)), segment_bytes_(segment_bytes), sync_ms_(sync_ms) {}
+  explicit HistorySegments(std::string dir, uint64_t segment_bytes = kDefaultSegmentBytes, int sync_ms = 200,
+                           uint64_t state_bytes = kDefaultStateBytes)
+      : dir_(std::move(dir)), segment_bytes_(segment_bytes), state_bytes_(state_bytes), sync_ms_(sync_ms) {}
   ~HistorySegments() override { close(); }
   HistorySegments(const HistorySegments&) = delete;
   HistorySegments& operator=(const HistorySegments&) = delete;
@@ -110,7 +118,7 @@ class HistorySegments : public AppliedLog {
   void counted();
 
   std::string dir_;
-  uint64_t segment_bytes_;
+  uint64_t segment_bytes_, state_bytes_;
   int sync_ms_;
   SegmentCodec codec_;
   std::vector<File> files_;  // ascending; the last one is appended to

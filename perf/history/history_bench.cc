@@ -6,8 +6,14 @@
 // allocator really handed out for it (jemalloc's stats.allocated), so that
 // the store's count can be checked; then where the bytes are. Run it under
 // callgrind with --toggle-collect='*HistoryStore::apply*' for the
-// recorder's instructions alone.
+// recorder's instructions alone. Then the same batches through the
+// segments' codec (engine/history/segment_codec.h), which a server with a
+// data dir runs on the same thread to write the history's files: its time
+// per record and bytes per point (callgrind: --toggle-collect='*SegmentCodec::put*').
 //   build/perf/bench_history FEED.jsonl [batch]
+#include <xxhash.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -17,6 +23,8 @@
 #include <vector>
 
 #include "engine/history/history_store.h"
+#include "engine/history/segment_codec.h"
+#include "engine/storage/history_segments.h"
 #include "protocol/feed_reader.h"
 
 using namespace oddsrelay;
@@ -78,5 +86,46 @@ int main(int argc, char** argv) {
               br.layouts);
   for (const auto& [name, bytes] : br.parts())
     std::printf("    %-28s %12" PRIu64 " bytes  %5.2f a point\n", name, bytes, double(bytes) / double(st.points));
+
+  // The files' writer: a segment starts again every 64 MB, or once its
+  // state passes its bound, as HistorySegments' defaults do.
+  const uint64_t codec_before = allocated();
+  auto* codec_ptr = new history::SegmentCodec;  // kept to the end: its state is what the writer holds
+  history::SegmentCodec& codec = *codec_ptr;
+  std::vector<uint8_t> out;
+  uint64_t written = 0, segments = 1;
+  size_t peak_held = 0;
+  XXH3_state_t* digest = XXH3_createState();  // of every byte written: a change of the writer keeps it
+  XXH3_64bits_reset(digest);
+  const auto c0 = std::chrono::steady_clock::now();
+  for (const history::LoggedBatch& b : batches) {
+    codec.put(b.first_seq, b.seq, b.records, b.evicted, out);
+    peak_held = std::max(peak_held, codec.held());
+    if (out.size() >= history::HistorySegments::kDefaultSegmentBytes ||
+        codec.held() >= history::HistorySegments::kDefaultStateBytes) {
+      ++segments;
+      XXH3_64bits_update(digest, out.data(), out.size());
+      written += out.size();
+      out.clear();
+      codec.new_segment();
+    }
+  }
+  const auto c1 = std::chrono::steady_clock::now();
+  XXH3_64bits_update(digest, out.data(), out.size());
+  written += out.size();
+  out = {};
+  const uint64_t codec_held = allocated() - codec_before;
+  const double cns = std::chrono::duration<double, std::nano>(c1 - c0).count();
+  std::printf("segments: %" PRIu64 " bytes (%.2f a point, digest %016" PRIx64 ") in %.3f s, %.0f ns a record\n",
+              written, double(written) / double(st.points), static_cast<uint64_t>(XXH3_64bits_digest(digest)),
+              cns / 1e9, cns / double(seq));
+  XXH3_freeState(digest);
+  const history::SegmentCodec::Bytes cb = codec.bytes();
+  std::printf("  %" PRIu64 " segments; the writer's state at most %zu bytes as it keeps count\n", segments, peak_held);
+  std::printf(
+      "  the writer's state at the end: %zu events, %zu bytes as it counts them (layouts %zu, names %zu, "
+      "indexes %zu, heads %zu)\n",
+      codec.events(), cb.total(), cb.layouts, cb.names, cb.indexes, cb.heads);
+  if (codec_held) std::printf("  %" PRIu64 " bytes allocated by the allocator for it\n", codec_held);
   return 0;
 }

@@ -13,12 +13,15 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine/core/engine.h"
 #include "engine/history/history_answer.h"
 #include "engine/history/history_store.h"
+#include "engine/history/segment_codec.h"
+#include "engine/history/varint.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/history_recovery.h"
 #include "engine/storage/log_writer.h"
@@ -261,6 +264,90 @@ uint64_t write_data_dir(const std::string& dir, const DirShape& shape, Fed& all)
   log.close();
   files.close();
   return engine.current()->seq;
+}
+
+// A file whose codec state (the layouts and names it has used) passes its
+// bound starts the next one, however few bytes it has: a feed whose lines
+// keep moving no longer grows the writer's memory until 64 MB of file. The
+// files still rebuild every answer.
+TEST(HistorySegments, AFileStartsAgainOnceItsLayoutsPassTheirBound) {
+  test::TempDir dir;
+  Fed fed;
+  {
+    HistorySegments files(dir.path(), HistorySegments::kDefaultSegmentBytes, 200, 256 << 10);
+    std::string err;
+    ASSERT_TRUE(files.start(1, 0, err)) << err;
+    feed(fed, files, 30000);
+  }
+  const std::vector<uint64_t> names = list_data_dir(dir.path()).history;
+  EXPECT_GT(names.size(), 2u);
+  for (uint64_t first : names) EXPECT_LT(file_size(history_segment_path(dir.path(), first)), 1u << 20);
+  SegmentLoad load;
+  const std::string got = rebuilt(dir.path(), fed.numbers, &load);
+  const std::string want = answers(fed.store, fed.numbers);
+  EXPECT_TRUE(got == want) << first_difference(want, got);
+  EXPECT_EQ(load.seq, fed.store.state().seq);
+}
+
+// A market that keeps moving its lines: more layouts and outcome names
+// than the codec scans (past a few dozen it indexes them by hash), then
+// back to each layout in another order. Every record reads back as it was
+// written, and a layout the segment already holds is named by its number,
+// not written again.
+TEST(HistorySegments, AMarketMovingItsLinesGoesBackToEachLayoutByNumber) {
+  const std::string id = "s7-101.5001";
+  auto record = [&](int i, int64_t at, int price) {
+    const std::string a = "s" + std::to_string(i) + ".5", b = "s" + std::to_string(i + 1) + ".5";
+    return test::market(at, id, 18,
+                        {{a, 0, {{12, price, 0}, {13, price + 7, 0}}},
+                         {b, i % 2, {{12, price + 1, i % 3 == 0 ? 1 : 0}, {13, price + 9, 0}}}});
+  };
+  constexpr int kLayouts = 150;
+  std::vector<feed::Record> recs;
+  for (int i = 0; i < kLayouts; ++i) recs.push_back(record(i, 1000 + i, 150 + i));
+  for (int k = 0; k < kLayouts; ++k) recs.push_back(record(k * 37 % kLayouts, 5000 + k, 300 + k % 11));
+  SegmentCodec writer, reader;
+  std::vector<uint8_t> out;
+  std::vector<size_t> ends;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    writer.put(i + 1, i + 1, std::span<const feed::Record>(&recs[i], 1), {}, out);
+    ends.push_back(out.size());
+  }
+  const uint8_t* p = out.data();
+  for (size_t i = 0; i < recs.size(); ++i) {
+    LoggedBatch b;
+    reader.get(p, b);
+    ASSERT_EQ(static_cast<size_t>(p - out.data()), ends[i]) << "record " << i;
+    ASSERT_EQ(b.records.size(), 1u);
+    const auto& want = std::get<feed::MarketRec>(recs[i].body);
+    const auto& got = std::get<feed::MarketRec>(b.records[0].body);
+    ASSERT_EQ(got.lines.size(), want.lines.size()) << "record " << i;
+    for (size_t l = 0; l < want.lines.size(); ++l) {
+      EXPECT_EQ(got.lines[l].key, want.lines[l].key) << "record " << i;
+      EXPECT_EQ(got.lines[l].suspended, want.lines[l].suspended) << "record " << i;
+      EXPECT_EQ(got.lines[l].count, want.lines[l].count) << "record " << i;
+    }
+    ASSERT_EQ(got.outcomes.size(), want.outcomes.size()) << "record " << i;
+    for (size_t o = 0; o < want.outcomes.size(); ++o) {
+      EXPECT_EQ(got.outcomes[o].id, want.outcomes[o].id) << "record " << i << " outcome " << o;
+      EXPECT_EQ(got.outcomes[o].price, want.outcomes[o].price) << "record " << i << " outcome " << o;
+      EXPECT_EQ(got.outcomes[o].flags, want.outcomes[o].flags) << "record " << i << " outcome " << o;
+    }
+  }
+  // The second pass names each layout by the number its first record gave
+  // it (its place in the first pass), with no bytes following. A batch:
+  // three varints, then the record's tag, `at`, event, market and layout.
+  for (int k = 0; k < kLayouts; ++k) {
+    const uint8_t* q = out.data() + ends[kLayouts + k - 1];
+    for (int skip = 0; skip < 3; ++skip) get_varint(q);
+    const uint64_t tag = get_varint(q);
+    ASSERT_EQ(tag & 4, 0u) << "the event's id again at " << k;
+    get_varint(q);  // at
+    get_varint(q);  // event
+    ASSERT_EQ(get_varint(q), 18u);
+    const uint64_t layout = get_varint(q);
+    EXPECT_EQ(layout, uint64_t(k * 37 % kLayouts) << 1) << "second pass, record " << k;
+  }
 }
 
 // A horizon of two feed seconds over a minute of simulator feed (matches
