@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "protocol/utf8.h"
+
 namespace oddsrelay::http {
 namespace {
 
@@ -179,6 +181,7 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
       } else
         v += raw[i];
     }
+    if (!valid_utf8(v)) v = replace_invalid_utf8(v);
     return v;
   }
   return std::nullopt;

@@ -77,6 +77,8 @@ inline std::string_view trim_ows(std::string_view s) {
 }
 
 // The value of query parameter `name` ('+' and %XX decoded), if present.
+// Bytes that are not UTF-8 read as U+FFFD each: an answer echoing the value
+// (`not_found`) stays valid JSON.
 std::optional<std::string> query_param(std::string_view query, std::string_view name);
 
 }  // namespace oddsrelay::http

@@ -12,6 +12,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace oddsrelay::json {
@@ -40,11 +41,13 @@ class Bounded {
   bool String(const char* s, rapidjson::SizeType len, bool copy) {
     if (!value()) return false;
     if (len > l_.string_bytes) return fail(InError::StringTooLong);
+    if (escaped_surrogate(s, len)) return fail(InError::InvalidUtf8);
     return t_.String(s, len, copy);
   }
   bool Key(const char* s, rapidjson::SizeType len, bool copy) {
     if (++open_[depth_ - 1].count > l_.members) return fail(InError::TooManyMembers);
     if (len > l_.string_bytes) return fail(InError::StringTooLong);
+    if (escaped_surrogate(s, len)) return fail(InError::InvalidUtf8);
     return t_.Key(s, len, copy);
   }
   bool StartObject() { return open(false) && t_.StartObject(); }
@@ -61,6 +64,15 @@ class Bounded {
   };
 
   bool fail(InError e) { return error_ = e, false; }
+  // The reader validates the bytes it reads, but decodes a lone low
+  // surrogate escape ("\udc00") into the three bytes of a surrogate, which
+  // are not UTF-8 and would go out again in an answer that echoes them.
+  // Raw surrogate bytes never get here; only a decoded escape can.
+  static bool escaped_surrogate(const char* s, rapidjson::SizeType len) {
+    for (const char* p = s; (p = static_cast<const char*>(std::memchr(p, '\xed', s + len - p))) != nullptr; ++p)
+      if (p + 1 < s + len && static_cast<unsigned char>(p[1]) >= 0xa0) return true;
+    return false;
+  }
   // Every value counts as an item of the array it stands in.
   bool value() {
     if (depth_ > 0 && open_[depth_ - 1].array && ++open_[depth_ - 1].count > l_.items)
@@ -164,7 +176,8 @@ InResult run(D& doc, Stream& in, std::string_view text, const InLimits& limits) 
   r.offset = pr.Offset();
   if (refused != InError::None) {
     r.error = refused;
-  } else if (pr.Code() == rapidjson::kParseErrorStringInvalidEncoding) {
+  } else if (pr.Code() == rapidjson::kParseErrorStringInvalidEncoding ||
+             pr.Code() == rapidjson::kParseErrorStringUnicodeSurrogateInvalid) {
     r.error = InError::InvalidUtf8;
   } else if (pr.Code() == rapidjson::kParseErrorNumberTooBig) {
     r.error = InError::NumberRange;  // an exponent past a double's range

@@ -1,9 +1,11 @@
 // Strict UTF-8 validation (RFC 3629): no overlong forms, no surrogates,
 // nothing above U+10FFFF. WebSocket text messages and close reasons that
-// fail it are closed with 1007 (RFC 6455 section 8.1).
+// fail it are closed with 1007 (RFC 6455 section 8.1); query parameters
+// are made valid (replace_invalid_utf8) before anything reads them.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace oddsrelay {
@@ -36,6 +38,28 @@ namespace oddsrelay {
     p += n + 1;
   }
   return true;
+}
+
+// `s` with every byte that does not begin a valid sequence read as U+FFFD
+// (the valid sequences kept as they are): for text from outside that an
+// answer may echo, such as a query parameter, so that the answer stays
+// UTF-8 (JSON text must be) whatever the request held.
+[[nodiscard]] inline std::string replace_invalid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (n != 0 && i + n <= s.size() && valid_utf8(s.substr(i, n))) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      ++i;
+    }
+  }
+  return out;
 }
 
 }  // namespace oddsrelay

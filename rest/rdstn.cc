@@ -1,6 +1,7 @@
 #include "rest/rdstn.h"
 
 #include <charconv>
+#include <climits>
 #include <cstdio>
 
 #include "engine/views/json_views.h"
@@ -63,7 +64,9 @@ Target resolve(std::string_view key, const Snapshot& snap) {
   }
   if (rest.starts_with("el") || rest.starts_with("ep")) {
     int64_t sport = 0;
-    if (parse_int(rest.substr(2), sport)) {
+    // A sport outside the table names nothing: null, as an unknown event.
+    if (parse_int(rest.substr(2), sport) && sport > 0 && sport <= INT32_MAX &&
+        sport_name(static_cast<int32_t>(sport))) {
       t.kind = Target::Kind::EventList;
       t.live = rest[1] == 'l';
       t.sport = static_cast<int32_t>(sport);

@@ -60,6 +60,10 @@ class Channels(unittest.TestCase):
         self.assertEqual(out[5][f"bm1_{eid}"]["sport"], 1)  # g: the event object
         self.assertIsNone(out[6]["bm1_nothing"])
         self.assertIsNone(out[7]["junk"])
+        # A sport outside the table names nothing, as an unknown event does;
+        # a known sport with no events is an empty map.
+        odd = self.rdstn([["g", ["bm1_el999", "bm1_el0", "bm1_el8", "bm1_ep-1", "bm1_el19"]]])
+        self.assertEqual([o[k] for o in odd for k in o], [None, None, None, None, {}])
         full = self.rdstn([["gf", [f"bm1_{eid}"]], ["ga", ["bm1_el1"]]])
         self.assertEqual(set(full[0][f"bm1_{eid}"]), {"event", "odds", "score"})
         self.assertIn("1001", full[0][f"bm1_{eid}"]["odds"])

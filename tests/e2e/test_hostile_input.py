@@ -173,6 +173,10 @@ class HostileInput(unittest.TestCase):
             (b'{"market":NaN,"events":[]}', "Invalid body: NaN and Infinity are not JSON"),
             (b'{"market":-Infinity,"events":[]}', "Invalid body: NaN and Infinity are not JSON"),
             (b'{"market":1,"events":["\xff\xfe"]}', "Invalid body: invalid UTF-8 in a string"),
+            # Escapes of a lone surrogate decode to no character.
+            (b'{"market":1,"events":["\\udc00x"]}', "Invalid body: invalid UTF-8 in a string"),
+            (b'{"market":1,"events":["\\ud800"]}', "Invalid body: invalid UTF-8 in a string"),
+            (b'{"\\udfff":1,"events":[]}', "Invalid body: invalid UTF-8 in a string"),
             (b'{"market":1,"market":2,"events":[' + ev.encode() + b"]}", 'Invalid body: duplicate key "market"'),
         ]
         for body, err in cases:
@@ -181,6 +185,18 @@ class HostileInput(unittest.TestCase):
         # A price never becomes a float: a decimal market id is the route's 400.
         self.post("/v1/odds", b'{"market":1001.5,"events":[' + ev.encode() + b"]}", 400,
                   'Invalid body: expected {"sport": <int>, "market": <int>, "events": [<event id>, ...]}')
+
+    def test_ids_that_are_not_utf8_are_echoed_as_valid_json(self):
+        # Percent-escapes that decode to no UTF-8 (bad bytes, overlong, a
+        # surrogate) read as U+FFFD: `not_found` echoes them and the answer
+        # is still JSON a strict parser takes.
+        for query in ("ids=%FF%FE", "ids=%C0%AF,%ED%A0%80"):
+            for path in ("/v1/odds", "/v1/settlements"):
+                r, data = h.request(self.srv.port, f"{path}?{query}", KEY)
+                self.assertEqual(r.status, 200, data)
+                body = json.loads(data.decode("utf-8", errors="strict"))
+                self.assertTrue(body["not_found"], body)
+                self.assertTrue(all(set(x) == {"\ufffd"} for x in body["not_found"]), body)
 
     def test_malformed_and_oversized_bodies_of_each_shape(self):
         bad_odds = 'Invalid body: expected {"sport": <int>, "market": <int>, "events": [<event id>, ...]}'

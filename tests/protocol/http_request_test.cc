@@ -35,6 +35,20 @@ TEST(HttpRequest, ParsesAGet) {
   EXPECT_EQ(query_param(r.query, "y"), std::nullopt);
 }
 
+// A value that decodes to bytes which are not UTF-8 reads as U+FFFD per
+// bad byte, valid characters kept: an answer echoing it stays JSON.
+TEST(HttpRequest, AQueryValueThatIsNotUtf8ReadsAsReplacementCharacters) {
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(query_param("ids=%FF%FEa,%C3%A9", "ids"), r + r + "a,\xC3\xA9");
+  EXPECT_EQ(query_param("ids=%C0%AF", "ids"), r + r);         // overlong '/'
+  EXPECT_EQ(query_param("ids=%ED%A0%80", "ids"), r + r + r);  // a surrogate
+  EXPECT_EQ(query_param("ids=\xff"
+                        "1",
+                        "ids"),
+            r + "1");
+  EXPECT_EQ(query_param("ids=%E2%82", "ids"), r + r);  // cut short
+}
+
 TEST(HttpRequest, WaitsForTheWholeRequestAndBody) {
   std::string s = "POST /v1/odds HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello";
   RequestParser p;

@@ -145,6 +145,17 @@ TEST(JsonIn, InvalidUtf8IsRefused) {
   EXPECT_TRUE(parse_text("[\"\xe2\x82\xac\"]"));
 }
 
+// Escapes that name a surrogate alone decode to no character: refused as
+// the raw bytes are, as a value and as a key, and not echoed by an answer.
+TEST(JsonIn, ALoneSurrogateEscapeIsRefusedAsInvalidUtf8) {
+  EXPECT_EQ(parse_text(R"(["\udc00x"])").error, InError::InvalidUtf8);
+  EXPECT_EQ(parse_text(R"(["bm1_\udfff"])").error, InError::InvalidUtf8);
+  EXPECT_EQ(parse_text(R"({"\udc00":1})").error, InError::InvalidUtf8);
+  EXPECT_EQ(parse_text(R"(["\ud800"])").error, InError::InvalidUtf8);
+  EXPECT_EQ(parse_text(R"(["\ud800x"])").message(kRequestLimits), "invalid UTF-8 in a string");
+  EXPECT_TRUE(parse_text(R"(["\ud83d\ude00", "\u00ed\u00a0"])"));  // a pair; and U+00ED, U+00A0
+}
+
 TEST(JsonIn, DuplicateKeysAreRefusedWhereTheLimitsSay) {
   const InResult r = parse_text(R"({"a":1,"b":{"x":1,"x":2}})");
   EXPECT_EQ(r.error, InError::DuplicateKey);
