@@ -133,7 +133,9 @@ ParseResult RequestParser::parse(std::string_view buf, Request& out) {
   // Framing: Content-Length only.
   std::optional<size_t> length;
   bool chunked = false;
+  int hosts = 0;  // RFC 9112 3.2: two Host lines are a 400, as none in HTTP/1.1 is
   for (const auto& h : out.headers) {
+    if (iequals(h.name, "Host") && ++hosts > 1) return fail(400, "More than one Host header");
     if (iequals(h.name, "Transfer-Encoding")) chunked = true;
     if (!iequals(h.name, "Content-Length")) continue;
     if (h.value.empty() || h.value.size() > 12) return fail(400, "Invalid Content-Length");

@@ -72,6 +72,9 @@ void append_client_frame(std::string& out, Opcode op, std::string_view payload, 
 std::string accept_key(std::string_view client_key) {
   // A valid key is 16 random bytes in base64: 24 characters ending "==".
   if (client_key.size() != 24 || client_key.substr(22) != "==") return {};
+  for (char c : client_key.substr(0, 22))  // base64's alphabet, not the locale's letters
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/'))
+      return {};
   std::string in(client_key);
   in += "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
   unsigned char digest[20];

@@ -104,6 +104,8 @@ TEST(HttpRequest, NoSmuggling) {
   expect_error("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n folded\r\n\r\n", 400);
   expect_error("GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400);
   expect_error("GET / HTTP/1.1\r\nHost: a\nX: 1\r\n\r\n", 400);
+  expect_error("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", 400);  // which host?
+  expect_error("GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", 400);
 }
 
 TEST(HttpRequest, MalformedRequestLines) {

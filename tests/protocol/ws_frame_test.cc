@@ -58,6 +58,9 @@ Recorder run(std::string bytes, size_t max_message = 64 * 1024) {
 TEST(WsFrame, AcceptKeyFromTheRfcExample) {
   EXPECT_EQ(accept_key("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");  // RFC 6455 1.3
   EXPECT_EQ(accept_key("short"), "");
+  EXPECT_EQ(accept_key("!!!!!!!!!!!!!!!!!!!!!!=="), "");  // 24 characters, not base64
+  EXPECT_EQ(accept_key("dGhlIHNhbXBsZSBub25jZ\xc3=="), "");
+  EXPECT_EQ(accept_key("dGhlIHNhbXBsZSBub25j ZQ=="), "");
 }
 
 TEST(WsFrame, UnmasksTextBinaryPingPong) {
