@@ -153,7 +153,11 @@ ParseResult RequestParser::parse(std::string_view buf, Request& out) {
   size_t body_len = length.value_or(0);
   if (body_len > limits_.body) return fail(413, "Request body too large");
   size_t total = end + 4 + body_len;
-  if (buf.size() < total) return {};  // body still arriving
+  if (buf.size() < total) {  // body still arriving
+    ParseResult r;
+    r.expect_continue = out.minor == 1 && iequals(trim(out.header("Expect")), "100-continue");
+    return r;
+  }
   out.body = buf.substr(end + 4, body_len);
 
   std::string_view conn = out.header("Connection");

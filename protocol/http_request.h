@@ -49,6 +49,11 @@ struct ParseResult {
   size_t consumed = 0;     // Complete: bytes of this request, body included
   int error_status = 0;    // Error: the HTTP status to answer with
   const char* error = "";  // Error: why, for the {"error"} body
+  // Incomplete: the headers are whole, the body is still to come, and they
+  // asked `Expect: 100-continue` (RFC 9110 10.1.1): the server sends
+  // `100 Continue` once, or the client waits (about a second, in curl
+  // before 7.80 for a body past 1 KB) before sending it.
+  bool expect_continue = false;
 };
 
 // Incremental driver: remembers how far it has looked for the end of the

@@ -39,6 +39,7 @@ struct Conn {
   size_t counted = 0;            // out's bytes as counted in HttpStats::unsent_bytes
   bool proxy_checked = false;    // the connection's first bytes were looked at for a PROXY line
   bool last = false;             // answered its last request: closes once written
+  bool continued = false;        // `100 Continue` sent for the request whose body is arriving
   bool sized = false;            // its send buffer was set (before its first answer)
   size_t sndbuf = 0;             // its SO_SNDBUF now: HttpServerOptions::sndbuf, grown by quick drains
   uint64_t full_since = 0;       // loop ms when its socket last refused bytes (a write waits); 0 = none
@@ -346,8 +347,15 @@ void HttpServer::Impl::process(Conn* c) {
     if (c->unsent() > max_unsent && (!send(c, uv_now(&loop)) || c->unsent() > max_unsent)) break;
     http::Request req;
     http::ParseResult r = c->parser.parse(std::string_view(in).substr(used), req);
-    if (r.status == http::ParseStatus::Incomplete) break;
+    if (r.status == http::ParseStatus::Incomplete) {
+      if (r.expect_continue && !c->continued) {
+        c->out.append("HTTP/1.1 100 Continue\r\n\r\n");
+        c->continued = true;
+      }
+      break;
+    }
     c->parser.reset();
+    c->continued = false;
     if (r.status == http::ParseStatus::Error) {
       const net::OutQueue::Mark mark = c->out.mark();
       owner->handler().refuse(r.error_status, r.error, c->out.tail());

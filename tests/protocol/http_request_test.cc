@@ -60,6 +60,30 @@ TEST(HttpRequest, WaitsForTheWholeRequestAndBody) {
   EXPECT_EQ(r.body, "hello");
 }
 
+// Headers asking `Expect: 100-continue` with the body still to come say
+// so (the server then sends 100 once); with the body there, or in HTTP/1.0,
+// or another expectation, they do not.
+TEST(HttpRequest, AnExpectedContinueIsSaidWhileTheBodyIsToCome) {
+  RequestParser p;
+  Request r;
+  const std::string head = "POST /v1/odds HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 5\r\n\r\n";
+  ParseResult res = p.parse(head, r);
+  EXPECT_EQ(res.status, ParseStatus::Incomplete);
+  EXPECT_TRUE(res.expect_continue);
+  res = p.parse(head + "he", r);
+  EXPECT_TRUE(res.expect_continue);
+  res = p.parse(head + "hello", r);
+  EXPECT_EQ(res.status, ParseStatus::Complete);
+  EXPECT_FALSE(res.expect_continue);
+  for (std::string other : {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n",
+                            "POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n",
+                            "POST / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\nContent-Length: 5\r\n\r\n",
+                            "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n"}) {
+    RequestParser q;
+    EXPECT_FALSE(q.parse(other, r).expect_continue) << other;
+  }
+}
+
 TEST(HttpRequest, PipelinedRequestsAreConsumedOneAtATime) {
   std::string one = "GET /a HTTP/1.1\r\nHost: a\r\n\r\n",
               two = "GET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
