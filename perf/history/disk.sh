@@ -47,7 +47,7 @@ while True:
     try:
         req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/status", headers={"X-API-Key": key})
         h = json.load(urllib.request.urlopen(req, timeout=5)).get("history")
-        if h:
+        if h and not h.get("loading"):  # the files are read back after ready
             break
     except OSError:
         pass
