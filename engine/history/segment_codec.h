@@ -81,9 +81,10 @@ class SegmentCodec {
   // another, the names (line key, outcome id) of its outcomes and each
   // name's last quote. A layout or a name is found by a scan of hashes
   // while the market has few (most have a handful), past a few dozen
-  // (segment_codec.cc) by a hash index, so a market that keeps moving its lines costs a lookup, not a
-  // scan. (Maps of strings per market held 27 KB an event: more than the
-  // history itself, and a cache miss at every step.)
+  // (segment_codec.cc) by a hash index, so a market that keeps moving its
+  // lines costs a lookup, not a scan. (Maps of strings per market held
+  // 27 KB an event: more than the history itself, and a cache miss at
+  // every step.)
   struct Market {
     struct Layout {
       uint64_t hash = 0;  // of its bytes
@@ -100,10 +101,11 @@ class SegmentCodec {
     };
     std::string bytes;
     std::vector<Layout> layouts;
-    std::vector<uint32_t> names;                                           // per layout, per outcome: its name's number
-    std::vector<Name> name_keys;                                           // per name
-    std::vector<QuoteTail> quotes;                                         // per name; `priced`: known (written once)
-    std::unordered_multimap<uint64_t, uint32_t> layout_index, name_index;  // empty until past kScan
+    std::vector<uint32_t> names;    // per layout, per outcome: its name's number
+    std::vector<Name> name_keys;    // per name
+    std::vector<QuoteTail> quotes;  // per name; `priced`: known (written once)
+    // Hash to number, empty while the market has a few dozen or fewer.
+    std::unordered_multimap<uint64_t, uint32_t> layout_index, name_index;
     // The layout its last record had (-1: none yet in this segment): four
     // records in five repeat it, and are matched without writing its bytes.
     int32_t last = -1;
