@@ -69,6 +69,11 @@ ParseResult RequestParser::parse(std::string_view buf, Request& out) {
   size_t from = scanned_ >= 3 ? scanned_ - 3 : 0;
   size_t end = buf.find("\r\n\r\n", from);
   if (end == std::string_view::npos) {
+    // A line ended by a bare LF would never make the CRLF CRLF above: refused
+    // now rather than held until the header timeout.
+    for (size_t lf = buf.find('\n', scanned_); lf != std::string_view::npos; lf = buf.find('\n', lf + 1))
+      if (lf == 0 || buf[lf - 1] != '\r')
+        return fail(400, buf.find('\n') == lf ? "Bare LF in request line" : "Bare LF in header");
     scanned_ = buf.size();
     size_t first_nl = buf.find('\n');
     if (first_nl == std::string_view::npos && buf.size() > limits_.request_line)

@@ -218,9 +218,13 @@ void RelayLoop::adopt(Adoption& a) {
 }
 
 // The client's messages from now on, those it sent after its handshake first.
+// The 101 and what the stream starts with go to the socket before those are
+// read: a message that closes the stream clears what is still queued, and a
+// client must get its handshake's answer before the close that follows it.
 void RelayLoop::begin_reading(StreamConn* c, std::string pending) {
   c->sock.resume();
-  if (!pending.empty()) on_readable(c, pending.data(), pending.size());
+  flush(c);
+  if (!c->closed() && !pending.empty()) on_readable(c, pending.data(), pending.size());
   if (!c->closed()) flush(c);
 }
 

@@ -185,7 +185,8 @@ void rdstn_needs(const RdstnRequest& req, const Snapshot& snap, Needs& needs) {
   }
 }
 
-void write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out) {
+bool write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out, size_t max_answer) {
+  const size_t start = out.size();
   json::StringSink sink(out);
   json::Writer w(sink);
   w.StartArray();
@@ -211,9 +212,14 @@ void write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out
         w.Int64(version);
       }
       w.EndObject();
+      if (out.size() - start > max_answer) {
+        out.resize(start);
+        return false;
+      }
     }
   }
   w.EndArray();
+  return true;
 }
 
 }  // namespace oddsrelay::rest

@@ -19,7 +19,11 @@ namespace oddsrelay::rest {
 // event's state in `snap`), and odds and scores for the {event, odds,
 // score} answers of gf and ga. Sport lists need none (counts, as /v1/sports).
 void rdstn_needs(const RdstnRequest& req, const Snapshot& snap, Needs& needs);
-// Appends the answer: a flat array, one object per requested key.
-void write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out);
+// Appends the answer: a flat array, one object per requested key. False,
+// with `out` cut back to what it held, once the answer passes
+// `max_answer` bytes (it stops there: the bytes and the time it costs are
+// bounded too).
+bool write_rdstn(const RdstnRequest& req, const Snapshot& snap, std::string& out,
+                 size_t max_answer = RdstnLimits{}.max_answer);
 
 }  // namespace oddsrelay::rest

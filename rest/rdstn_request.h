@@ -16,6 +16,10 @@ namespace oddsrelay::rest {
 struct RdstnLimits {
   size_t max_commands = 50;
   size_t max_keys = 200;  // over all commands
+  // The answer's bytes: a 2 KB body of 200 `ga` keys naming one sport's list
+  // (or the same list under 200 bookmaker indexes) would otherwise build 200
+  // copies of it, 25 MB of the simulator's book, per request.
+  size_t max_answer = 16 << 20;
 };
 
 enum class RdstnOp { Get, Full, All, IfChanged, SportsLive, SportsPre };

@@ -1,6 +1,7 @@
 // The odds-history answer's body (engine/history/history_answer.h).
 #include "engine/history/history_answer.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "engine/history/candles.h"
@@ -192,7 +193,9 @@ void write_history_json(json::Writer& w, const HistoryQuery& q, std::string_view
   w.Key("from");
   w.Int64(q.from.value_or(st.held_from));
   w.Key("to");
-  w.Int64(q.to.value_or(st.clock));
+  // Absent, the newest `at` held; never before `from` (a range that starts
+  // past it is empty, not reversed).
+  w.Int64(q.to.value_or(std::max(st.clock, q.from.value_or(st.held_from))));
   w.Key("interval");
   json::str(w, q.interval);
   w.Key("held_from_seq"), w.Uint64(st.held_from_seq);

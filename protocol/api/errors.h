@@ -18,6 +18,8 @@ inline constexpr const char* kStarting = "Service starting: the journal is being
 // 503 from the history's routes while a restart reads its files back (engine/storage/history_recovery.h)
 inline constexpr const char* kHistoryLoading = "Odds history starting: its files are being read back";
 inline constexpr const char* kTooManyIds = "Too many ids: at most 100 per request";
+inline constexpr const char* kRdstnAnswerTooLarge =
+    "Answer too large: at most 16 MiB per request; ask for fewer keys";  // POST /rdstn (rest/rdstn_request.h)
 inline constexpr const char* kMissingId = "Missing id parameter";
 inline constexpr const char* kBadSport = "Invalid sport parameter: expected a sport id";
 inline constexpr const char* kBadLimit = "Invalid limit parameter: expected an integer from 1 to 10000";

@@ -3,7 +3,8 @@
 // history (engine/history/book_at.h) and written by the same encoder as the
 // live answer, so that it is byte-equal to what /v1/odds answered at that
 // seq, plus that `seq` and the `epoch` (docs/api.md "The book at a
-// moment"). Not cached: each moment is asked for once.
+// moment"), and with digest=1 the digest of its outcomes at that seq. Not
+// cached: each moment is asked for once.
 #include <xxhash.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/core/odds_digest.h"
 #include "engine/history/book_at.h"
 #include "engine/views/json_views.h"
 #include "protocol/api/errors.h"
@@ -27,6 +29,7 @@ void odds_at(Call& c, std::string_view at_text) {
   if (!at) return c.error(400, err::kBadOddsAt);
   if (!c.api.inputs.history) return c.error(400, err::kOddsAtNoHistory);
   if (history_loading(c)) return;
+  const bool with_digest = c.param("digest").value_or("") == "1";
   const std::vector<std::string> ids = split_ids(c.param("ids").value_or(""));
   if (ids.empty()) return c.error(400, err::kMissingIds);
   if (ids.size() > kMaxIds) return c.error(400, err::kTooManyIds);
@@ -60,6 +63,7 @@ void odds_at(Call& c, std::string_view at_text) {
         }
         b += ",\"data\":{";
         bool first = true;
+        uint64_t digest = 0;  // digest=1: the answer's outcomes, as /v1/odds sums them
         for (const auto& [h, number] : events) {
           EventEntry e;
           e.number = number;
@@ -76,8 +80,15 @@ void odds_at(Call& c, std::string_view at_text) {
           json::StringSink sink(b);
           json::Writer w(sink);
           write_odds(w, e, OddsForm::Get);
+          // The rebuilt markets carry no kept sum (book_at makes them): hashed here.
+          if (with_digest)
+            for (const MarketRef& m : e.markets) digest += market_digest(number, *m);
         }
         b += not_found_tail(missing);
+        if (with_digest) {
+          b.pop_back();  // the closing brace
+          b += ",\"digest\":\"" + digest_hex(digest) + "\"}";
+        }
         // A weak tag of the bytes, as /v1/odds carries one (a moment's answer never changes).
         char etag[64];
         std::snprintf(etag, sizeof etag, "ETag: W/\"%016llx\"\r\nCache-Control: no-cache\r\n",

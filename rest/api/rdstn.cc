@@ -1,6 +1,7 @@
 // POST /rdstn, the legacy event-list format (rest/rdstn.h parses and
 // answers it): the body is validated before the permission check, since
 // what each command's answer carries decides the permissions it needs.
+#include "protocol/api/errors.h"
 #include "rest/api/handlers.h"
 
 namespace oddsrelay::rest::routes {
@@ -16,7 +17,7 @@ void declare_rdstn(Call& c, Needs& n) {
 
 void rdstn(Call& c) {
   if (!c.rdstn_error.empty()) return c.error(400, c.rdstn_error);
-  write_rdstn(*c.rdstn, *c.snap, c.body);
+  if (!write_rdstn(*c.rdstn, *c.snap, c.body)) return c.error(400, err::kRdstnAnswerTooLarge);
   c.send(200);
 }
 

@@ -239,6 +239,36 @@ class HostileInput(unittest.TestCase):
                             json.dumps({"market": 1, "events": [self.event]}).encode())
         self.assertEqual(r.status, 200, data)
 
+    def test_a_bare_lf_request_is_refused_at_once(self):
+        # Lines ended by LF alone never end the headers as CRLF CRLF does: a
+        # 400 as soon as the LF is read, not a wait for the header timeout.
+        for raw, why in ((b"GET /v1/status HTTP/1.1\nHost: x\n\n", "Bare LF in request line"),
+                         (b"GET /v1/status HTTP/1.1\r\nHost: x\nX-API-Key: k\n", "Bare LF in header")):
+            with socket.create_connection(("127.0.0.1", self.srv.port), timeout=10) as s:
+                t0 = time.monotonic()
+                s.sendall(raw)
+                data = h.read_until_closed(s)
+                self.assertLess(time.monotonic() - t0, HEADER_TIMEOUT_S / 2, "held until the header timeout")
+            self.assertTrue(data.startswith(b"HTTP/1.1 400 "), data[:200])
+            self.assertEqual(json.loads(data.split(b"\r\n\r\n", 1)[1])["error"], why)
+
+    def test_an_rdstn_answer_is_bounded(self):
+        # 200 keys naming the biggest live list (under 200 bookmaker indexes)
+        # would answer 200 copies of it: past 16 MiB the answer is refused.
+        def answer(keys):
+            r, data = h.request(self.srv.port, "/rdstn", KEY, "POST", {"Content-Type": "application/json"},
+                                json.dumps([["ga", keys]]).encode())
+            return r.status, data
+        one = h.wait_until(lambda: (lambda a: len(a[1]) > 100_000 and a)(answer(["bm1_el1"])), 60,
+                           "a live football list over 100 KB")
+        self.assertEqual(one[0], 200)
+        status, data = answer([f"bm{i}_el1" for i in range(200)])
+        self.assertEqual(status, 400, data[:200])
+        self.assertEqual(json.loads(data)["error"], "Answer too large: at most 16 MiB per request; ask for fewer keys")
+        status, data = answer([f"bm{i}_el1" for i in range(3)])
+        self.assertEqual(status, 200, data[:200])
+        self.assertEqual([list(o) for o in json.loads(data)], [["bm0_el1"], ["bm1_el1"], ["bm2_el1"]])
+
     # -- slow and half-sent requests
 
     def test_half_sent_and_slow_requests_are_closed_not_held(self):
@@ -304,6 +334,29 @@ class HostileInput(unittest.TestCase):
                     seen += frame.startswith("INFO")
                 self.assertGreater(seen, 1, "the /pt-ws stream stopped after the bombs")
         h.run_async(go(), 90)
+
+    def test_a_message_sent_with_the_handshake_is_read_after_its_101(self):
+        # A client's first frame in the same write as its upgrade request: the
+        # 101 and the stream's start reach it first, then the close the frame
+        # earns (1002 for reserved bits, 1009 for a message past 64 KiB).
+        upgrade = ("GET {} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                   f"X-API-Key: {KEY}\r\n\r\n")
+        mask = b"\x00\x00\x00\x00"
+        frames = ((b"\xf1\x80" + mask, 1002), (b"\x81\xff" + (200_000).to_bytes(8, "big") + mask + b"[" * 1000, 1009))
+        for path in ("/pt-ws?protocol=v2", "/ws"):
+            for frame, code in frames:
+                with socket.create_connection(("127.0.0.1", self.srv.port), timeout=10) as s:
+                    s.sendall(upgrade.format(path).encode() + frame)
+                    data = b""
+                    try:
+                        data = h.read_until_closed(s)
+                    except ConnectionResetError:
+                        pass
+                self.assertTrue(data.startswith(b"HTTP/1.1 101 "), (path, code, data[:200]))
+                close = data.rfind(b"\x88")
+                self.assertGreater(close, data.find(b"\r\n\r\n"), (path, code, data[-60:]))
+                self.assertEqual(int.from_bytes(data[close + 2:close + 4], "big"), code, (path, data[close:]))
 
     async def wait_for(self, ws, pred):
         while True:

@@ -39,6 +39,7 @@ class OddsAt(unittest.TestCase):
         fifo = scripted_feed.ScriptedFeed(os.path.join(self.dir, "feed.fifo"))
         rng = random.Random(5)
         seen = []  # (seq, at of that record, /v1/odds body)
+        digests = {}  # seq: /v1/odds?digest=1's digest then
         with h.clean_server(self, "--keys", self.keys, "--progress", "0", "--feed",
                             f"replay:{fifo.path},speed=max") as srv:
             fifo.open()
@@ -50,6 +51,9 @@ class OddsAt(unittest.TestCase):
                 written += len(chunk)
                 h.wait_status(srv.port, KEY, lambda st: st["seq"] == written, f"seq {written}")
                 seen.append((written, at, self.get(srv.port, f"/v1/odds?ids={IDS}")))
+                d = json.loads(self.get(srv.port, f"/v1/odds?ids={IDS}&digest=1"))
+                self.assertEqual(d["seq"], written)
+                digests[written] = d["digest"]
             fifo.close()
             epoch = h.status(srv.port, KEY)["epoch"]
             # The history trails the engine by a batch or two.
@@ -59,6 +63,10 @@ class OddsAt(unittest.TestCase):
             for seq, at, live in seen:
                 want = live.replace(b'{"success":true,', b'{"success":true,"seq":%d,"epoch":"%s",' % (seq, epoch.encode()), 1)
                 self.assertEqual(self.get(srv.port, f"/v1/odds?ids={IDS}&at={at}"), want, f"at seq {seq}")
+                # digest=1: the digest /v1/odds gave at that seq, the same bytes besides.
+                with_digest = self.get(srv.port, f"/v1/odds?ids={IDS}&at={at}&digest=1")
+                self.assertEqual(json.loads(with_digest)["digest"], digests[seq], f"at seq {seq}")
+                self.assertEqual(with_digest.rsplit(b',"digest":', 1)[0] + b"}", want)
             # Before the first record: nothing known yet.
             first = json.loads(self.get(srv.port, f"/v1/odds?ids={IDS}&at={scripted_feed.T0}"))
             self.assertEqual((first["seq"], first["data"], first["not_found"]), (0, {}, EVENTS + [UNKNOWN]))

@@ -249,6 +249,12 @@ class OddsHistory(unittest.TestCase):
         for query, name in (("from=x", "from"), ("to=1.5", "to"), ("from=5&to=4", "from"), ("interval=2m", "interval"),
                             ("format=xml", "format"), ("market=-1", "market"), ("outcome=a", "outcome")):
             self.assertIn(f"Invalid {name} parameter", error(f"?id={EVENTS[0]}&{query}", 400), query)
+        # A range that starts past the newest record is empty, never reversed.
+        newest = json.loads(get(port, f"/v1/odds/history?id={EVENTS[0]}", 200)[1])["to"]
+        late = json.loads(get(port, f"/v1/odds/history?id={EVENTS[0]}&from={newest + 1000}", 200)[1])
+        self.assertEqual((late["from"], late["to"]), (newest + 1000, newest + 1000))
+        self.assertTrue(all(not o["points"] for lines in late["data"].values() for outs in lines.values()
+                            for o in outs.values()), late["data"])
         get(port, f"/v1/odds/history?id={EVENTS[0]}", 403, key=NO_ODDS)
         get(port, f"/v1/odds/history?id={EVENTS[0]}", 401, key="wrong")
 

@@ -142,6 +142,32 @@ TEST(HttpRequest, MalformedRequestLines) {
   expect_error("GET / HTTP/1.1\r\n\r\n", 400);  // no Host
 }
 
+// A request whose lines end in a bare LF never holds the CRLF CRLF that ends
+// its headers: it is refused as soon as the LF arrives, not after the
+// header timeout, in whichever read the LF comes; a CRLF split across two
+// reads is not a bare LF.
+TEST(HttpRequest, ABareLfIsRefusedWithoutWaitingForTheHeadersEnd) {
+  expect_error("GET / HTTP/1.1\nHost: a\n\n", 400);
+  expect_error("GET / HTTP/1.1\nHost: a\n", 400);  // still arriving
+  expect_error("GET / HTTP/1.1\r\nHost: a\n", 400);
+  RequestParser p;
+  Request r;
+  std::string s = "GET / HTTP/1.1\r";
+  EXPECT_EQ(p.parse(s, r).status, ParseStatus::Incomplete);
+  s += "\nHost: a\r";
+  EXPECT_EQ(p.parse(s, r).status, ParseStatus::Incomplete);
+  s += "\nX: 1";
+  EXPECT_EQ(p.parse(s, r).status, ParseStatus::Incomplete);
+  s += "\n";
+  ParseResult res = p.parse(s, r);
+  EXPECT_EQ(res.status, ParseStatus::Error);
+  EXPECT_STREQ(res.error, "Bare LF in header");
+  RequestParser q;
+  res = q.parse("GET / HTTP/1.1\n", r);
+  EXPECT_EQ(res.status, ParseStatus::Error);
+  EXPECT_STREQ(res.error, "Bare LF in request line");
+}
+
 // A client sending a byte at a time: each call resumes the search where the
 // last one stopped (the scan position only moves forward, never past what
 // was received, and never restarts), so the total work is linear in the
