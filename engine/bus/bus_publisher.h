@@ -15,8 +15,6 @@
 // docs/architecture.md "Scale-out".
 #pragma once
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -29,6 +27,7 @@
 
 #include "engine/bus/nats_link.h"
 #include "engine/core/pipeline.h"
+#include "protocol/hand_off_queue.h"
 
 namespace oddsrelay::bus {
 
@@ -114,7 +113,7 @@ class BusPublisher : public BatchSink {
   std::string epoch_;
   PublisherStats stats_;
   jsCtx* js_ = nullptr;  // this publisher's context: its ack handler is ours
-  moodycamel::BlockingConcurrentQueue<BatchPtr> queue_;
+  HandOffQueue<BatchPtr> queue_;
 
   // Publisher thread only.
   std::deque<Out> out_;  // not yet acknowledged, in log order; the first sent_ are in flight

@@ -5,14 +5,13 @@
 // there is one, publishes its snapshot and hands it to every sink, in order.
 #pragma once
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
 #include <atomic>
 #include <cstddef>
 #include <thread>
 #include <vector>
 
 #include "engine/core/engine.h"
+#include "protocol/hand_off_queue.h"
 
 namespace oddsrelay {
 
@@ -135,10 +134,10 @@ class Pipeline {
   std::vector<BatchSink*> sinks_;
   LogStage* log_ = nullptr;
   bool record_text_ = false;
-  moodycamel::BlockingConcurrentQueue<Sealed> log_queue_;
+  HandOffQueue<Sealed> log_queue_;
   std::atomic<bool> engine_done_{true};  // no engine thread running (before start, after stop)
   std::thread log_thread_;
-  moodycamel::BlockingConcurrentQueue<feed::Record> queue_;
+  HandOffQueue<feed::Record> queue_;
   std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0}, sealed_seq_{0};
   std::atomic<bool> stopping_{false};
   size_t since_grown_ = kCatchUpTail + 1;       // engine thread: batches since the last catch-up-sized one

@@ -8,8 +8,6 @@
 // that read's seconds, so that the state is served meanwhile.
 #pragma once
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
 #include <atomic>
 #include <functional>
 #include <span>
@@ -18,6 +16,7 @@
 
 #include "engine/core/pipeline.h"
 #include "engine/history/history_store.h"
+#include "protocol/hand_off_queue.h"
 
 namespace oddsrelay::history {
 
@@ -54,7 +53,7 @@ class HistoryRecorder : public BatchSink {
 
   HistoryStore& store_;
   AppliedLog* log_;
-  moodycamel::BlockingConcurrentQueue<BatchPtr> queue_;
+  HandOffQueue<BatchPtr> queue_;
   Backlog backlog_;
   First first_;
   std::atomic<bool> stopping_{false}, running_{false}, loading_{false};

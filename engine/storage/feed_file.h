@@ -3,8 +3,6 @@
 // the oddsfeed tool. Reading accepts plain and gzip files alike.
 #pragma once
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +11,7 @@
 
 #include "engine/core/pipeline.h"
 #include "protocol/feed_reader.h"
+#include "protocol/hand_off_queue.h"
 
 namespace oddsrelay {
 
@@ -96,7 +95,7 @@ class FeedFileWriter : public BatchSink {
   Options opts_;
   int fd_ = -1;
   void* gz_ = nullptr;
-  moodycamel::BlockingConcurrentQueue<BatchPtr> queue_;
+  HandOffQueue<BatchPtr> queue_;
   Backlog backlog_;  // what queue_ holds
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};  // the writer thread takes batches

@@ -12,8 +12,6 @@
 // endpoints of keys gone from a reloaded keys file are shut down.
 #pragma once
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -30,6 +28,7 @@
 #include "engine/core/pipeline.h"
 #include "engine/core/published.h"
 #include "protocol/api/api_keys.h"
+#include "protocol/hand_off_queue.h"
 #include "protocol/json_out.h"
 #include "protocol/metrics/stat_table.h"
 #include "relay/webhooks/tls_client.h"
@@ -89,7 +88,7 @@ class Webhooks : public BatchSink {
   std::string tls_error_;  // why tls_ could not be made
   const Published<api::KeyStore>& keys_;
   WebhookStats stats_;
-  moodycamel::BlockingConcurrentQueue<BatchPtr> batches_;
+  HandOffQueue<BatchPtr> batches_;
   Backlog backlog_;  // what batches_ holds
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};  // the dispatcher takes batches
