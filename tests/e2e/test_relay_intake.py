@@ -49,7 +49,9 @@ class MidWriteIntake(unittest.TestCase):
     def test_batches_arriving_mid_pass_ride_along_in_order(self):
         before = self.relay()
         rc, out, err = h.run([h.binary("oddsload"), "--url", f"http://127.0.0.1:{self.srv.port}", "--key", KEY,
-                              "--connections", str(SUBS), "--duration", "5", "--warmup", "2", "--progress", "0",
+                              # Under ASan on a slow machine 400 connections took over 5 s to open.
+                              "--connections", str(SUBS), "--duration", "12" if h.sanitized() else "5",
+                              "--warmup", "6" if h.sanitized() else "2", "--progress", "0",
                               "--json"], timeout=120)
         self.assertEqual(rc, 0, err)
         r = json.loads(out)
