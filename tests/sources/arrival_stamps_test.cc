@@ -134,15 +134,13 @@ TEST(ArrivalStamps, AReplayStampsARecordWhenItIsDue) {
     ASSERT_EQ(seen.arrived_ns.size(), 6u);
     for (size_t i = 0; i < 6; ++i) {
       ASSERT_GE(seen.arrived_ns[i], before);
-      if (speed > 0 && i > 1) {
-        // 100 ms apart in feed time, due 100 ms apart at speed 1. Counted from
-        // the second record: the first is due at once, and a slow start (an
-        // ASan build on a loaded machine) stamps it a few ms late.
-        EXPECT_GE(seen.arrived_ns[i] - seen.arrived_ns[1], static_cast<int64_t>(i - 1) * 100'000'000 - 2'000'000)
+      if (speed > 0) {
+        // Due 100 ms apart in feed time at speed 1, counted from when the
+        // replay started (after `before`). A due time is a lower bound only:
+        // a loaded machine wakes the reader late, never early, so no stamp is
+        // compared with another stamp that may itself be late.
+        EXPECT_GE(seen.arrived_ns[i] - before, static_cast<int64_t>(i) * 100'000'000 - 1'000'000)
             << "record " << i << " stamped before it was due";
-      }
-      if (speed > 0 && i == 1) {
-        EXPECT_GE(seen.arrived_ns[1] - seen.arrived_ns[0], 50'000'000) << "record 1 stamped before it was due";
       }
     }
     if (speed == 0) {
