@@ -26,9 +26,13 @@ enum ChangeBits : uint8_t {
 
 struct EventChange {
   uint64_t number = 0;
-  int32_t sport = 0;                              // sport after the batch (before it, for a removal)
-  bool live = false;                              // live after the batch (before it, for a removal)
-  uint8_t bits = 0;                               // ChangeBits
+  int32_t sport = 0;  // sport after the batch (before it, for a removal)
+  bool live = false;  // live after the batch (before it, for a removal)
+  uint8_t bits = 0;   // ChangeBits
+  // Its first `ended` (the final fixed) came in this batch; a correction of
+  // an earlier final has kFinalChanged only. Outputs that announce an end
+  // (webhooks' event_ended) read it here rather than keep the state before.
+  bool ended = false;
   uint32_t markets_first = 0, markets_count = 0;  // its range of Batch::markets
 };
 

@@ -230,6 +230,7 @@ void Engine::apply_score(feed::Record& rec) {
     if (first || score != s->final_score || result != s->final_result) {
       if (first) {
         s->ended = true;
+        ch.ended = true;
         s->odds_at_end = e.markets;
         count_history(work_, history_on_end(e.history, edit_));
         ++work_.ended;

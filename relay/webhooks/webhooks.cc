@@ -223,8 +223,25 @@ void Webhooks::stop() {
   retired_.clear();
 }
 
+// With no webhook configured (most servers) the dispatcher takes no batch,
+// so a batch costs no wake of its thread. Nothing is lost by it: a
+// notification is made from its own batch alone (EventChange::ended says
+// an end is the first), and an endpoint still held (a reload just dropped
+// its key) keeps the batches coming until the dispatcher retires it.
+bool Webhooks::wanted() {
+  auto keys = keys_.load();
+  if (keys != hook_keys_) {
+    hook_keys_ = keys;
+    any_hook_ = false;
+    keys->for_each([&](const api::ApiKey& k) { any_hook_ = any_hook_ || (k.enabled && k.webhook); });
+  }
+  return any_hook_ || stats_.endpoints.load(std::memory_order_relaxed) != 0;
+}
+
 void Webhooks::on_batch(const BatchPtr& batch) {
   if (stopping_.load(std::memory_order_relaxed)) return;
+  if (!wanted()) return;
+  taken_.fetch_add(1, std::memory_order_relaxed);
   // Bounded backlog (pipeline.h): the dispatcher does no I/O, so waiting
   // here means it is starved of CPU, not stuck on a receiver.
   while (backlog_.full() && running_.load(std::memory_order_relaxed) && !stopping_.load(std::memory_order_relaxed))
@@ -265,13 +282,11 @@ void Webhooks::retire_unused(const std::set<std::string>& live) {
 
 void Webhooks::dispatch() {
   BatchPtr b;
-  SnapshotPtr prev;  // the state before the batch being dispatched
   std::shared_ptr<const api::KeyStore> last_keys;
   for (;;) {
     batches_.wait_dequeue(b);
     if (b) backlog_.taken(*b);
     if (stopping_ || !b) return;
-    SnapshotPtr before = std::exchange(prev, b->snapshot);
     auto keys = keys_.load();
     const bool reloaded = keys != last_keys;  // then endpoints no key uses any more go
     std::vector<Endpoint*> targets;
@@ -329,9 +344,7 @@ void Webhooks::dispatch() {
           views::write_score(w, *e);
         });
       if ((ch.bits & kFinalChanged) && e->score) {
-        // Ended within this batch: the state before it had no final.
-        const EventEntry* old = before ? before->events.find(ch.number) : nullptr;
-        if (!(old && old->score && old->score->ended))
+        if (ch.ended)  // the first final; a correction is a settlement change only
           make("event_ended", api::kHookEnded, true, false, [&](json::Writer& w) { write_final(w, *e); });
         make("settlement_changed", api::kHookSettlement, true, false, [&](json::Writer& w) { write_final(w, *e); });
       }

@@ -61,9 +61,11 @@ class Webhooks : public BatchSink {
   void start();
   void stop();  // delivers nothing more; joins every thread
 
-  void on_batch(const BatchPtr& batch) override;  // engine thread: waits only past kMaxSinkBacklog
+  void on_batch(const BatchPtr& batch) override;  // delivery thread: waits only past kMaxSinkBacklog
   void write_status(json::Writer& w) const;
   const WebhookStats& stats() const { return stats_; }
+  // Batches handed to the dispatcher (none while no key has a webhook).
+  uint64_t batches_taken() const { return taken_.load(std::memory_order_relaxed); }
 
   struct Note {
     uint64_t event = 0;
@@ -77,6 +79,7 @@ class Webhooks : public BatchSink {
 
  private:
   void dispatch();
+  bool wanted();  // on_batch's thread: is there a key or endpoint for a batch
   Endpoint& endpoint_for(const api::ApiKey& key, std::set<std::string>* live);
   void retire_unused(const std::set<std::string>& live);
 
@@ -90,6 +93,9 @@ class Webhooks : public BatchSink {
   WebhookStats stats_;
   HandOffQueue<BatchPtr> batches_;
   Backlog backlog_;  // what batches_ holds
+  std::atomic<uint64_t> taken_{0};
+  std::shared_ptr<const api::KeyStore> hook_keys_;  // on_batch's thread: the keys any_hook_ was read from
+  bool any_hook_ = false;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};  // the dispatcher takes batches
   std::thread dispatcher_;

@@ -210,6 +210,29 @@ TEST(Engine, FinalScoreFixedThenCorrected) {
   EXPECT_EQ(sc->final_at, 4);
   ASSERT_EQ(b->changes.size(), 1u);
   EXPECT_TRUE(b->changes[0].bits & kFinalChanged);
+  EXPECT_FALSE(b->changes[0].ended) << "a correction is not the first end";
+}
+
+// The batch of an event's first `ended` says so on its change (webhooks'
+// event_ended is made from it), once, even when a correction follows in
+// the same batch; no later batch says it again.
+TEST(Engine, TheFirstEndIsMarkedOnItsBatchsChange) {
+  Engine e;
+  e.apply(test::rec(R"({"at":1,"op":"score","id":"9","home":1,"away":0,"status":"live"})"));
+  BatchPtr b = e.commit();
+  ASSERT_EQ(b->changes.size(), 1u);
+  EXPECT_FALSE(b->changes[0].ended);
+  e.apply(test::rec(R"({"at":2,"op":"score","id":"9","home":2,"away":1,"status":"ended"})"));
+  e.apply(test::rec(R"({"at":3,"op":"score","id":"9","home":2,"away":2,"status":"ended"})"));
+  b = e.commit();
+  ASSERT_EQ(b->changes.size(), 1u);
+  EXPECT_TRUE(b->changes[0].ended);
+  EXPECT_TRUE(b->changes[0].bits & kFinalChanged);
+  e.apply(test::rec(R"({"at":4,"op":"score","id":"9","home":3,"away":2,"status":"ended"})"));
+  b = e.commit();
+  ASSERT_EQ(b->changes.size(), 1u);
+  EXPECT_TRUE(b->changes[0].bits & kFinalChanged);
+  EXPECT_FALSE(b->changes[0].ended);
 }
 
 TEST(Engine, EndedWithoutScoreHasNoFinalScore) {

@@ -1,7 +1,8 @@
 // Webhook queues have bounds that hold while a receiver stays down: at most
 // max_queue queued callbacks per endpoint (critical ones too: the oldest
 // goes, counted as dropped) and at most max_queue coalesced odds_update
-// events; and the endpoint of a key removed by a keys reload is shut down.
+// events; the endpoint of a key removed by a keys reload is shut down; and
+// with no webhook configured the dispatcher is handed no batch at all.
 // The receiver is a closed loopback port, and the first backoff is long, so
 // once the first callback has failed the endpoint's thread holds it and
 // everything after it waits in the queues.
@@ -95,6 +96,28 @@ TEST(WebhookBounds, EndpointOfARemovedKeyIsShutDown) {
   hooks.on_batch(e.commit());
   wait_for([&] { return hooks.stats().endpoints.load() == 0; });
   EXPECT_EQ(hooks.stats().endpoints.load(), 0u);
+  hooks.stop();
+}
+
+// No key with a webhook: the dispatcher is handed no batch (its thread is
+// not woken per batch). A reload that adds one: batches are taken again,
+// and the first end made from a batch alone is announced once.
+TEST(WebhookBounds, NoBatchIsTakenWhileNoKeyHasAWebhook) {
+  Published<api::KeyStore> keys(api::KeyStore::parse(R"({"keys":[{"key":"k"}]})"));
+  Webhooks hooks(slow_options(), keys);
+  hooks.start();
+  Engine e;
+  for (int i = 1; i <= 5; ++i) {
+    e.apply(market(i, std::to_string(i), 1001, {{"s", 0, {{2001, 150, 0}}}}));
+    hooks.on_batch(e.commit());
+  }
+  EXPECT_EQ(hooks.batches_taken(), 0u);
+  keys.publish(api::KeyStore::parse(hook_key(R"("event_ended")")));
+  e.apply(test::rec(R"({"at":6,"op":"score","id":"1","home":1,"away":0,"status":"ended"})"));
+  hooks.on_batch(e.commit());
+  EXPECT_EQ(hooks.batches_taken(), 1u);
+  wait_for([&] { return hooks.stats().failed_attempts.load() == 1; });
+  EXPECT_EQ(hooks.stats().failed_attempts.load(), 1u);  // the event_ended, sent (to a closed port)
   hooks.stop();
 }
 
