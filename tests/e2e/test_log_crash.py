@@ -110,8 +110,12 @@ class Log(unittest.TestCase):
         # The log is compacted: far smaller than the feed it holds. The odds
         # history's files beside it hold every point (till the retention
         # horizon), in a fraction of the feed's bytes.
+        # Under ASan beside other tests the compactor falls behind and puts
+        # snapshots off (up to 6,000 records apart, not 1,000), so the two
+        # kept journals are longer: there the dir must only be smaller than
+        # the feed.
         size = sum(os.path.getsize(os.path.join(data, n)) for n in names if not n.startswith("history-"))
-        self.assertLess(size, os.path.getsize(self.feed) / 2, names)
+        self.assertLess(size, os.path.getsize(self.feed) * (1 if h.sanitized() else 0.5), names)
         history = sum(os.path.getsize(os.path.join(data, n)) for n in names if n.startswith("history-"))
         self.assertLess(history, os.path.getsize(self.feed) / 8, names)
         # oddsfeed reads the dir without changing it.
