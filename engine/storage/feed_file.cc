@@ -18,17 +18,41 @@ FeedFileReader::FeedFileReader() = default;
 
 FeedFileReader::~FeedFileReader() {
   if (gz_) gzclose(static_cast<gzFile>(gz_));
+  if (pipe_fd_ >= 0) ::close(pipe_fd_);
 }
 
 bool FeedFileReader::open(const std::string& path, std::string& err) {
-  gzFile f = gzopen(path.c_str(), "rb");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    err = "cannot open " + path + ": " + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return false;
+  }
+  // zlib fills its whole buffer before a read returns: on a FIFO or a
+  // pipe that holds each line back until a megabyte follows it, so those
+  // are read as plain lines, each as soon as it is written.
+  if (!S_ISREG(st.st_mode)) {
+    pipe_fd_ = fd;
+    return true;
+  }
+  gzFile f = gzdopen(fd, "rb");
   if (!f) {
-    err = "cannot open " + path + ": " + std::strerror(errno ? errno : ENOENT);
+    err = "cannot open " + path + ": " + std::strerror(errno ? errno : ENOMEM);
+    ::close(fd);
     return false;
   }
   gzbuffer(f, 1 << 20);
   gz_ = f;
   return true;
+}
+
+int FeedFileReader::read_some(char* to, unsigned len) {
+  if (gz_) return gzread(static_cast<gzFile>(gz_), to, len);
+  ssize_t n;
+  do n = ::read(pipe_fd_, to, len);
+  while (n < 0 && errno == EINTR);
+  return static_cast<int>(n);
 }
 
 bool FeedFileReader::next_line(std::string_view& line, bool& complete) {
@@ -51,19 +75,30 @@ bool FeedFileReader::next_line(std::string_view& line, bool& complete) {
     }
     buf_.erase(0, pos_);
     pos_ = 0;
+    // A pipe holds 64 KiB: a larger read would only zero more of buf_.
+    const unsigned chunk = gz_ ? 1u << 20 : 1u << 16;
     size_t old = buf_.size();
-    buf_.resize(old + (1 << 20));
-    int n = gzread(static_cast<gzFile>(gz_), buf_.data() + old, 1 << 20);
+    buf_.resize(old + chunk);
+    int n = read_some(buf_.data() + old, chunk);
     if (n <= 0) {
       eof_ = true;
       n = 0;
     }
     buf_.resize(old + static_cast<size_t>(n));
+    if (pipe_fd_ >= 0 && !sniffed_ && (buf_.size() >= 2 || eof_)) {
+      // Until a line is taken, buf_ starts at the stream's first byte.
+      sniffed_ = true;
+      if (consumed_ == 0 && buf_.size() >= 2 && static_cast<unsigned char>(buf_[0]) == 0x1f &&
+          static_cast<unsigned char>(buf_[1]) == 0x8b) {
+        fatal_ = "a gzip feed is read from a file, not a pipe: decompress into the pipe (zcat)";
+        return false;
+      }
+    }
   }
 }
 
 bool FeedFileReader::next(feed::Record& out) {
-  if (!gz_ || !fatal_.empty()) return false;
+  if ((!gz_ && pipe_fd_ < 0) || !fatal_.empty()) return false;
   std::string_view line;
   bool complete;
   while (next_line(line, complete)) {

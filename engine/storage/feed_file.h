@@ -1,6 +1,7 @@
 // Reading and writing feed-format files (docs/feed-format.md) on disk: the one
 // place that does file I/O for the replay source, capture, the journal and
-// the oddsfeed tool. Reading accepts plain and gzip files alike.
+// the oddsfeed tool. Reading accepts plain and gzip files alike; a FIFO or a
+// pipe is read as plain lines, each as soon as it is written.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +56,12 @@ class FeedFileReader {
 
  private:
   bool next_line(std::string_view& line, bool& complete);
+  // Up to `len` bytes into `to`; 0 at the end, -1 on an error.
+  int read_some(char* to, unsigned len);
 
-  void* gz_ = nullptr;  // gzFile
+  void* gz_ = nullptr;    // gzFile, for a regular file
+  int pipe_fd_ = -1;      // a FIFO, a pipe or a character device, read as it comes
+  bool sniffed_ = false;  // its first bytes were checked for gzip's magic
   std::string buf_;
   size_t pos_ = 0;
   bool eof_ = false;

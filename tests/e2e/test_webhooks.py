@@ -35,7 +35,6 @@ import harness as h
 T0 = 1767225600000
 BLOCK = "block"
 PROBE = "probe"  # a key without permissions: /v1/status only
-PAD = (" " * 65535 + "\n").encode() * 48  # 3 MiB of blank lines (see FifoFeed)
 WAIT = 60  # seconds; a deadline only for things that must happen
 
 
@@ -102,11 +101,9 @@ class Receiver:
 
 
 class FifoFeed:
-    """The server's replay source reads a named pipe. zlib's reader fills
-    1 MiB buffers before it hands anything over, so each phase is followed
-    by 3 MiB of blank lines (valid feed, skipped): the phase's records are
-    then read, and send() returns once the engine has applied all of them,
-    so the next phase can only land in a later batch."""
+    """The server's replay source reads a named pipe, each line as soon as
+    it is written; send() returns once the engine has applied all of a
+    phase's records, so the next phase can only land in a later batch."""
 
     def __init__(self, path):
         self.path, self.fd, self.at, self.sent, self.srv = path, None, T0, 0, None
@@ -139,7 +136,7 @@ class FifoFeed:
         assert (feed["records_applied"], feed["malformed"], feed["records_skipped"]) == (self.sent, 0, 0), feed
 
     def _write(self, text):
-        data, deadline = memoryview(text.encode() + PAD), time.monotonic() + WAIT
+        data, deadline = memoryview(text.encode()), time.monotonic() + WAIT
         while data:
             assert time.monotonic() < deadline, "the server stopped reading its feed"
             if select.select([], [self.fd], [], 0.1)[1]:
