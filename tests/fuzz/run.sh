@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan+UBSan) and runs each for a
 # bounded time over its committed seed corpus; new inputs go to a temp dir,
-# a crashing input is kept in build-fuzz/ and fails the run. The builds,
+# a crashing input is kept in the output dir and fails the run. The builds,
 # then the runs, go side by side: the whole stage takes one target's time
 # (each target gets its share of the cores for that time).
 #   tests/fuzz/run.sh [seconds per target, default 60] [output dir, default build-fuzz]
 # ctest runs it for 1 s per target (fuzz_targets_link) so a target that no
-# longer links fails the ordinary suite, not only the last stage of CI.
+# longer links fails the ordinary suite, not only the last stage of CI; that
+# stage then runs the same binaries (scripts/test.sh passes its directory).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-60}
@@ -15,10 +16,21 @@ mkdir -p "$out"
 # -Wno-ambiguous-reversed-operator: RapidJSON 1.1's iterators under C++20.
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Wno-ambiguous-reversed-operator -I.)
+# A target whose sources, headers and flags are those it was last built
+# from is not built again: CI's last stage runs the binaries the suite's
+# fuzz_targets_link built (a minute of clang on two cores).
+sources_hash=$( { echo "${flags[*]}"; find protocol rest relay tests/fuzz -name '*.h' -o -name '*.cc' | sort |
+  xargs cat; } | sha1sum | cut -c1-40)
 build() {  # $1 = target, then clang++ arguments
   local t=$1; shift
+  local stamp="$sources_hash $*"
+  if [ -x "$out/${t}_fuzz" ] && [ "$(cat "$out/$t.stamp" 2>/dev/null)" = "$stamp" ]; then
+    return 0
+  fi
+  rm -f "$out/$t.stamp"
   clang++ "${flags[@]}" "$@" -o "$out/${t}_fuzz" > "$out/$t.build.log" 2>&1 ||
     { cat "$out/$t.build.log"; echo "fuzz $t: build FAILED"; return 1; }
+  echo "$stamp" > "$out/$t.stamp"
 }
 build http_request tests/fuzz/http_request_fuzz.cc protocol/http_request.cc &
 # RapidJSON 1.1.0 (Debian 12) does `nullptr + n` on the first push onto an
