@@ -13,6 +13,7 @@ so the proxy can read and tamper with the frames):
   flipped digit and resumes after a cut; its line-movement chart has one
   path per outcome and one vertex per priced point of the history answer
   the test reads itself, one shade per run of null points."""
+import asyncio
 import json
 import os
 import re
@@ -28,17 +29,26 @@ from test_stream_browser import PageServer
 PING_MS = 400
 
 
-async def tamper_until(s, proxy, caught, what):
-    """Flips a digit until the page reports it (the flipped market may be
-    replaced whole before its INFO, which repairs it unseen: flip again)."""
+async def tamper_until(s, proxy, port, caught, seq_js, what):
+    """Flips a price digit until the page reports it. The flipped market
+    may be replaced whole before its INFO, which repairs it unseen: then it
+    flips again, but only once the page has judged the last flip (applied a
+    group at or past the server's seq read after the flip went through), so
+    that a late catch of one flip never meets a second flip (the ASan CI run
+    caught a flip after the 4 s the test gave it, and then a second one)."""
     for _ in range(8):
         flipped = []
         proxy.tamper = price_flipper(proxy, flipped)
-        try:
-            await s.wait_for(caught, timeout=4)
+        for _ in range(400):
+            if flipped:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"no odds: frame went through the proxy in 20 s: {what}")
+        seq = h.status(port, KEY)["seq"]
+        await s.wait_for(f"({caught}) || ({seq_js}) >= {seq}", timeout=60)
+        if await s.eval(f"!!({caught})"):
             return flipped
-        except AssertionError:
-            proxy.tamper = None
     raise AssertionError(f"never caught: {what}")
 
 
@@ -68,7 +78,8 @@ class ModuleInChromium(StreamState):
             async def go(s):
                 await s.goto(url)
                 await s.wait_for("window.client && client.state === 'live' && client.verified", timeout=30)
-                flipped = await tamper_until(s, proxy, count("e.resync === 'digest_mismatch'") + " === 1", "digest_mismatch")
+                flipped = await tamper_until(s, proxy, srv.port, count("e.resync === 'digest_mismatch'") + " >= 1",
+                                             "client.seq || 0", "digest_mismatch")
                 await s.wait_for("client.state === 'live' && client.verified", timeout=15)
                 resumed = h.status(srv.port, KEY)["relay"]["resumed"]
                 lives = await s.eval(count("e.state === 'live'"))
@@ -133,7 +144,8 @@ class ExplorerInChromium(h.WithKeys):
                 drawn = await s.eval("""JSON.stringify({seq: Number(document.body.dataset.historySeq),
                   paths: [...document.querySelectorAll('path.movement')].map(p => [p.dataset.key, p.getAttribute('d')]),
                   shades: [...document.querySelectorAll('rect.suspended')].map(r => r.dataset.key)})""")
-                await tamper_until(s, proxy, f"({body}.resyncs || '').includes('digest_mismatch')", "digest_mismatch")
+                await tamper_until(s, proxy, srv.port, f"({body}.resyncs || '').includes('digest_mismatch')",
+                                   f"Number({body}.streamSeq || 0)", "digest_mismatch")
                 groups = int(await s.eval(f"{body}.groups"))
                 await s.wait_for(f"{body}.streamState === 'live' && {body}.verified === 'true' && "
                                  f"Number({body}.groups) > {groups + 2}", 20)
