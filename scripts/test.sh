@@ -68,14 +68,23 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 stage "TSan: concurrent snapshot readers and the reclaimer; the history recorder beside its readers and its first step; the journal's log and compactor threads; the relay (engine, REST and relay threads) end to end, with one and two relay loops; two REST loops"
 cmake --preset tsan >/dev/null
 cmake --build build-tsan -j"$jobs" --target concurrency_tests oddsrelay oddsfeed
+# The unit tests beside the end-to-end runs: each alone left a core idle.
+tsan_units=$(mktemp)
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/concurrency_tests \
-  --gtest_filter='SnapshotConcurrency.*:Reclaimer.*:Pipeline.*:HistoryRecorder.*:Compaction.*:RateLimiterThreads.*:HttpServer.*'
+  --gtest_filter='SnapshotConcurrency.*:Reclaimer.*:Pipeline.*:HistoryRecorder.*:Compaction.*:RateLimiterThreads.*:HttpServer.*' \
+  > "$tsan_units" 2>&1 &
+tsan_pid=$!
 for threads in 1 2; do  # one relay loop, then two sharing every frame
   TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=$PWD/tests/tsan.supp /usr/bin/python3 tests/e2e/test_relay.py \
     --build-dir build-tsan --fixtures tests/fixtures --server-arg=--relay-threads=$threads
 done
 TSAN_OPTIONS=halt_on_error=1:exitcode=66:suppressions=$PWD/tests/tsan.supp /usr/bin/python3 tests/e2e/test_rest_threads.py \
   --build-dir build-tsan --fixtures tests/fixtures
+rc=0
+wait "$tsan_pid" || rc=$?
+cat "$tsan_units"
+rm -f "$tsan_units"
+[ "$rc" = 0 ] || { echo "TSan concurrency_tests FAILED (exit $rc)"; exit "$rc"; }
 # Three targets side by side on the machine's cores: 45 s each is about the
 # 30 CPU-seconds each had when they ran one after another.
 stage "fuzz: HTTP requests, feed lines, WebSocket frames and the JSON entry points (bounded parse, REST bodies, /ws messages, bus messages), 45 s, side by side"
