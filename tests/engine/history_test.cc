@@ -566,8 +566,8 @@ TEST(HistoryBound, TooManyLineKeysStartTheHistoryAgainFromTheState) {
 
 // The recorder's thread applies what the pipeline delivers while REST-like
 // readers read (under ThreadSanitizer too, in the tsan build's
-// engine_tests): the result is the history of the same records applied in
-// one batch.
+// concurrency_tests): the result is the history of the same records
+// applied in one batch.
 TEST(HistoryRecorder, OnItsOwnThreadWithReadersItRecordsWhatABatchDoes) {
   const auto recs = test::sim_records(8000);
   std::set<uint64_t> numbers;
