@@ -49,7 +49,7 @@ targets=(http_request feed_line ws_frame json_in rest_body ws_message bus_messag
 # fuzz_targets_link built.
 stamp=$( { echo "${flags[*]}"; declare -p set_of srcs_of libs_of set_flags
   find protocol rest relay tests/fuzz -name '*.h' -o -name '*.cc' | sort | xargs cat; } | sha1sum | cut -c1-40)
-built=1
+failed=0 built=1
 for t in "${targets[@]}"; do [ -x "$out/${t}_fuzz" ] || built=; done
 if [ -z "$built" ] || [ "$(cat "$out/targets.stamp" 2>/dev/null)" != "$stamp" ]; then
   rm -f "$out/targets.stamp"
@@ -58,7 +58,7 @@ if [ -z "$built" ] || [ "$(cat "$out/targets.stamp" 2>/dev/null)" != "$stamp" ];
   # Each source once per flag set (json_in.cc is in five targets, the feed
   # reader's files in two), as many compiles at a time as there are cores.
   declare -A compiled
-  failed=0 running=0
+  running=0
   for t in "${targets[@]}"; do
     for src in ${srcs_of[$t]}; do
       key="${set_of[$t]}:$src"
@@ -88,7 +88,6 @@ if [ -z "$built" ] || [ "$(cat "$out/targets.stamp" 2>/dev/null)" != "$stamp" ];
   fi
   echo "$stamp" > "$out/targets.stamp"
 fi
-failed=0
 echo "== fuzz ${targets[*]}, ${secs}s each, side by side"
 pids=()
 works=()
