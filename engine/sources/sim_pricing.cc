@@ -121,6 +121,18 @@ Pricer::Pricer(const MatchState& m) : m_(m) {
   }
 }
 
+void Pricer::margins() const {
+  if (!diff_.empty()) return;
+  diff_.assign(static_cast<size_t>(2 * dim_ - 1), 0.0);
+  total_.assign(static_cast<size_t>(2 * dim_ - 1), 0.0);
+  for (int32_t h = 0; h < dim_; ++h)
+    for (int32_t a = 0; a < dim_; ++a) {
+      const double v = dist_[static_cast<size_t>(h * dim_ + a)];
+      diff_[static_cast<size_t>(h - a + dim_ - 1)] += v;
+      total_[static_cast<size_t>(h + a)] += v;
+    }
+}
+
 // The expectation of f(home, away) over the final-score distribution.
 template <class F>
 double Pricer::expect(F f) const {
@@ -159,12 +171,11 @@ WinPushLose Pricer::over(double line) const {
     w.lose = phi(z);
     return w;
   }
-  for (int32_t h = 0; h < dim_; ++h)
-    for (int32_t a = 0; a < dim_; ++a) {
-      double v = dist_[static_cast<size_t>(h * dim_ + a)];
-      double t = h + a;
-      (t > line ? w.win : t < line ? w.lose : w.push) += v;
-    }
+  margins();
+  for (int32_t t = 0; t < 2 * dim_ - 1; ++t) {
+    const double v = total_[static_cast<size_t>(t)];
+    (t > line ? w.win : t < line ? w.lose : w.push) += v;
+  }
   return w;
 }
 
@@ -177,12 +188,11 @@ WinPushLose Pricer::home_hcp(double line) const {
     w.lose = phi(z);
     return w;
   }
-  for (int32_t h = 0; h < dim_; ++h)
-    for (int32_t a = 0; a < dim_; ++a) {
-      double v = dist_[static_cast<size_t>(h * dim_ + a)];
-      double d = h + line - a;
-      (d > 0 ? w.win : d < 0 ? w.lose : w.push) += v;
-    }
+  margins();
+  for (int32_t i = 0; i < 2 * dim_ - 1; ++i) {
+    const double d = i - (dim_ - 1) + line;  // home - away + line
+    (d > 0 ? w.win : d < 0 ? w.lose : w.push) += diff_[static_cast<size_t>(i)];
+  }
   return w;
 }
 

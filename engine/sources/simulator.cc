@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
 
 #include "engine/sources/sim_catalog.h"
 #include "engine/sources/sim_pricing.h"
@@ -268,10 +269,15 @@ struct Simulator::Impl {
     emit(m).body = std::move(s);
   }
 
-  void emit_market(const Match& m, uint32_t id, bool suspended) {
+  void emit_market(const Match& m, uint32_t id, bool suspended) { emit_markets(m, {&id, 1}, suspended); }
+
+  // One price model for all of a match's markets at once (a goal, the
+  // final whistle, a reopen reprice every market of the same state).
+  void emit_markets(const Match& m, std::span<const uint32_t> ids, bool suspended) {
+    if (ids.empty()) return;
     MatchState st = state(m);
     Pricer p(st);
-    emit(m).body = price_market(id, st, p, suspended);
+    for (uint32_t id : ids) emit(m).body = price_market(id, st, p, suspended);
   }
 
   void emit_removal(const Match& m, uint32_t id) {
@@ -286,7 +292,7 @@ struct Simulator::Impl {
     auto want = markets_for(*m.sport, m.phase == Phase::Live, first_half(m));
     for (uint32_t id : m.markets)
       if (!std::binary_search(want.begin(), want.end(), id)) emit_removal(m, id);
-    for (uint32_t id : want) emit_market(m, id, suspended);
+    emit_markets(m, want, suspended);
     m.markets = std::move(want);
   }
 
@@ -318,7 +324,7 @@ struct Simulator::Impl {
     m.reopen_vt = now() + 2000 + static_cast<int64_t>(rng.below(3000));  // clears within seconds
     emit_score(m);
     emit_event(m);
-    for (uint32_t id : m.markets) emit_market(m, id, true);
+    emit_markets(m, m.markets, true);
   }
 
   void play_minute(Match& m) {
@@ -383,7 +389,7 @@ struct Simulator::Impl {
     emit_score(m, result);
     emit_stats(m, true);
     // Trading stops after the final whistle: suspend what is still offered.
-    for (uint32_t id : m.markets) emit_market(m, id, true);
+    emit_markets(m, m.markets, true);
     m.remove_vt = now() + 10'000;
     if (o.correct_permille > 0 && crng.below(1000) < o.correct_permille) {
       Correction c{now() + 1000 + static_cast<int64_t>(crng.below(static_cast<uint64_t>(4 * duration_ms(m)))),
@@ -449,7 +455,7 @@ struct Simulator::Impl {
           if (m.reopen_vt && now() >= m.reopen_vt) {
             m.reopen_vt = 0;
             emit_event(m);
-            for (uint32_t id : m.markets) emit_market(m, id, false);
+            emit_markets(m, m.markets, false);
           } else if (played) {
             emit_score(m);
             emit_event(m);
