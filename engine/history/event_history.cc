@@ -173,11 +173,6 @@ void EventHistory::zip(MarketSlots& ms, MarketLog& log, const feed::MarketRec& r
   }
 }
 
-uint32_t EventHistory::checked(uint32_t line) {
-  if (line >= kMaxLines) throw std::length_error("odds history: more than 2^21 line keys");
-  return line;
-}
-
 const uint32_t* EventHistory::line_in_cur(const MarketSlots& ms, uint32_t line, size_t& from) {
   const size_t size = ms.cur.size();
   for (size_t c = from; c < size; c += 2 + ms.cur[c + 1])
@@ -206,7 +201,7 @@ const uint32_t* EventHistory::numbers_of(MarketSlots& ms, MarketLog& log, const 
   // search those alone.
   size_t hint = 0, cur_from = 0;
   for (const feed::LineIn& l : rec.lines) {
-    const uint32_t li = checked(*lines++);
+    const uint32_t li = *lines++;
     const uint32_t* in_cur = line_in_cur(ms, li, cur_from);
     const size_t line_from = ms.outs.size();
     bool line_known = true;
@@ -275,7 +270,7 @@ void EventHistory::relayout(MarketSlots& ms, const feed::MarketRec& rec, int32_t
   ms.cur.clear();
   size_t k = 0;
   for (const feed::LineIn& l : rec.lines) {
-    append(ms.cur, checked(*lines++));
+    append(ms.cur, *lines++);
     append(ms.cur, l.count);
     for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
       const feed::OutcomeIn& oi = rec.outcomes[i];
@@ -331,7 +326,7 @@ int64_t EventHistory::seed_market(const Market& m, uint64_t seq) {
     const uint32_t* numbers = numbers_of(ms, log, rec, layout, lines);
     size_t k = 0;
     for (const Line& l : m.lines) {
-      append(ms.cur, checked(*lines++));
+      append(ms.cur, *lines++);
       append(ms.cur, l.count);
       for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
         const Outcome& q = m.outcomes[i];

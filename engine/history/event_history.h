@@ -158,10 +158,7 @@ class EventHistory {
   };
   static_assert(sizeof(Out) == 16 && kOutcomeBytes == sizeof(Out) + sizeof(uint32_t));
   static_assert(offsetof(Out, s) == 15, "s shares the bit-fields' word");
-  static constexpr uint32_t kMaxLines = uint32_t{1} << 21;
-  // A line id of the store's table (engine/history/layout_table.h) as an
-  // outcome keeps it; past the bound, the history thread throws.
-  static uint32_t checked(uint32_t line);
+  static_assert(LayoutTable::kMaxLines <= (uint32_t{1} << 21), "every line id fits Out::line's 21 bits");
   const LineKey& line(uint32_t id) const { return layouts_->line(id); }
   // Grown by a quarter, not doubled, as the logs are: these bytes are
   // counted, and most markets stop growing early.

@@ -37,7 +37,9 @@ struct HeldState {
 
 class HistoryStore {
  public:
-  explicit HistoryStore(size_t max_bytes = kDefaultHistoryBytes) : max_bytes_(max_bytes) {}
+  // `max_line_keys`: LayoutTable's bound (tests lower it to reach it).
+  explicit HistoryStore(size_t max_bytes = kDefaultHistoryBytes, uint32_t max_line_keys = LayoutTable::kMaxLines)
+      : max_bytes_(max_bytes), max_line_keys_(max_line_keys), layouts_(~uint64_t{0}, max_line_keys) {}
 
   // Writer only, before the first batch: the engine's state the records
   // will follow, when it is not the log's start (an edge that joined from a
@@ -47,8 +49,8 @@ class HistoryStore {
   void seed(const Snapshot& snap);
   // Writer only: nothing held (a history that could not be rebuilt).
   void clear();
-  // Past EventHistory's bound on distinct line keys since the history
-  // began (an id of 21 bits in an outcome's 16 bytes), a record naming a
+  // Past the bound on distinct line keys since the history began
+  // (LayoutTable::kMaxLines: an id of 21 bits in an outcome's 16 bytes), a record naming a
   // new one cannot be taken. The history thread must not die of a feed:
   // the store starts again, seeded with the state the batch left, as a
   // reset does (held_from_seq says so). A batch read back from the files
@@ -98,6 +100,7 @@ class HistoryStore {
   void enforce_bound();
 
   const size_t max_bytes_;
+  const uint32_t max_line_keys_;
   mutable std::shared_mutex mu_;
   std::unordered_map<uint64_t, EventHistory> events_;
   HeldState held_;

@@ -2,6 +2,7 @@
 #include "engine/history/layout_table.h"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace oddsrelay::history {
 
@@ -105,9 +106,11 @@ size_t LayoutTable::LineHash::operator()(const LineKey& k) const {
 }
 
 uint32_t LayoutTable::line_id(const LineKey& key) {
-  auto [it, added] = line_ids_.try_emplace(key, static_cast<uint32_t>(lines_.size()));
-  if (added) lines_.push_back(key);
-  return it->second;
+  if (auto it = line_ids_.find(key); it != line_ids_.end()) return it->second;
+  if (lines_.size() >= max_lines_) throw std::length_error("odds history: more than 2^21 line keys");
+  line_ids_.emplace(key, static_cast<uint32_t>(lines_.size()));
+  lines_.push_back(key);
+  return static_cast<uint32_t>(lines_.size() - 1);
 }
 
 MarketLayout LayoutTable::layout(uint32_t id) const {

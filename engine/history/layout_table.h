@@ -28,11 +28,20 @@ using MarketLayout = std::vector<LineLayout>;
 
 class LayoutTable {
  public:
+  // Distinct line keys a table takes: an outcome keeps its line's id in
+  // 21 bits (engine/history/event_history.h).
+  static constexpr uint32_t kMaxLines = uint32_t{1} << 21;
+
   // `hash_mask` is ANDed into every layout's hash: tests give 0 so that all
   // layouts collide, and show that same() still tells them apart.
-  explicit LayoutTable(uint64_t hash_mask = ~uint64_t{0}) : hash_mask_(hash_mask) {}
+  // `max_lines` (at most kMaxLines) bounds the line keys; tests give a few
+  // thousand to reach it without two million keys.
+  explicit LayoutTable(uint64_t hash_mask = ~uint64_t{0}, uint32_t max_lines = kMaxLines)
+      : hash_mask_(hash_mask), max_lines_(max_lines < kMaxLines ? max_lines : kMaxLines) {}
 
-  // The id of rec's layout (rec has lines), added if new. Found by a hash
+  // The id of rec's layout (rec has lines), added if new. Throws
+  // std::length_error when it names a line key past max_lines; the table
+  // is then half-written and only fit to be dropped (the store clears it). Found by a hash
   // of a few of the record's words, then checked with same(): the layout's
   // bytes are made only when it is new to the table (a market's ladder
   // moving is 20% of the records, and nearly all their layouts are here).
@@ -49,7 +58,7 @@ class LayoutTable {
   // not the 16-byte key, and a market no list of its own (a few hundred
   // keys for a day of 2,000 events, where each market's own list held
   // 211,414 of them a million records in).
-  uint32_t line_id(const LineKey& key);  // added if new
+  uint32_t line_id(const LineKey& key);  // added if new; throws as intern() does
   const LineKey& line(uint32_t id) const { return lines_[id]; }
   size_t size() const { return next_.size(); }
   size_t bytes() const;
@@ -63,6 +72,7 @@ class LayoutTable {
   bool same(uint32_t id, const feed::MarketRec& rec, const LineKey* keys) const;
 
   uint64_t hash_mask_;
+  uint32_t max_lines_;
   // Per layout, per line: its line id, outcome count and outcome ids, a
   // word each (the key once, in lines_: its compare is two words; and a
   // word an id compares without a varint's decode, the check every layout

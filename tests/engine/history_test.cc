@@ -38,7 +38,8 @@ uint64_t number_of(const std::string& id) { return test::event(0, id, 1, false).
 struct Rig {
   Engine engine;
   HistoryStore store;
-  explicit Rig(size_t bytes = kDefaultHistoryBytes) : store(bytes) {}
+  explicit Rig(size_t bytes = kDefaultHistoryBytes, uint32_t line_keys = LayoutTable::kMaxLines)
+      : store(bytes, line_keys) {}
   void feed(std::vector<feed::Record> recs, bool one_batch = false) {
     for (auto& r : recs) {
       engine.apply(std::move(r));
@@ -529,12 +530,13 @@ TEST(HistoryClock, ACutDropsTheBlocksBeforeItsSeqAndKeepsTheAnswersAfter) {
 }
 
 // A feed naming more distinct line keys than the history takes (2^21 since
-// it began, an outcome's 21-bit line id) does not stop the history thread:
-// the store starts again from the state the batch left, as a reset does,
-// and held_from_seq says from where; a batch read back from the files has
-// no state, so the store stays empty until it is seeded.
+// it began, an outcome's 21-bit line id; the store here is given 4,096 so
+// that the test names 4,352 keys, not two million) does not stop the
+// history thread: the store starts again from the state the batch left, as
+// a reset does, and held_from_seq says from where; a batch read back from
+// the files has no state, so the store stays empty until it is seeded.
 TEST(HistoryBound, TooManyLineKeysStartTheHistoryAgainFromTheState) {
-  constexpr size_t kLimit = size_t{1} << 21, kPer = 1024;
+  constexpr size_t kLimit = 4096, kPer = 64;
   std::vector<feed::Record> recs;
   for (size_t i = 0; i * kPer < kLimit + 4 * kPer; ++i) {
     std::vector<L> lines;
@@ -545,7 +547,7 @@ TEST(HistoryBound, TooManyLineKeysStartTheHistoryAgainFromTheState) {
     recs.push_back(market(1000 + static_cast<int64_t>(i), kId, m, lines));
     recs.push_back(market(1000 + static_cast<int64_t>(i), kId, m, {{"s", 0, {{1, 150, 0}}}}));
   }
-  Rig r{size_t{1} << 34};
+  Rig r{size_t{1} << 34, kLimit};
   ASSERT_NO_THROW(r.feed(recs));
   const HeldState st = r.store.state();
   EXPECT_EQ(r.store.overflows(), 1u);
@@ -555,13 +557,25 @@ TEST(HistoryBound, TooManyLineKeysStartTheHistoryAgainFromTheState) {
   EXPECT_LE(st.held_from_seq, recs.size());
   EXPECT_GT(st.points, 0u);  // the records after it made points
   // As the files give them: empty, then seeded by the restart.
-  HistoryStore files{size_t{1} << 34};
+  HistoryStore files{size_t{1} << 34, kLimit};
   for (size_t i = 0; i < recs.size(); ++i) files.apply(LoggedBatch{i + 1, i + 1, {recs[i]}, {}}, "");
   EXPECT_TRUE(files.overflowed());
   EXPECT_EQ(files.state().points, 0u);
   files.seed(*r.engine.current());
   EXPECT_FALSE(files.overflowed());
   EXPECT_EQ(files.state().held_from_seq, recs.size() + 1);
+}
+
+// The bound is the table's: its last key is taken, the next one throws.
+TEST(HistoryBound, TheTableTakesItsBoundOfLineKeysAndNotOneMore) {
+  LayoutTable table(~uint64_t{0}, 3);
+  const auto key = [](const char* s) { return LineKey(s); };
+  EXPECT_EQ(table.line_id(key("a")), 0u);
+  EXPECT_EQ(table.line_id(key("b")), 1u);
+  EXPECT_EQ(table.line_id(key("c")), 2u);
+  EXPECT_EQ(table.line_id(key("a")), 0u);  // a known key past the bound is still found
+  EXPECT_THROW(table.line_id(key("d")), std::length_error);
+  EXPECT_EQ(LayoutTable(~uint64_t{0}, UINT32_MAX).line_id(key("a")), 0u);  // clamped to kMaxLines, not refused
 }
 
 // The recorder's thread applies what the pipeline delivers while REST-like

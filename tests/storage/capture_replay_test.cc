@@ -44,7 +44,7 @@ TEST(CaptureReplay, PlainAndGzipCapturesReplayToTheLiveState) {
   sim::Simulator sim(sim::SimOptions{3, 150, 500, 100});
   std::vector<feed::Record> out;
   sim.open(1'700'000'000'000, 1'700'000'000'000, out);
-  for (int i = 0; i < 20000; ++i) sim.step(sim.now(), out);
+  for (int i = 0; i < (test::kSanitized ? 5000 : 20000); ++i) sim.step(sim.now(), out);
   const size_t pushed = out.size();
   out.push_back(test::rec(R"({"at":1,"op":"remove","id":"424242"})"));  // skipped: not captured
   for (auto& r : out) pipeline.push(std::move(r));
