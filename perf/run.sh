@@ -73,7 +73,7 @@ if [ -n "$quick" ]; then
   run bash perf/rest/run.sh "$build" 1 8
   run bash perf/slow_readers/run.sh "$build" 50 4 400
   run bash perf/catalog/run.sh "$build" 1 4
-  run bash perf/relay/run.sh "$build" 3 100 500
+  run bash perf/relay/run.sh "$build" 2 100 500
   run bash perf/bus/run.sh "$build" 20000 3 5
   run bash perf/client/run.sh "$build" 3 5
   soak_out=$(mktemp -d)
