@@ -71,7 +71,7 @@ void HistoryStore::clear() {
 void HistoryStore::clear_locked() {
   events_.clear();
   clock_ = ClockIndex();
-  layouts_ = LayoutTable(~uint64_t{0}, max_line_keys_);
+  layouts_ = LayoutTable(~uint64_t{0}, layouts_.max_lines());
   held_ = HeldState{};
   cut_seq_ = first_seq_ = seeded_seq_ = 0;
 }

@@ -39,7 +39,7 @@ class HistoryStore {
  public:
   // `max_line_keys`: LayoutTable's bound (tests lower it to reach it).
   explicit HistoryStore(size_t max_bytes = kDefaultHistoryBytes, uint32_t max_line_keys = LayoutTable::kMaxLines)
-      : max_bytes_(max_bytes), max_line_keys_(max_line_keys), layouts_(~uint64_t{0}, max_line_keys) {}
+      : max_bytes_(max_bytes), layouts_(~uint64_t{0}, max_line_keys) {}
 
   // Writer only, before the first batch: the engine's state the records
   // will follow, when it is not the log's start (an edge that joined from a
@@ -50,8 +50,8 @@ class HistoryStore {
   // Writer only: nothing held (a history that could not be rebuilt).
   void clear();
   // Past the bound on distinct line keys since the history began
-  // (LayoutTable::kMaxLines: an id of 21 bits in an outcome's 16 bytes), a record naming a
-  // new one cannot be taken. The history thread must not die of a feed:
+  // (LayoutTable::kMaxLines: an id of 21 bits in an outcome's 16 bytes),
+  // a record naming a new one cannot be taken. The history thread must not die of a feed:
   // the store starts again, seeded with the state the batch left, as a
   // reset does (held_from_seq says so). A batch read back from the files
   // has no state: the store is then left empty and overflowed() until
@@ -100,7 +100,6 @@ class HistoryStore {
   void enforce_bound();
 
   const size_t max_bytes_;
-  const uint32_t max_line_keys_;
   mutable std::shared_mutex mu_;
   std::unordered_map<uint64_t, EventHistory> events_;
   HeldState held_;

@@ -39,12 +39,13 @@ class LayoutTable {
   explicit LayoutTable(uint64_t hash_mask = ~uint64_t{0}, uint32_t max_lines = kMaxLines)
       : hash_mask_(hash_mask), max_lines_(max_lines < kMaxLines ? max_lines : kMaxLines) {}
 
-  // The id of rec's layout (rec has lines), added if new. Throws
-  // std::length_error when it names a line key past max_lines; the table
-  // is then half-written and only fit to be dropped (the store clears it). Found by a hash
+  // The id of rec's layout (rec has lines), added if new. Found by a hash
   // of a few of the record's words, then checked with same(): the layout's
   // bytes are made only when it is new to the table (a market's ladder
   // moving is 20% of the records, and nearly all their layouts are here).
+  // Throws std::length_error when rec names a line key past max_lines;
+  // the table is then half-written and only fit to be dropped (the store
+  // clears it).
   uint32_t intern(const feed::MarketRec& rec);
   // Whether rec's layout is layout `id`: a walk of its bytes against the
   // record, no copy, no hash.
@@ -61,6 +62,7 @@ class LayoutTable {
   uint32_t line_id(const LineKey& key);  // added if new; throws as intern() does
   const LineKey& line(uint32_t id) const { return lines_[id]; }
   size_t size() const { return next_.size(); }
+  uint32_t max_lines() const { return max_lines_; }
   size_t bytes() const;
 
  private:
