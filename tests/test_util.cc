@@ -1,6 +1,10 @@
 #include "tests/test_util.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -176,13 +180,30 @@ namespace oddsrelay::test {
   return ::testing::AssertionSuccess();
 }
 
-std::vector<feed::Record> sim_records(size_t n, uint64_t seed) {
-  sim::Simulator sim(sim::SimOptions{seed, 60, 1000, 200});
+std::vector<feed::Record> sim_records(size_t n, uint64_t seed, uint32_t events, int64_t minute_ms) {
+  sim::Simulator sim(sim::SimOptions{seed, events, 1000, minute_ms});
   std::vector<feed::Record> out;
   sim.open(1'000'000, 1'000'000, out);
   while (out.size() < n) sim.step(sim.now(), out);
   out.resize(n);
   return out;
+}
+
+std::string exchange(uint16_t port, const std::string& requests) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  EXPECT_EQ(::send(fd, requests.data(), requests.size(), 0), static_cast<ssize_t>(requests.size()));
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return got;
 }
 
 SnapshotPtr replay_file(const std::string& path, size_t limit, size_t* records) {

@@ -66,8 +66,12 @@ std::string state_summary(const Snapshot& s);
 // message says which measure differs and where.
 ::testing::AssertionResult same_state(const Snapshot& a, const Snapshot& b);
 
-// The first `n` records of the simulator (virtual time from 1'000'000 ms).
-std::vector<feed::Record> sim_records(size_t n, uint64_t seed = 11);
+// The first `n` records of the simulator (virtual time from 1'000'000 ms),
+// `events` fixtures at 1,000 records/s, `minute_ms` virtual ms a minute.
+std::vector<feed::Record> sim_records(size_t n, uint64_t seed = 11, uint32_t events = 60, int64_t minute_ms = 200);
+// Sends `requests` on one loopback connection to `port` and reads until the
+// server closes it (a 10 s deadline fails the test only if it never does).
+std::string exchange(uint16_t port, const std::string& requests);
 // A feed file replayed into a fresh engine (its first `limit` records),
 // committing every 256 records like `oddsfeed digest`; the number of
 // records read is stored in `*records` when given. Fails the test on a

@@ -9,8 +9,12 @@
 
 #include <vector>
 
+#include "tests/protocol/ws_client_frame.h"
+
 namespace oddsrelay::ws {
 namespace {
+
+using test::client_frame;
 
 // What a client does with a compressed message: appends 00 00 ff ff and
 // inflates it with a fresh raw stream (nothing kept from before).
@@ -45,23 +49,7 @@ std::string client_deflate(std::string_view in) {
   return out;
 }
 
-// A masked client frame; `first` the first header byte.
-std::string client_frame(uint8_t first, std::string_view payload) {
-  std::string f(1, static_cast<char>(first));
-  if (payload.size() < 126) {
-    f += static_cast<char>(0x80 | payload.size());
-  } else {
-    f += static_cast<char>(0x80 | 126);
-    f += static_cast<char>(payload.size() >> 8);
-    f += static_cast<char>(payload.size() & 0xff);
-  }
-  const char key[4] = {0x11, 0x22, 0x33, 0x44};
-  f.append(key, 4);
-  for (size_t i = 0; i < payload.size(); ++i) f += static_cast<char>(payload[i] ^ key[i & 3]);
-  return f;
-}
-
-struct Recorder {
+struct Received {
   std::vector<std::string> messages;
   int error = 0;
   void on_message(Opcode, std::string_view p) { messages.emplace_back(p); }
@@ -71,11 +59,11 @@ struct Recorder {
   void on_error(uint16_t c, const char*) { error = c; }
 };
 
-Recorder parse(std::string bytes, bool negotiated = true) {
+Received parse(std::string bytes, bool negotiated = true) {
   Inflater inf;
   FrameParser p(64 * 1024);
   if (negotiated) p.set_inflater(&inf);
-  Recorder r;
+  Received r;
   p.feed(bytes.data(), bytes.size(), r);
   return r;
 }
@@ -160,7 +148,7 @@ TEST(WsDeflate, InflateLimitAppliesAfterInflation) {
 
 TEST(WsDeflate, ParserInflatesRsv1Messages) {
   const std::string text = "{\"subscribe\":{\"event_id\":\"1001\"}}";
-  Recorder r = parse(client_frame(0xc1, client_deflate(text)) + client_frame(0x81, "plain"));
+  Received r = parse(client_frame(0xc1, client_deflate(text)) + client_frame(0x81, "plain"));
   EXPECT_EQ(r.error, 0);
   EXPECT_EQ(r.messages, (std::vector<std::string>{text, "plain"}));
   // Fragmented: RSV1 on the first frame only.
@@ -183,7 +171,7 @@ TEST(WsDeflate, ParserRefusesWhatIsNotNegotiated) {
 TEST(WsDeflate, ParserClosesADeflateBombWith1009) {
   const std::string bomb = client_deflate(std::string(1 << 20, 'a'));
   ASSERT_LT(bomb.size(), 64u * 1024);
-  Recorder r = parse(client_frame(0xc1, bomb));
+  Received r = parse(client_frame(0xc1, bomb));
   EXPECT_EQ(r.error, kMessageTooBig);
   EXPECT_TRUE(r.messages.empty());
   // Just under the limit passes.

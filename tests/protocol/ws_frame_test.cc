@@ -5,30 +5,12 @@
 #include <vector>
 
 #include "protocol/relay_frame.h"
+#include "tests/protocol/ws_client_frame.h"
 
 namespace oddsrelay::ws {
 namespace {
 
-// A client frame: masked with a fixed key, header as the RFC lays it out.
-std::string client_frame(uint8_t first, std::string_view payload, bool mask = true) {
-  std::string f;
-  f += static_cast<char>(first);
-  uint8_t m = mask ? 0x80 : 0;
-  if (payload.size() < 126) {
-    f += static_cast<char>(m | payload.size());
-  } else if (payload.size() < 65536) {
-    f += static_cast<char>(m | 126);
-    f += static_cast<char>(payload.size() >> 8);
-    f += static_cast<char>(payload.size() & 0xff);
-  } else {
-    f += static_cast<char>(m | 127);
-    for (int i = 7; i >= 0; --i) f += static_cast<char>((static_cast<uint64_t>(payload.size()) >> (8 * i)) & 0xff);
-  }
-  const unsigned char key[4] = {0x37, 0xfa, 0x21, 0x3d};
-  if (mask) f.append(reinterpret_cast<const char*>(key), 4);
-  for (size_t i = 0; i < payload.size(); ++i) f += mask ? static_cast<char>(payload[i] ^ key[i & 3]) : payload[i];
-  return f;
-}
+using test::client_frame;
 
 struct Recorder {
   std::vector<std::pair<Opcode, std::string>> messages;

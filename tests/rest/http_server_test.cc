@@ -3,16 +3,13 @@
 // on serving that loop's other connections and new ones.
 #include "rest/http_server.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <stdexcept>
 #include <string>
 
 #include "protocol/http_response.h"
+#include "tests/test_util.h"
 
 namespace oddsrelay::rest {
 namespace {
@@ -40,24 +37,6 @@ class Throwing : public HttpHandler {
   }
 };
 
-// Sends `requests` on one connection and reads until the server closes it.
-std::string exchange(uint16_t port, const std::string& requests) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{10, 0};  // a deadline that fails the test only if the server never answers
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  EXPECT_EQ(::send(fd, requests.data(), requests.size(), 0), static_cast<ssize_t>(requests.size()));
-  std::string got;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return got;
-}
-
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -74,7 +53,7 @@ TEST(HttpServer, HandlerExceptionAnswers500AndTheServerGoesOn) {
   const uint16_t port = server.port();
   ASSERT_NE(port, 0);
 
-  std::string r = exchange(port, "GET /boom HTTP/1.1\r\nHost: t\r\n\r\n");
+  std::string r = test::exchange(port, "GET /boom HTTP/1.1\r\nHost: t\r\n\r\n");
   EXPECT_EQ(r.rfind("HTTP/1.1 500 ", 0), 0u) << r;
   EXPECT_NE(r.find("\r\n\r\n{\"error\":\"Internal server error\"}"), std::string::npos) << r;
   EXPECT_EQ(server.internal_errors(), 1u);
@@ -82,10 +61,10 @@ TEST(HttpServer, HandlerExceptionAnswers500AndTheServerGoesOn) {
   // Pipelined: the answer before the failing request stands, the failing
   // one's half-written bytes are dropped for the 500, and the connection
   // closes after it (the request behind it is not answered).
-  r = exchange(port,
-               "GET /ok HTTP/1.1\r\nHost: t\r\n\r\n"
-               "GET /half HTTP/1.1\r\nHost: t\r\n\r\n"
-               "GET /ok HTTP/1.1\r\nHost: t\r\n\r\n");
+  r = test::exchange(port,
+                     "GET /ok HTTP/1.1\r\nHost: t\r\n\r\n"
+                     "GET /half HTTP/1.1\r\nHost: t\r\n\r\n"
+                     "GET /ok HTTP/1.1\r\nHost: t\r\n\r\n");
   EXPECT_EQ(count(r, "HTTP/1.1 200 "), 1u) << r;
   EXPECT_EQ(count(r, "HTTP/1.1 500 "), 1u) << r;
   EXPECT_EQ(r.find("partial"), std::string::npos) << r;
@@ -93,7 +72,7 @@ TEST(HttpServer, HandlerExceptionAnswers500AndTheServerGoesOn) {
   EXPECT_EQ(server.internal_errors(), 2u);
 
   // New connections are served as before.
-  r = exchange(port, "GET /ok HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  r = test::exchange(port, "GET /ok HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(r.rfind("HTTP/1.1 200 ", 0), 0u) << r;
   EXPECT_EQ(server.requests(), 4u);  // the request behind the failed one was never taken
   server.stop();
@@ -122,9 +101,9 @@ TEST(HttpServer, ConnectionsAreDealtToTheLoopsInTurn) {
   ASSERT_TRUE(server.start(err)) << err;
   ASSERT_EQ(server.loop_count(), 3u);
   for (int i = 0; i < 6; ++i) {
-    const std::string r = exchange(server.port(),
-                                   "GET /a HTTP/1.1\r\nHost: t\r\n\r\n"
-                                   "GET /b HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    const std::string r = test::exchange(server.port(),
+                                         "GET /a HTTP/1.1\r\nHost: t\r\n\r\n"
+                                         "GET /b HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
     const std::string want = "loop=" + std::to_string(i % 3);
     EXPECT_EQ(count(r, want), 2u) << i << r;
     EXPECT_EQ(count(r, "loop="), 2u) << r;

@@ -4,16 +4,13 @@
 // listener (MetricsHandler) answering GET /metrics in the text format.
 #include "rest/request_metrics.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <string>
 
 #include "rest/metrics_endpoint.h"
 #include "rest/rest_api.h"
+#include "tests/test_util.h"
 
 namespace oddsrelay::rest {
 namespace {
@@ -84,23 +81,6 @@ TEST(RequestMetrics, RateLimitRefusalsComeFromThe429s) {
   EXPECT_EQ(sample_value(after, "oddsrelay_rate_limited_total{limit=\"stream_slots\"}"), 5);
 }
 
-std::string exchange(uint16_t port, const std::string& requests) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{10, 0};  // fails the test only if the server never answers
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  EXPECT_EQ(::send(fd, requests.data(), requests.size(), 0), static_cast<ssize_t>(requests.size()));
-  std::string got;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return got;
-}
-
 TEST(RequestMetrics, MetricsListenerServesTheRegistryWithoutAKey) {
   metrics::Registry reg;
   reg.add([](metrics::TextWriter& w) { w.single("demo_up", metrics::Type::Gauge, "Up.", uint64_t{1}); });
@@ -111,11 +91,11 @@ TEST(RequestMetrics, MetricsListenerServesTheRegistryWithoutAKey) {
   std::string err;
   ASSERT_TRUE(server.start(err)) << err;
   const uint64_t scrapes = requests_counted("/metrics", 200);
-  const std::string got = exchange(server.port(),
-                                   "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
-                                   "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n"
-                                   "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
-                                   "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string got = test::exchange(server.port(),
+                                         "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                                         "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n"
+                                         "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                                         "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   server.stop();
   const std::string body = "# HELP demo_up Up.\n# TYPE demo_up gauge\ndemo_up 1\n";
   const std::string ok = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n";

@@ -20,7 +20,6 @@
 #include <thread>
 
 #include "engine/core/state_digest.h"
-#include "engine/sources/simulator.h"
 #include "engine/storage/data_dir.h"
 #include "engine/storage/log_writer.h"
 #include "engine/storage/snapshot_file.h"
@@ -28,15 +27,6 @@
 
 namespace oddsrelay {
 namespace {
-
-std::vector<feed::Record> sim_records(size_t n) {
-  sim::Simulator sim(sim::SimOptions{5, 50, 1000, 50});
-  std::vector<feed::Record> out;
-  sim.open(1'000'000, 1'000'000, out);
-  while (out.size() < n) sim.step(sim.now(), out);
-  out.resize(n);
-  return out;
-}
 
 uint64_t size_of(const std::string& path) {
   struct stat st {};
@@ -90,7 +80,7 @@ TEST(Compaction, TheJournalACycleAddsIsBoundedByTheSnapshot) {
   const uint32_t pct = 25;
   auto limit = [&](uint64_t snapshot) { return std::max(kMin, snapshot * pct / 100); };
   uint64_t max_batch = 0, last_bytes = 0, checked = 0, busy_batches = 0;
-  run(dir.path(), sim_records(40000), pct, [&](const LogWriter& w) {
+  run(dir.path(), test::sim_records(40000, 5, 50, 50), pct, [&](const LogWriter& w) {
     const uint64_t bytes = w.stats().bytes.load();
     max_batch = std::max(max_batch, bytes - last_bytes);
     last_bytes = bytes;
@@ -136,7 +126,7 @@ TEST(Compaction, WithoutTheShareTheJournalFollowsTheRecordsOnly) {
   // (the record trigger is out of the way), so the journal is the whole
   // log; the bound above is the share's doing.
   test::TempDir dir;
-  run(dir.path(), sim_records(10000), 0, [](const LogWriter&) {});
+  run(dir.path(), test::sim_records(10000, 5, 50, 50), 0, [](const LogWriter&) {});
   DataDirFiles f = list_data_dir(dir.path());
   EXPECT_TRUE(f.snapshots.empty());
   ASSERT_EQ(f.segments.size(), 1u);
@@ -148,7 +138,7 @@ TEST(Compaction, WithoutTheShareTheJournalFollowsTheRecordsOnly) {
 // behind its source) or live.
 class Feeder {
  public:
-  explicit Feeder(LogOptions lo) : recs_(sim_records(40000)) {
+  explicit Feeder(LogOptions lo) : recs_(test::sim_records(40000, 5, 50, 50)) {
     DataDirRecovery rec = recover_data_dir(dir_.path(), e_);
     w_ = std::make_unique<LogWriter>(dir_.path(), lo);
     std::string err;
@@ -405,7 +395,7 @@ TEST(Compaction, TheCompactorRunsNicerThanTheRest) {
 // snapshot and its segments gone, the new one still under its .tmp name.
 TEST(Compaction, ASnapshotLeftUnderItsTmpNameIsRecovered) {
   test::TempDir dir;
-  const uint64_t digest = run(dir.path(), sim_records(20000), 25, [](const LogWriter&) {});
+  const uint64_t digest = run(dir.path(), test::sim_records(20000, 5, 50, 50), 25, [](const LogWriter&) {});
   DataDirFiles f = list_data_dir(dir.path());
   ASSERT_EQ(f.snapshots.size(), 2u);
   const uint64_t older = f.snapshots.front(), newest = f.snapshots.back();
@@ -436,7 +426,7 @@ TEST(Compaction, ASnapshotLeftUnderItsTmpNameIsRecovered) {
 // never loaded: recovery falls back to the older snapshot and removes it.
 TEST(Compaction, ATornTmpIsRemovedAndTheOlderSnapshotUsed) {
   test::TempDir dir;
-  const uint64_t digest = run(dir.path(), sim_records(20000), 25, [](const LogWriter&) {});
+  const uint64_t digest = run(dir.path(), test::sim_records(20000, 5, 50, 50), 25, [](const LogWriter&) {});
   DataDirFiles f = list_data_dir(dir.path());
   ASSERT_EQ(f.snapshots.size(), 2u);
   const uint64_t older = f.snapshots.front(), newest = f.snapshots.back();

@@ -8,22 +8,12 @@
 #include <unistd.h>
 
 #include "engine/core/state_digest.h"
-#include "engine/sources/simulator.h"
 #include "engine/storage/log_writer.h"
 #include "engine/storage/snapshot_file.h"
 #include "tests/test_util.h"
 
 namespace oddsrelay {
 namespace {
-
-std::vector<feed::Record> sim_records(size_t n) {
-  sim::Simulator sim(sim::SimOptions{5, 50, 1000, 50});
-  std::vector<feed::Record> out;
-  sim.open(1'000'000, 1'000'000, out);
-  while (out.size() < n) sim.step(sim.now(), out);
-  out.resize(n);
-  return out;
-}
 
 struct Written {
   uint64_t digest = 0;
@@ -57,7 +47,7 @@ Written run(const std::string& dir, std::vector<feed::Record> recs, uint64_t eve
 
 TEST(DataDir, CompactionBoundsTheFilesAndKeepsTheState) {
   test::TempDir dir;
-  Written w = run(dir.path(), sim_records(10000), 1000);
+  Written w = run(dir.path(), test::sim_records(10000, 5, 50, 50), 1000);
   DataDirFiles f = list_data_dir(dir.path());
   EXPECT_EQ(f.snapshots.size(), 2u) << "the newest snapshot and one to fall back on";
   ASSERT_FALSE(f.snapshots.empty());
@@ -78,7 +68,7 @@ TEST(DataDir, CompactionBoundsTheFilesAndKeepsTheState) {
 
 TEST(DataDir, RestartReplaysOnlyTheTailAndContinuesTheLog) {
   test::TempDir dir;
-  auto all = sim_records(6500);
+  auto all = test::sim_records(6500, 5, 50, 50);
   std::vector<feed::Record> first(all.begin(), all.begin() + 5050), second(all.begin() + 5050, all.end());
   Written w1 = run(dir.path(), first, 1000);
   Engine mid;
@@ -92,7 +82,7 @@ TEST(DataDir, RestartReplaysOnlyTheTailAndContinuesTheLog) {
   EXPECT_EQ(w2.epoch, w1.epoch) << "the epoch names the log: it never changes";
   Engine whole;
   whole.set_epoch(w1.epoch);
-  for (auto& rec : sim_records(6500)) whole.apply(std::move(rec));
+  for (auto& rec : test::sim_records(6500, 5, 50, 50)) whole.apply(std::move(rec));
   whole.commit();
   Engine e;
   DataDirRecovery r2 = recover_data_dir(dir.path(), e);
@@ -103,7 +93,7 @@ TEST(DataDir, RestartReplaysOnlyTheTailAndContinuesTheLog) {
 
 TEST(DataDir, CorruptNewestSnapshotFallsBackToTheOlderOne) {
   test::TempDir dir;
-  Written w = run(dir.path(), sim_records(5000), 1000);
+  Written w = run(dir.path(), test::sim_records(5000, 5, 50, 50), 1000);
   DataDirFiles f = list_data_dir(dir.path());
   ASSERT_EQ(f.snapshots.size(), 2u);
   const std::string newest = snapshot_path(dir.path(), f.snapshots.back());
@@ -137,7 +127,7 @@ TEST(DataDir, NewDirsGetNewEpochs) {
 
 TEST(DataDir, AHoleInTheLogStopsTheStart) {
   test::TempDir dir;
-  run(dir.path(), sim_records(3000), 1'000'000);  // no snapshot: one segment from 1
+  run(dir.path(), test::sim_records(3000, 5, 50, 50), 1'000'000);  // no snapshot: one segment from 1
   // A second segment that does not follow the first.
   Engine e;
   DataDirFiles f = list_data_dir(dir.path());
@@ -160,7 +150,7 @@ TEST(DataDir, AHoleInTheLogStopsTheStart) {
 
 TEST(DataDir, SnapshotsOfAnotherLogAreNeverLoaded) {
   test::TempDir dir;
-  run(dir.path(), sim_records(5000), 1000);
+  run(dir.path(), test::sim_records(5000, 5, 50, 50), 1000);
   DataDirFiles f = list_data_dir(dir.path());
   ASSERT_EQ(f.snapshots.size(), 2u);
   ASSERT_GT(f.segments.front(), 1u) << "the journal before the older snapshot is gone";
