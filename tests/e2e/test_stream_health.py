@@ -286,11 +286,12 @@ class SlowConsumers(WithKeys):
             self.assertGreater(taken, 0)
             raw.close()
 
-    def test_never_reading_client_at_a_low_rate_is_closed_for_no_progress(self):
-        # A low rate keeps its queue far under the soft bound: only the
-        # stalled write can close it.
-        with h.clean_server(self, "--feed", "sim:seed=4,events=300,rate=300", "--keys", self.keys, "--progress", "0",
-                      "--slow-timeout", "2") as srv:
+    def test_never_reading_client_is_closed_for_no_progress(self):
+        # A queue bound far above what it queues (a quarter of 256 MiB), so
+        # only the stalled write can close it, and a rate that fills the
+        # socket's buffers in seconds (at 300 records/s that took 20 s).
+        with h.clean_server(self, "--feed", "sim:seed=4,events=300,rate=3000", "--keys", self.keys, "--progress", "0",
+                      "--slow-timeout", "2", "--max-queue-bytes", str(256 << 20)) as srv:
             srv.wait_for(r"serving http://")
             raw = RawWs(srv.port, "/pt-ws?api_key=sandbox&protocol=v2", rcvbuf=4096)
             self.assertEqual(raw.status, 101)
