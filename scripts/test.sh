@@ -54,9 +54,7 @@ cmake --preset release >/dev/null
 background_build asan
 cmake --build build -j"$jobs"
 kill -STOP -- -"$bg_pid" 2>/dev/null || true  # (unless it is done already)
-# One test more than cores: the end-to-end tests wait on sockets and
-# timers, and at -j2 a quarter of two cores' time went idle (438 -> 383 s).
-ctest --test-dir build --output-on-failure -j"$((jobs + 1))"
+ctest --test-dir build --output-on-failure -j"$jobs"
 
 stage "benchmarks, small: every one runs and checks its answers (no timing asserted)"
 bash perf/run.sh --quick build

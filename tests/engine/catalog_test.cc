@@ -17,6 +17,7 @@
 #include "engine/catalog/catalog_source.h"
 #include "engine/sources/sim_catalog.h"
 #include "engine/sources/sim_pricing.h"
+#include "tests/test_util.h"
 
 namespace oddsrelay {
 namespace {
@@ -278,13 +279,15 @@ TEST(Catalog, DigestFollowsTheBytes) {
 
 class CatalogSourceTest : public ::testing::Test {
  protected:
-  void SetUp() override { path_ = ::testing::TempDir() + "catalog_source_test.json"; }
-  void TearDown() override { std::remove(path_.c_str()); }
+  // A directory of its own: ctest runs each test in its own process, side
+  // by side, and one fixed path let a test read the other's file.
+  void SetUp() override { path_ = dir_.file("catalog.json"); }
   void write(const std::string& version, uint32_t market) {
     std::ofstream(path_, std::ios::trunc)
         << R"({"version":")" << version << R"(","languages":["en"],"vocabulary":{},"outcomes":{"1":["Yes"]},)"
         << R"("markets":[{"id":)" << market << R"(,"sports":[1],"name":{"en":"X"},"outcomes":[1]}],"tabs":{}})";
   }
+  test::TempDir dir_;
   std::string path_;
 };
 
