@@ -49,13 +49,14 @@ class HistoryStore {
   void seed(const Snapshot& snap);
   // Writer only: nothing held (a history that could not be rebuilt).
   void clear();
-  // Past the bound on distinct line keys since the history began
-  // (LayoutTable::kMaxLines: an id of 21 bits in an outcome's 16 bytes),
-  // a record naming a new one cannot be taken. The history thread must not die of a feed:
-  // the store starts again, seeded with the state the batch left, as a
-  // reset does (held_from_seq says so). A batch read back from the files
-  // has no state: the store is then left empty and overflowed() until
-  // seed() or clear(), which the restart does (history_recovery.h).
+  // Past the bound on distinct line keys since the history began (the
+  // table's max_lines, at most LayoutTable::kMaxLines: an id of 21 bits in
+  // an outcome's 16 bytes), a record naming a new one cannot be taken. The
+  // history thread must not die of a feed: the store starts again, seeded
+  // with the state the batch left, as a reset does (held_from_seq says
+  // so). A batch read back from the files has no state: the store is then
+  // left empty and overflowed() until seed() or clear(), which the restart
+  // does (history_recovery.h).
   bool overflowed() const { return overflowed_; }
   uint64_t overflows() const { return overflows_; }
   // Writer only: the batch's records in log order, then the events that
