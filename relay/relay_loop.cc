@@ -6,7 +6,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <system_error>
 
 #include "protocol/api/access_log.h"
 #include "protocol/api/errors.h"
@@ -40,8 +42,9 @@ RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& st
   ctx_.publishes_window = publishes_window;
   ctx_.hub_seq = hub_seq;
   uv_loop_init(&loop_);
-  uv_async_init(&loop_, &wake_, [](uv_async_t* a) { static_cast<RelayLoop*>(a->data)->drain(); });
-  wake_.data = this;
+  if (!wake_.init(
+          &loop_, [](void* self) { static_cast<RelayLoop*>(self)->drain(); }, this))
+    throw std::system_error(errno, std::generic_category(), "relay loop: eventfd");
   uv_async_init(&loop_, &stop_, [](uv_async_t* a) { static_cast<RelayLoop*>(a->data)->shutdown(); });
   stop_.data = this;
   uv_timer_init(&loop_, &tick_);
@@ -561,7 +564,7 @@ void RelayLoop::shutdown() {
   // Sockets adopted after this point are closed unused.
   Adoption a;
   while (adoptions.try_dequeue(a)) ::close(a.fd);
-  uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
+  wake_.close();
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
   for (ModuleTimer& t : timers_) uv_close(reinterpret_cast<uv_handle_t*>(&t.handle), nullptr);

@@ -1,11 +1,11 @@
 // One relay loop (relay_server.h runs N of them, each on its own thread):
 // it owns its streams' sockets and writes. Upgraded sockets arrive from the
 // REST listener (adoptions), encoded batches from the hub (batches); both
-// through lock-free queues and uv_async_send. Each batch's shared frames are
-// wrapped once for this loop (one cross-thread reference per frame), handed
-// to the protocol modules (pt_stream.h, ws_stream.h; a connection reaches
-// its own through stream_module.h), and each connection then gets one
-// write per loop turn.
+// through lock-free queues and a loop wake (protocol/net/loop_wake.h).
+// Each batch's shared frames are wrapped once for this loop (one
+// cross-thread reference per frame), handed to the protocol modules
+// (pt_stream.h, ws_stream.h; a connection reaches its own through
+// stream_module.h), and each connection then gets one write per loop turn.
 #pragma once
 
 #include <concurrentqueue/concurrentqueue.h>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "protocol/api/key_slots.h"
+#include "protocol/net/loop_wake.h"
 #include "protocol/net/turn_writer.h"
 #include "relay/close_reason.h"
 #include "relay/hub.h"
@@ -35,7 +36,7 @@ class RelayLoop : private net::ConnHandler {
 
   void run();           // the loop thread
   void request_stop();  // any thread
-  void wake() { uv_async_send(&wake_); }
+  void wake() { wake_.send(); }
 
   struct Adoption {
     api::StreamTicket ticket;
@@ -102,7 +103,8 @@ class RelayLoop : private net::ConnHandler {
   RelayStats& stats_;
   api::KeySlots& slots_;
   uv_loop_t loop_;
-  uv_async_t wake_, stop_;
+  net::LoopWake wake_;  // not uv_async_t: see loop_wake.h
+  uv_async_t stop_;
   uv_timer_t tick_;
   bool stopping_ = false;
   net::ReadBuffer read_buf_;

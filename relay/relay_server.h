@@ -3,7 +3,7 @@
 // all of them. on_batch (the engine's sink thread) runs the hub (hub.h) and
 // hands the same immutable SharedBatch to every loop; adopt (the REST
 // listener) hands an upgraded socket to the least loaded loop. Both through
-// lock-free queues and uv_async_send. Each loop (relay_loop.h) queues the
+// lock-free queues and a loop wake. Each loop (relay_loop.h) queues the
 // batch's frames to its subscribers and gives each connection one write per
 // loop turn.
 #pragma once

@@ -65,13 +65,13 @@ join_build ASan+UBSan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
-stage "TSan: concurrent snapshot readers and the reclaimer; the history recorder beside its readers and its first step; the journal's log and compactor threads; the relay (engine, REST and relay threads) end to end, with one and two relay loops; two REST loops"
+stage "TSan: concurrent snapshot readers and the reclaimer; the loop wake; the history recorder beside its readers and its first step; the journal's log and compactor threads; the relay (engine, REST and relay threads) end to end, with one and two relay loops; two REST loops"
 cmake --preset tsan >/dev/null
 cmake --build build-tsan -j"$jobs" --target concurrency_tests oddsrelay oddsfeed
 # The unit tests beside the end-to-end runs: each alone left a core idle.
 tsan_units=$(mktemp)
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/concurrency_tests \
-  --gtest_filter='SnapshotConcurrency.*:Reclaimer.*:Pipeline.*:HistoryRecorder.*:Compaction.*:RateLimiterThreads.*:HttpServer.*' \
+  --gtest_filter='SnapshotConcurrency.*:Reclaimer.*:Pipeline.*:HistoryRecorder.*:Compaction.*:RateLimiterThreads.*:HttpServer.*:LoopWake.*' \
   > "$tsan_units" 2>&1 &
 tsan_pid=$!
 for threads in 1 2; do  # one relay loop, then two sharing every frame

@@ -77,12 +77,18 @@ bool Pipeline::replace_state(Engine& from) {
   return true;
 }
 
+size_t Pipeline::intake_size() const { return std::min(std::max(queue_.size_approx(), kMinIntake), batch_max_); }
+
 void Pipeline::run() {
   for (;;) {
     // The queue moves each record straight into its place in the engine's
-    // batch (Engine::intake).
-    feed::Record* slots = engine_.intake(batch_max_);
-    size_t n = queue_.wait_dequeue_bulk_timed(slots, batch_max_, 20'000);
+    // batch (Engine::intake), in slots made for what waits: at a live
+    // feed's pace a batch is a record or two, and batch_max slots made and
+    // dropped again each batch (a 39 KB vector at 256) were most of the
+    // engine thread's work on it.
+    size_t want = intake_size();
+    feed::Record* slots = engine_.intake(want);
+    size_t n = queue_.wait_dequeue_bulk_timed(slots, want, 20'000);
     if (n == 0 && idle()) {
       if (Engine* from = replace_from_.load(std::memory_order_acquire)) {
         deliver(engine_.replace_state(*from), 0);
@@ -97,6 +103,13 @@ void Pipeline::run() {
     }
     const int64_t t0 = metrics::steady_ns();
     engine_.apply_intake(n);
+    // The rest of what waits, up to batch_max in all, as one wait for
+    // batch_max records would have taken.
+    for (size_t got = n; got == want && n < batch_max_; n += got) {
+      want = std::min(intake_size(), batch_max_ - n);
+      got = queue_.try_dequeue_bulk(engine_.intake(want), want);
+      engine_.apply_intake(got);
+    }
     // Behind by more than a few batches (a replay at max speed, an edge
     // catching up): the batch takes what waits, up to kCatchUpBatch
     // records. Each batch costs a snapshot (the path copies of every event

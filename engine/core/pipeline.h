@@ -80,6 +80,9 @@ class Pipeline {
   // (the engine drains the queue, takes a batch or two of live size, and
   // is behind again) is still one catch-up.
   static constexpr size_t kCatchUpTail = 64;
+  // The fewest slots the engine thread makes in the batch for one wait
+  // (Engine::intake); it makes more when more records wait (run()).
+  static constexpr size_t kMinIntake = 16;
 
   explicit Pipeline(Engine& engine, size_t batch_max = 256) : engine_(engine), batch_max_(batch_max) {}
   ~Pipeline() { stop(); }
@@ -116,6 +119,7 @@ class Pipeline {
   uint64_t sealed_seq() const { return sealed_seq_.load(std::memory_order_relaxed); }
 
  private:
+  size_t intake_size() const;
   void run();
   void run_log();
   void deliver(const BatchPtr& b, size_t records);
