@@ -1,8 +1,6 @@
 #include "engine/core/reclaimer.h"
 
-#include <algorithm>
 #include <atomic>
-#include <cstdint>
 #include <thread>
 
 #include "protocol/named_thread.h"
@@ -42,20 +40,15 @@ void Reclaimer::run() {
     return freed;
   };
   int idle = 0;
-  auto poll = kPoll;
   for (;;) {
-    looks_.fetch_add(1, std::memory_order_relaxed);
-    if (const size_t freed = drain(); freed != 0) {
-      idle = 0;
-      poll = next_poll(poll, freed);
-    }
+    if (drain() != 0) idle = 0;
     // Everything retired before stop_ is in the queue by now: drain it whole.
     if (stop_.load()) {
       drain();
       return;
     }
     if (++idle < kIdlePolls) {
-      std::this_thread::sleep_for(poll);
+      std::this_thread::sleep_for(kPoll);
       continue;
     }
     // To sleep: say so, then look once more. A retire() either enqueued
@@ -68,13 +61,7 @@ void Reclaimer::run() {
     if (queue_.size_approx() == 0 && !stop_.load()) wake_.wait();
     sleeping_.store(false);
     idle = 0;
-    poll = kPoll;  // what wakes it may be the first of a burst
   }
-}
-
-std::chrono::microseconds Reclaimer::next_poll(std::chrono::microseconds poll, size_t freed) {
-  const auto aimed = poll.count() * static_cast<int64_t>(kPerPoll) / static_cast<int64_t>(freed);
-  return std::clamp(std::chrono::microseconds(aimed), kPoll, kMaxPoll);
 }
 
 }  // namespace oddsrelay

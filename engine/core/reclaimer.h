@@ -11,16 +11,8 @@
 // thread is a futex call and an inter-processor interrupt (about 9 us on
 // this VM, 4% of bench_apply's time at a batch every 256 records). So while
 // garbage keeps coming (a batch at least every few ms: a replay, a busy
-// feed) the thread polls; after kIdlePolls empty polls it sleeps until a
-// retire() wakes it, as a quiet feed's rare batches do.
-//
-// The poll's period follows the garbage: it aims at about kPerPoll objects
-// a wake, between kPoll and kMaxPoll. A live feed retires a snapshot a
-// batch, about one a millisecond: polled every 1 ms, the thread woke a
-// thousand times a second to free one each, 2% of a core at rest. A replay
-// retires several a millisecond and is polled at the short end, so the
-// queue stays far below kMaxBacklog (kMaxPoll at 4 batches a millisecond,
-// bench_apply's pace, is half of it).
+// feed) the thread polls every kPoll; after kIdlePolls empty polls it
+// sleeps until a retire() wakes it, as a quiet feed's rare batches do.
 #pragma once
 
 #include <concurrentqueue/concurrentqueue.h>
@@ -37,8 +29,7 @@ namespace oddsrelay {
 class Reclaimer {
  public:
   static constexpr size_t kMaxBacklog = 64;
-  static constexpr std::chrono::microseconds kPoll{1000}, kMaxPoll{8000};
-  static constexpr size_t kPerPoll = 8;
+  static constexpr std::chrono::microseconds kPoll{1000};
   static constexpr int kIdlePolls = 5;
 
   Reclaimer() = default;
@@ -55,11 +46,6 @@ class Reclaimer {
   uint64_t inline_frees() const { return inline_frees_.load(std::memory_order_relaxed); }
   // How many retire() calls had to wake the thread from its sleep.
   uint64_t wakes() const { return wakes_.load(std::memory_order_relaxed); }
-  // How many times the thread looked at the queue (polls and wakes).
-  uint64_t looks() const { return looks_.load(std::memory_order_relaxed); }
-
-  // The next poll's period after one that freed `freed` objects (> 0).
-  static std::chrono::microseconds next_poll(std::chrono::microseconds poll, size_t freed);
 
  private:
   void run();
@@ -68,7 +54,7 @@ class Reclaimer {
   moodycamel::LightweightSemaphore wake_;
   std::atomic<bool> sleeping_{false};  // seq_cst with the queue: see run()
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> inline_frees_{0}, wakes_{0}, looks_{0};
+  std::atomic<uint64_t> inline_frees_{0}, wakes_{0};
   std::thread thread_;
 };
 

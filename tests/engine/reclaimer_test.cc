@@ -80,35 +80,6 @@ TEST(Reclaimer, PollsWhileGarbageKeepsComingAndWakesOnlyFromSleep) {
   EXPECT_EQ(on_caller.load(), 0);
 }
 
-// The poll's period aims at kPerPoll objects a wake, within its bounds.
-TEST(Reclaimer, PollPeriodFollowsTheGarbage) {
-  using std::chrono::microseconds;
-  EXPECT_EQ(Reclaimer::next_poll(Reclaimer::kPoll, 1), Reclaimer::kMaxPoll);  // one a ms: the longest
-  EXPECT_EQ(Reclaimer::next_poll(microseconds(8000), 16), microseconds(4000));
-  EXPECT_EQ(Reclaimer::next_poll(microseconds(4000), 8), microseconds(4000));  // on target: kept
-  EXPECT_EQ(Reclaimer::next_poll(microseconds(2000), 64), Reclaimer::kPoll);   // a burst: the shortest
-}
-
-// A live feed's pace, a snapshot a millisecond: the thread looks at the
-// queue a few times for each several it frees, not once for each, and
-// still frees everything on its own thread without waking from a sleep.
-TEST(Reclaimer, ALiveFeedsGarbageIsFreedSeveralAWake) {
-  std::atomic<int> freed{0}, on_caller{0};
-  Reclaimer r;
-  constexpr int kRetired = 300;
-  for (int i = 0; i < kRetired; ++i) {
-    r.retire(std::make_shared<const Tracked>(&freed, &on_caller));
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  for (int i = 0; i < 4000 && freed.load() < kRetired; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(freed.load(), kRetired);
-  // Polled every 1 ms this was about one look a retire.
-  EXPECT_LT(r.looks(), uint64_t{kRetired / 3}) << "looks";
-  EXPECT_LE(r.wakes(), 5u);
-  EXPECT_EQ(r.inline_frees(), 0u);
-  EXPECT_EQ(on_caller.load(), 0);
-}
-
 TEST(Reclaimer, EngineHandsReplacedSnapshotsOver) {
   // A snapshot dropped by the store goes to the reclaimer: after many
   // commits every old version is freed, none on this thread's watch.
