@@ -16,7 +16,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kSyncWaitMs = 500;
 
 BusPublisher::BusPublisher(NatsLink& link, PublisherOptions opts, SnapshotPtr start)
-    : link_(link), opts_(opts), epoch_(start->epoch), pos_(start->seq), base_(std::move(start)) {
+    : link_(link), opts_(opts), epoch_(start->epoch), window_(opts.window), pos_(start->seq), base_(std::move(start)) {
   stats_.received_seq = pos_;
 }
 
@@ -103,6 +103,7 @@ void BusPublisher::on_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, 
   } else if (pae) {
     a.error = pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err);
     if (pae->ErrCode) a.error += " (JetStream error " + std::to_string(static_cast<int>(pae->ErrCode)) + ")";
+    a.refused = pae->ErrCode == JSStreamWrongLastSequenceErr;
   }
   natsMsg_Destroy(msg);
   std::lock_guard lock(p->mu_);
@@ -131,7 +132,7 @@ void BusPublisher::run() {
       continue;
     }
     if (need_sync_) {
-      if (inflight_ == 0 && link_.connected() && Clock::now() >= next_sync) {
+      if (window_.inflight() == 0 && link_.connected() && Clock::now() >= next_sync) {
         std::string err;
         if (!sync(err)) {
           if (!fenced_) note_error(err);
@@ -233,7 +234,7 @@ void BusPublisher::handle_acks() {
     acks.swap(acks_);
   }
   for (Ack& a : acks) {
-    if (inflight_ > 0) --inflight_;
+    if (window_.acked(a.ok, a.refused)) note_hole(a);
     if (!a.ok) {
       if (!need_sync_) note_error("publish failed: " + a.error + "; re-reading the stream");
       need_sync_ = true;
@@ -265,11 +266,23 @@ void BusPublisher::handle_acks() {
   }
 }
 
+// A message was stored after one of the same round was refused (see
+// publish_window.h): the stream skips the refused one's records. Edges
+// rejoin over the hole from a snapshot, so the next batch carries one
+// rather than the edges waiting out the snapshot interval.
+void BusPublisher::note_hole(const Ack& a) {
+  stats_.gaps.fetch_add(1, std::memory_order_relaxed);
+  since_snapshot_ = opts_.snapshot_records;
+  note_error("stream seq " + std::to_string(a.stream_seq) + " (log seq " + std::to_string(a.last) +
+             ") was stored after a message of the same round was refused: the stream has a hole before it; a "
+             "snapshot follows");
+}
+
 void BusPublisher::send() {
   jsPubOptions po;
   jsPubOptions_Init(&po);
   po.MaxWait = opts_.ack_wait_ms;
-  while (sent_ < out_.size() && inflight_ < opts_.window) {
+  while (sent_ < out_.size() && window_.may_send()) {
     const Out& o = out_[sent_];
     natsMsg* m = nullptr;
     natsStatus s = natsMsg_Create(&m, log_subject(link_.url().stream).c_str(), nullptr, o.payload.data(),
@@ -285,7 +298,7 @@ void BusPublisher::send() {
     }
     ++expected_;
     ++sent_;
-    ++inflight_;
+    window_.sent();
     stats_.sent_seq.store(o.last, std::memory_order_relaxed);
   }
 }
@@ -404,6 +417,7 @@ bool BusPublisher::sync(std::string& err) {
   base_.reset();
   overflow_ = false;
   need_sync_ = false;
+  window_.after_sync();
   stats_.syncs.fetch_add(1, std::memory_order_relaxed);
   std::fprintf(stderr, "oddsrelay: bus: publishing log %s to %s from seq %llu (stream seq %llu)\n", epoch_.c_str(),
                link_.url().str().c_str(), static_cast<unsigned long long>(out_.empty() ? pos_ + 1 : out_.front().first),

@@ -8,7 +8,8 @@
 // Exactly-once and single-writer: every message carries Nats-Msg-Id
 // <epoch>:<last position> (the server drops a resend it already stored) and
 // Nats-Expected-Last-Sequence (the server refuses a message that does not
-// follow the stream's last one, so two ingest nodes cannot interleave).
+// follow the stream's last one, so two ingest nodes cannot interleave). The
+// first message after a sync goes alone (publish_window.h says why).
 // While the bus is down the messages wait in a bounded buffer; when it is
 // back the publisher reads where the stream stands and goes on from the
 // next position, so no record is lost or stored twice. See
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "engine/bus/nats_link.h"
+#include "engine/bus/publish_window.h"
 #include "engine/core/pipeline.h"
 #include "protocol/hand_off_queue.h"
 
@@ -84,6 +86,7 @@ class BusPublisher : public BatchSink {
   struct Ack {
     uint64_t last = 0, stream_seq = 0;
     bool ok = false;
+    bool refused = false;  // "wrong last sequence": another message holds its slot
     std::string error;
   };
   struct SnapJob {
@@ -95,6 +98,7 @@ class BusPublisher : public BatchSink {
   void run();
   void take(const BatchPtr& b);
   void handle_acks();
+  void note_hole(const Ack& a);
   bool sync(std::string& err);
   // Before the buffer goes out again: consecutive messages joined up to
   // kMaxMessageBytes (a snapshot's message ends one), so that what piled up
@@ -118,7 +122,7 @@ class BusPublisher : public BatchSink {
   // Publisher thread only.
   std::deque<Out> out_;  // not yet acknowledged, in log order; the first sent_ are in flight
   size_t sent_ = 0;
-  size_t inflight_ = 0;    // acks still to come
+  PublishWindow window_;
   uint64_t pos_ = 0;       // last position received from the engine
   uint64_t expected_ = 0;  // the stream's last sequence, as far as this node knows
   bool need_sync_ = true;
