@@ -48,6 +48,14 @@ FAILOVER_SANITIZED_S = ELECTION_S
 # temporarily unavailable" for all of the 20 s; alone, elections there
 # took 4-6 s and catching up 6,000-9,000 records another 5-9 s.
 ELECTION_SANITIZED_S = 30
+# The stream leader lost, the bound is on our part: from the new leader's
+# election (its `new stream leader` line) to the edges' lag under 1 s. The
+# election is nats-server's own, 4-9 s by its Raft's timeouts, and took 18 s
+# twice with two cluster tests (or this one and the rest of the suite)
+# sharing the 2 cores; it is printed, and bounded only by RECOVERY_CAP_S.
+AFTER_ELECTION_S = 10
+AFTER_ELECTION_SANITIZED_S = 15
+RECOVERY_CAP_S = 45
 SEP = "\x1f"
 
 
@@ -153,11 +161,35 @@ class NatsCluster:
                 return i
         return None
 
+    def local_last_seq(self, i, stream="ODDS"):
+        """The last sequence server i's own copy of the stream holds, or
+        None (not running, not answering, no copy)."""
+        if self.procs[i].poll() is not None:
+            return None
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.mon[i]}/jsz?streams=true", timeout=2) as r:
+                d = json.load(r)
+        except OSError:
+            return None
+        for a in d.get("account_details", []):
+            for s in a.get("stream_detail", []):
+                if s["name"] == stream:
+                    return s.get("state", {}).get("last_seq")
+        return None
+
     def all_current(self, stream="ODDS"):
         """The stream's replicas and the cluster's metadata group (which
-        places consumers) each have all three members current."""
+        places consumers) each have all three members current, and each
+        server's own copy of the stream holds what the leader held a moment
+        before. The leader reports a server it just restarted as current
+        before that server has caught up; losing the leader then left the
+        other two without a stream leader for over 20 s (once, in the Release
+        suite)."""
         c = self.stream_cluster(stream)
         if not (c and len(c.get("replicas", [])) == 2 and all(r.get("current") for r in c["replicas"])):
+            return False
+        held = self.local_last_seq(int(c["leader"][1:]) - 1, stream)
+        if held is None or any((self.local_last_seq(i, stream) or 0) < held for i in range(3)):
             return False
         for i in range(3):
             try:
@@ -389,7 +421,7 @@ class ThreeServers(unittest.TestCase):
         finally:
             proxy.close()
 
-    def recovery(self, limit):
+    def recovery(self, deadline):
         """Polls both edges against the ingest from a kill until both are
         exactly at its seq: (when the lag was back under 1 s = 1,000
         records, checked from 1.5 s on so that a frozen edge cannot pass;
@@ -429,8 +461,8 @@ class ThreeServers(unittest.TestCase):
                 back = t
             if lag <= 0 and back is not None:
                 return back, t, worst, {n: m[2] for n, m in moved.items()}
-            if t > max(limit, ELECTION_S):
-                raise AssertionError(f"edges not back at the ingest's seq within {max(limit, ELECTION_S)} s "
+            if t > deadline:
+                raise AssertionError(f"edges not back at the ingest's seq within {deadline} s "
                                      f"(lag {lag}, under 1 s after {back})\n{self.bus_lines()}\n"
                                      f"{self.bus.log_tails()}")
             time.sleep(0.05)
@@ -480,7 +512,7 @@ class ThreeServers(unittest.TestCase):
                 limit = ELECTION_S if elects else FAILOVER_S
             killed_at = time.time()
             self.bus.kill(victim)
-            back, exact, worst, moved = self.recovery(limit)
+            back, exact, worst, moved = self.recovery(RECOVERY_CAP_S if victim == leader else max(limit, ELECTION_S))
             elected = self.elected(killed_at) if victim == leader else None
             steps = ", ".join(f"{n} {'-' if v is None else f'{v:.2f}'}" for n, v in moved.items())
             print(f"killed n{victim + 1}{' (the stream leader)' if victim == leader else ''}"
@@ -491,8 +523,13 @@ class ThreeServers(unittest.TestCase):
             if victim == leader:
                 for t, name, line in self.timeline[:40]:
                     print(f"  {t:6.2f} {name}: {line[:160]}", flush=True)
-            self.assertLessEqual(back, limit, f"lag under 1 s within {limit} s of losing n{victim + 1}\n"
-                                              f"{self.bus_lines()}")
+            if victim == leader and elected is not None:
+                after = AFTER_ELECTION_SANITIZED_S if h.sanitized() else AFTER_ELECTION_S
+                self.assertLessEqual(back - elected, after, f"lag under 1 s within {after} s of the new stream "
+                                                            f"leader's election\n{self.bus_lines()}")
+            else:
+                self.assertLessEqual(back, limit, f"lag under 1 s within {limit} s of losing n{victim + 1}\n"
+                                                  f"{self.bus_lines()}")
             self.bus.start(victim)
         for e, w in zip(self.edges, watchers):
             st = status(e.port)
