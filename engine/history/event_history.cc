@@ -36,6 +36,38 @@ size_t EventHistory::market_index(uint32_t market) {
   return i;
 }
 
+namespace {
+
+// Every cache line of [p, p + bytes), up to `most` of them.
+void fetch_lines(const void* p, size_t bytes, size_t most) {
+  const auto* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes && off < most * 64; off += 64) __builtin_prefetch(c + off);
+}
+
+}  // namespace
+
+void EventHistory::fetch_heads() const {
+  // market_index's search reads each head's market id: one line a head
+  // (they are some 150 bytes apart), a few an event.
+  for (const MarketLog& l : logs_) __builtin_prefetch(&l);
+}
+
+void EventHistory::fetch_market(uint32_t market) const {
+  auto it = std::lower_bound(logs_.begin(), logs_.end(), market,
+                             [](const MarketLog& m, uint32_t id) { return m.market() < id; });
+  if (it == logs_.end() || it->market() != market) return;
+  const MarketSlots& ms = slots_[static_cast<size_t>(it - logs_.begin())];
+  fetch_lines(&ms, sizeof ms, 3);
+  __builtin_prefetch(it->tail_bytes(), 1);
+}
+
+void EventHistory::fetch_outcomes(uint32_t market) const {
+  const MarketSlots* ms = slots_of(market);
+  if (!ms) return;
+  fetch_lines(ms->cur.data(), ms->cur.size() * sizeof(uint32_t), 4);
+  fetch_lines(ms->outs.data(), ms->outs.size() * sizeof(Out), 8);
+}
+
 const MarketLog* EventHistory::log_of(uint32_t market) const {
   auto it = std::lower_bound(logs_.begin(), logs_.end(), market,
                              [](const MarketLog& m, uint32_t id) { return m.market() < id; });

@@ -93,6 +93,16 @@ class EventHistory {
   // The event's listing then; already live, its close is not known here.
   void seed_listing(bool listed, bool live, uint64_t seq);
 
+  // The history thread's lookahead (HistoryStore::apply_locked): what a
+  // `market` record of this event will read, fetched into the cache a few
+  // records before it is applied, one level a step, each step reading only
+  // what the one before fetched: the markets' heads (market_index's search),
+  // then the market's slots and its log's tail, then its outcomes. Only
+  // prefetches: nothing changes.
+  void fetch_heads() const;
+  void fetch_market(uint32_t market) const;
+  void fetch_outcomes(uint32_t market) const;
+
   // Drops points with seq < `seq`; returns the bytes freed.
   int64_t cut_before(uint64_t seq);
   // The ts of its oldest held point, or INT64_MAX.

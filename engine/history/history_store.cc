@@ -115,6 +115,16 @@ std::vector<uint64_t> HistoryStore::evicted(const Batch& batch) {
   return out;
 }
 
+const EventHistory* HistoryStore::ahead(const feed::Record& r) const {
+  if (r.op() != feed::Op::Market) return nullptr;
+  auto it = events_.find(r.number);
+  if (it == events_.end()) return nullptr;
+  const EventHistory* h = &it->second;
+  __builtin_prefetch(h);
+  __builtin_prefetch(reinterpret_cast<const char*>(h) + 64);
+  return h;
+}
+
 void HistoryStore::apply_record(const feed::Record& r, uint64_t seq) {
   held_.bytes += static_cast<uint64_t>(clock_.add(r.at, seq));
   held_.clock = std::max(held_.clock, r.at);
@@ -148,7 +158,24 @@ void HistoryStore::apply_locked(uint64_t first_seq, std::span<const feed::Record
   held_.epoch = epoch;
   if (first_seq_ == 0) first_seq_ = first_seq;
   const size_t layouts_before = layouts_.bytes();
-  for (const feed::Record& r : records) apply_record(r, first_seq++);
+  // Each market record's event is looked up kFind records before it is
+  // applied, and the levels under it fetched kHeads, kMarket and kOutcomes
+  // records before (EventHistory::fetch_*), as the segments' writer does
+  // (segment_codec.h). An event an earlier record of the batch makes is
+  // not fetched; a history's node does not move while others are added,
+  // and none goes before the batch's end.
+  constexpr size_t kFind = 12, kHeads = 8, kMarket = 4, kOutcomes = 2;
+  const size_t n = records.size();
+  ahead_.assign(n, nullptr);
+  for (size_t i = 0; i < std::min(n, kFind); ++i) ahead_[i] = ahead(records[i]);
+  auto market_of = [&](size_t i) { return std::get<feed::MarketRec>(records[i].body).market; };
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kFind < n) ahead_[i + kFind] = ahead(records[i + kFind]);
+    if (i + kHeads < n && ahead_[i + kHeads]) ahead_[i + kHeads]->fetch_heads();
+    if (i + kMarket < n && ahead_[i + kMarket]) ahead_[i + kMarket]->fetch_market(market_of(i + kMarket));
+    if (i + kOutcomes < n && ahead_[i + kOutcomes]) ahead_[i + kOutcomes]->fetch_outcomes(market_of(i + kOutcomes));
+    apply_record(records[i], first_seq++);
+  }
   held_.bytes += layouts_.bytes() - layouts_before;  // layouts stay: they are shared
   // Evicted at the horizon: the history goes with the event.
   for (uint64_t number : evicted) {

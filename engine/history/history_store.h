@@ -96,6 +96,11 @@ class HistoryStore {
   void apply_locked(uint64_t first_seq, std::span<const feed::Record> records, const std::vector<uint64_t>& evicted,
                     uint64_t seq, const std::string& epoch);
   void apply_record(const feed::Record& r, uint64_t seq);
+  // The history of a `market` record's event, if held, looked up some
+  // records before the record is applied (apply_locked): the records'
+  // lookups do not depend on each other, so made together their cache
+  // misses overlap (EventHistory::fetch_heads says what follows).
+  const EventHistory* ahead(const feed::Record& r) const;
   void seed_locked(const Snapshot& snap);
   void clear_locked();
   void enforce_bound();
@@ -109,8 +114,9 @@ class HistoryStore {
   uint64_t first_seq_ = 0;
   bool overflowed_ = false;  // writer only
   uint64_t overflows_ = 0;
-  ClockIndex clock_;     // seq_at's index
-  LayoutTable layouts_;  // every market's layouts, once (engine/history/layout_table.h)
+  ClockIndex clock_;                        // seq_at's index
+  LayoutTable layouts_;                     // every market's layouts, once (engine/history/layout_table.h)
+  std::vector<const EventHistory*> ahead_;  // apply_locked's, per record of the batch
 };
 
 }  // namespace oddsrelay::history

@@ -46,12 +46,13 @@ MarketLayout MarketLog::layout(int32_t i) const { return table_->layout(layouts_
 
 void MarketLog::begin(uint64_t seq, int64_t at, int32_t layout) {
   if (bytes_.room() < ByteLog::kSmall + 1) grow();
-  uint8_t buf[ByteLog::kSmall];
-  uint8_t* p = put_varint(buf, seq - tail_.seq);
+  // Within kSmall: at most 10 bytes each for the seq and time
+  // differences, 5 for the layout's number.
+  uint8_t* p = put_varint(bytes_.tail(), seq - tail_.seq);
   p = put_varint(p, zigzag(at - tail_.at));
-  header_at_ = bytes_.size() + static_cast<size_t>(p - buf);
+  header_at_ = static_cast<size_t>(p - bytes_.data());
   p = put_varint(p, static_cast<uint64_t>(layout + 1) << 1);
-  bytes_.append_small(buf, static_cast<size_t>(p - buf));
+  bytes_.grew_to(p);
   tail_ = Mark{seq, at, layout};
   open_points_ = false;
 }

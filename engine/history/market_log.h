@@ -150,6 +150,8 @@ class MarketLog {
   size_t outcomes() const { return outcomes_; }
   size_t bytes() const;
   size_t log_bytes() const { return bytes_.size(); }  // the entries alone: points, seqs, times, layout numbers
+  // Where the next entry's bytes go (a prefetch's address, EventHistory::fetch_market).
+  const uint8_t* tail_bytes() const { return bytes_.data() + bytes_.size(); }
   void add_bytes(HistoryBytes& b) const;
 
  private:
@@ -232,13 +234,14 @@ inline void MarketLog::put(uint32_t number, int32_t last_price, uint32_t last_fl
   }
   if (bytes_.room() < ByteLog::kSmall + 1) grow();
   const bool quote = priced && (flags != last_flags || s != last_s);
-  uint8_t buf[ByteLog::kSmall];
-  uint8_t* p = put_varint(buf, (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
+  // At most 17 bytes: a 32-bit number, price difference and flags, and s.
+  uint8_t* p =
+      put_varint(bytes_.tail(), (static_cast<uint64_t>(number + 1) << 2) | (priced ? 0 : kNull) | (quote ? kQuote : 0));
   if (priced) {
     p = put_varint(p, zigzag(static_cast<int64_t>(price) - last_price));
     if (quote) p = put_varint(p, (static_cast<uint64_t>(flags) << 8) | s);
   }
-  bytes_.append_small(buf, static_cast<size_t>(p - buf));
+  bytes_.grew_to(p);
 }
 
 }  // namespace oddsrelay::history

@@ -3,6 +3,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -252,39 +253,93 @@ void SegmentCodec::get_market(Market& m, const uint8_t*& p, feed::MarketRec& rec
       });
 }
 
+SegmentCodec::Target SegmentCodec::target(const feed::Record& r) {
+  const feed::Op op = r.op();
+  if (op != feed::Op::Market && op != feed::Op::Event && op != feed::Op::Remove) return {};
+  Target t;
+  t.event = &event(r.number);
+  __builtin_prefetch(t.event->id.data());
+  if (op != feed::Op::Market) return t;
+  const auto& rec = std::get<feed::MarketRec>(r.body);
+  t.market = &market(*t.event, rec.market);
+  __builtin_prefetch(t.market);
+  __builtin_prefetch(reinterpret_cast<const char*>(t.market) + 64);
+  __builtin_prefetch(rec.lines.data());
+  __builtin_prefetch(rec.outcomes.data());
+  return t;
+}
+
+void SegmentCodec::fetch_layout(const Target& t) {
+  if (t.market && t.market->last >= 0) __builtin_prefetch(&t.market->layouts[static_cast<uint32_t>(t.market->last)]);
+}
+
+void SegmentCodec::fetch_names(const Target& t) {
+  if (!t.market || t.market->last < 0) return;
+  const Market& m = *t.market;
+  const Market::Layout& l = m.layouts[static_cast<uint32_t>(m.last)];
+  __builtin_prefetch(m.bytes.data() + l.at);
+  __builtin_prefetch(m.names.data() + l.names);
+}
+
+void SegmentCodec::fetch_quotes(const Target& t) {
+  if (!t.market || t.market->last < 0) return;
+  const Market& m = *t.market;
+  const Market::Layout& l = m.layouts[static_cast<uint32_t>(m.last)];
+  const uint32_t* names = m.names.data() + l.names;
+  for (uint32_t k = 0; k < l.count; ++k) __builtin_prefetch(m.quotes.data() + names[k]);
+}
+
+void SegmentCodec::put_record(const feed::Record& r, const Target& t, std::vector<uint8_t>& out) {
+  const feed::Op op = r.op();
+  const uint64_t kind = op == feed::Op::Market ? 1 : op == feed::Op::Event ? 2 : op == feed::Op::Remove ? 3 : 0;
+  Event* e = t.event;
+  const bool id = e && e->id != r.id;  // new in this segment, or changed
+  bool live = false;
+  if (op == feed::Op::Event) {
+    const auto& obj = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
+    live = obj && obj->live;
+  }
+  put_varint(out, kind | (id ? 4 : 0) | (live ? 8 : 0));
+  put_varint(out, zigzag(r.at - last_at_));
+  last_at_ = r.at;
+  if (!kind) return;
+  put_varint(out, r.number);
+  if (id) {
+    e->id = r.id;
+    put_bytes(out, r.id);
+  }
+  if (op != feed::Op::Market) return;
+  const auto& rec = std::get<feed::MarketRec>(r.body);
+  put_varint(out, rec.market);
+  put_market(*t.market, rec, out);
+}
+
 void SegmentCodec::put(uint64_t first_seq, uint64_t seq, std::span<const feed::Record> records,
                        const std::vector<uint64_t>& evicted, std::vector<uint8_t>& out) {
   put_varint(out, zigzag(static_cast<int64_t>(first_seq - last_seq_ - 1)));
   put_varint(out, records.size());
   put_varint(out, seq - first_seq + 1 - records.size());
-  for (const feed::Record& r : records) {
-    const feed::Op op = r.op();
-    const uint64_t kind = op == feed::Op::Market ? 1 : op == feed::Op::Event ? 2 : op == feed::Op::Remove ? 3 : 0;
-    Event* e = kind ? &event(r.number) : nullptr;
-    const bool id = e && e->id != r.id;  // new in this segment, or changed
-    bool live = false;
-    if (op == feed::Op::Event) {
-      const auto& obj = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
-      live = obj && obj->live;
-    }
-    put_varint(out, kind | (id ? 4 : 0) | (live ? 8 : 0));
-    put_varint(out, zigzag(r.at - last_at_));
-    last_at_ = r.at;
-    if (!kind) continue;
-    put_varint(out, r.number);
-    if (id) {
-      e->id = r.id;
-      put_bytes(out, r.id);
-    }
-    if (op != feed::Op::Market) continue;
-    const auto& rec = std::get<feed::MarketRec>(r.body);
-    put_varint(out, rec.market);
-    put_market(market(*e, rec.market), rec, out);
+  // Each record's state is looked up kAhead records before its bytes are
+  // written, and the levels under it fetched kLayout, kNames and kQuotes
+  // records before (Target). Nodes of the maps do not move, and nothing is erased before
+  // the batch's end, so the targets stay valid while the records before
+  // them are written; a prefetch past a layout an earlier record of the
+  // same market changes is only a wasted fetch.
+  constexpr size_t kAhead = 16, kLayout = 8, kNames = 5, kQuotes = 3;
+  const size_t n = records.size();
+  targets_.resize(n);
+  for (size_t i = 0; i < std::min(n, kAhead); ++i) targets_[i] = target(records[i]);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) targets_[i + kAhead] = target(records[i + kAhead]);
+    if (i + kLayout < n) fetch_layout(targets_[i + kLayout]);
+    if (i + kNames < n) fetch_names(targets_[i + kNames]);
+    if (i + kQuotes < n) fetch_quotes(targets_[i + kQuotes]);
+    put_record(records[i], targets_[i], out);
   }
   put_varint(out, evicted.size());
-  for (uint64_t n : evicted) {
-    put_varint(out, n);
-    events_.erase(n);
+  for (uint64_t number : evicted) {
+    put_varint(out, number);
+    events_.erase(number);
   }
   last_seq_ = seq;
 }

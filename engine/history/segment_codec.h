@@ -99,16 +99,18 @@ class SegmentCodec {
       uint32_t key_len = 0;
       uint32_t id = 0;
     };
+    // The layout its last record had (-1: none yet in this segment): four
+    // records in five repeat it, and are matched without writing its bytes.
+    // First, with the arrays a record reads after it, so that they share
+    // the struct's first bytes, the two lines put fetches ahead.
+    int32_t last = -1;
     std::string bytes;
     std::vector<Layout> layouts;
     std::vector<uint32_t> names;    // per layout, per outcome: its name's number
-    std::vector<Name> name_keys;    // per name
     std::vector<QuoteTail> quotes;  // per name; `priced`: known (written once)
+    std::vector<Name> name_keys;    // per name
     // Hash to number, empty while the market has a few dozen or fewer.
     std::unordered_multimap<uint64_t, uint32_t> layout_index, name_index;
-    // The layout its last record had (-1: none yet in this segment): four
-    // records in five repeat it, and are matched without writing its bytes.
-    int32_t last = -1;
 
     std::string_view layout_bytes(uint32_t i) const { return {bytes.data() + layouts[i].at, layouts[i].len}; }
   };
@@ -117,6 +119,23 @@ class SegmentCodec {
     std::unordered_map<uint32_t, Market> markets;
   };
 
+  // A record's event and market state (null: a kind without one), found
+  // some records ahead of its bytes (put): the lookups of a batch's records
+  // do not depend on each other, so made together their cache misses
+  // overlap, where one after another each record waited on its own chain
+  // of them (map, market, layout, names, quotes: most of the writer's time
+  // on a capture's 50 MB of state, perf/PROFILE.md s29).
+  struct Target {
+    Event* event = nullptr;
+    Market* market = nullptr;
+  };
+  Target target(const feed::Record& r);
+  // The next steps of that chain for a record put writes soon, one level a
+  // step, each from the level the step before fetched.
+  static void fetch_layout(const Target& t);
+  static void fetch_names(const Target& t);
+  static void fetch_quotes(const Target& t);
+  void put_record(const feed::Record& r, const Target& t, std::vector<uint8_t>& out);
   void put_market(Market& m, const feed::MarketRec& rec, std::vector<uint8_t>& out);
   void get_market(Market& m, const uint8_t*& p, feed::MarketRec& rec);
   // The number of the layout with these bytes (and their hash), or -1.
@@ -131,6 +150,7 @@ class SegmentCodec {
   uint64_t last_seq_ = 0;
   int64_t last_at_ = 0;
   std::string scratch_;
+  std::vector<Target> targets_;  // put's, per record of the batch
   size_t held_ = 0;
 };
 
