@@ -36,7 +36,14 @@ class TermText {
     return *this;
   }
   bool ok() const { return ok_; }
-  std::string_view text() const { return {buf_, static_cast<size_t>(p_ - buf_)}; }
+  size_t size() const { return static_cast<size_t>(p_ - buf_); }
+  // Back to the first `n` bytes, so that terms sharing their leading fields
+  // (a line's outcomes: event, market, line key) write those once.
+  TermText& cut(size_t n) {
+    p_ = buf_ + std::min(n, size());
+    return *this;
+  }
+  std::string_view text() const { return {buf_, size()}; }
   uint64_t hash() const { return XXH64(buf_, static_cast<size_t>(p_ - buf_), 0); }
 
  private:
