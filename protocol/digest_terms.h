@@ -12,10 +12,11 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "protocol/decimal.h"
 
 namespace oddsrelay {
 
@@ -31,19 +32,12 @@ class TermText {
   }
   template <class Int>
   TermText& add_int(Int v) {
-    if (!sep(24)) return *this;
-    p_ = std::to_chars(p_, p_ + 24, v).ptr;
+    if (!sep(kMaxDecimal)) return *this;
+    p_ = put_decimal(p_, v);
     return *this;
   }
   bool ok() const { return ok_; }
-  size_t size() const { return static_cast<size_t>(p_ - buf_); }
-  // Back to the first `n` bytes, so that terms sharing their leading fields
-  // (a line's outcomes: event, market, line key) write those once.
-  TermText& cut(size_t n) {
-    p_ = buf_ + std::min(n, size());
-    return *this;
-  }
-  std::string_view text() const { return {buf_, size()}; }
+  std::string_view text() const { return {buf_, static_cast<size_t>(p_ - buf_)}; }
   uint64_t hash() const { return XXH64(buf_, static_cast<size_t>(p_ - buf_), 0); }
 
  private:

@@ -6,13 +6,13 @@
 #pragma once
 
 #include <algorithm>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "protocol/decimal.h"
 #include "protocol/json_out.h"
 #include "protocol/line_key.h"
 
@@ -58,14 +58,14 @@ class Chunk {
 inline constexpr size_t kMaxIdKey = 13;
 inline char* put_id_key(char* p, uint32_t id) {
   *p++ = '"';
-  p = std::to_chars(p, p + 10, id).ptr;
+  p = put_decimal(p, id);
   *p++ = '"';
   *p++ = ':';
   return p;
 }
 template <class Int>
 char* put_int(char* p, Int v) {
-  return std::to_chars(p, p + kMaxInt, v).ptr;
+  return put_decimal(p, v);
 }
 template <size_t N>
 char* put_lit(char* p, const char (&lit)[N]) {
