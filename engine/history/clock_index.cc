@@ -15,8 +15,8 @@ int64_t ClockIndex::add(int64_t at, uint64_t seq) {
     checkpoints_.push_back(Checkpoint{at, seq, bytes_.size()});
   } else {
     if (bytes_.capacity() - bytes_.size() < 20) bytes_.reserve(bytes_.size() + bytes_.size() / 4 + 64);
-    put_varint(bytes_, static_cast<uint64_t>(at - last_at_));
-    put_varint(bytes_, seq - last_seq_);
+    uint8_t* p = put_varint(room(bytes_, 20), static_cast<uint64_t>(at - last_at_));
+    cut_to(bytes_, put_varint(p, seq - last_seq_));
   }
   last_at_ = at;
   last_seq_ = seq;

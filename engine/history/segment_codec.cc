@@ -25,24 +25,21 @@ std::string_view get_bytes(const uint8_t*& p) {
   return s;
 }
 
-void append_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(static_cast<uint8_t>(v) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
 // A layout's bytes: per line its key and its outcome ids, as MarketLog
 // interns them.
 void layout_bytes(const feed::MarketRec& rec, std::string& out) {
+  size_t most = 0;  // a length's varint, the key, the count's, 5 bytes an id
+  for (const feed::LineIn& l : rec.lines) most += 10 + l.key.size() + 5 + 5 * size_t{l.count};
   out.clear();
+  uint8_t* p = room(out, most);
   for (const feed::LineIn& l : rec.lines) {
-    append_varint(out, l.key.size());
-    out += l.key;
-    append_varint(out, l.count);
-    for (uint32_t i = l.first; i < l.first + l.count; ++i) append_varint(out, rec.outcomes[i].id);
+    p = put_varint(p, l.key.size());
+    std::memcpy(p, l.key.data(), l.key.size());
+    p += l.key.size();
+    p = put_varint(p, l.count);
+    for (uint32_t i = l.first; i < l.first + l.count; ++i) p = put_varint(p, rec.outcomes[i].id);
   }
+  cut_to(out, p);
 }
 
 // Whether `bytes` (a layout's, as layout_bytes writes them) are rec's
@@ -200,6 +197,9 @@ void SegmentCodec::put_market(Market& m, const feed::MarketRec& rec, std::vector
   put_varint(out, uint64_t{index} << 1 | (full ? 1 : 0));
   if (full) put_bytes(out, m.layout_bytes(index));
   const uint32_t* names = m.names.data() + m.layouts[index].names;
+  // A changed outcome takes at most 5 + 5 + 6 bytes (its position, the
+  // price's difference, flags and s), the list its closing 0.
+  uint8_t* p = room(out, 16 * size_t{m.layouts[index].count} + 1);
   size_t k = 0;
   for (const feed::LineIn& l : rec.lines)
     for (uint32_t i = l.first; i < l.first + l.count; ++i, ++k) {
@@ -207,12 +207,13 @@ void SegmentCodec::put_market(Market& m, const feed::MarketRec& rec, std::vector
       QuoteTail& q = m.quotes[names[k]];
       if (q.priced && q.price == oi.price && q.flags == oi.flags && q.s == l.suspended) continue;
       const bool quote = !q.priced || q.flags != oi.flags || q.s != l.suspended;
-      put_varint(out, (k + 1) << 1 | (quote ? 1 : 0));
-      put_varint(out, zigzag(int64_t{oi.price} - q.price));
-      if (quote) put_varint(out, uint64_t{oi.flags} << 8 | l.suspended);
+      p = put_varint(p, (k + 1) << 1 | (quote ? 1 : 0));
+      p = put_varint(p, zigzag(int64_t{oi.price} - q.price));
+      if (quote) p = put_varint(p, uint64_t{oi.flags} << 8 | l.suspended);
       q = QuoteTail{oi.price, oi.flags, l.suspended, true};
     }
-  put_varint(out, 0);
+  *p++ = 0;
+  cut_to(out, p);
 }
 
 void SegmentCodec::get_market(Market& m, const uint8_t*& p, feed::MarketRec& rec) {
@@ -299,19 +300,23 @@ void SegmentCodec::put_record(const feed::Record& r, const Target& t, std::vecto
     const auto& obj = std::get<std::shared_ptr<const feed::EventObject>>(r.body);
     live = obj && obj->live;
   }
-  put_varint(out, kind | (id ? 4 : 0) | (live ? 8 : 0));
-  put_varint(out, zigzag(r.at - last_at_));
+  // The tag, the time's difference, the event's number and the market's
+  // id take at most 1 + 10 + 10 + 5 bytes; an id that follows goes after
+  // the number, in bytes of its own.
+  uint8_t* p = room(out, 26);
+  p = put_varint(p, kind | (id ? 4 : 0) | (live ? 8 : 0));
+  p = put_varint(p, zigzag(r.at - last_at_));
   last_at_ = r.at;
-  if (!kind) return;
-  put_varint(out, r.number);
+  if (kind) p = put_varint(p, r.number);
   if (id) {
+    cut_to(out, p);
     e->id = r.id;
     put_bytes(out, r.id);
+    p = room(out, 5);
   }
-  if (op != feed::Op::Market) return;
-  const auto& rec = std::get<feed::MarketRec>(r.body);
-  put_varint(out, rec.market);
-  put_market(*t.market, rec, out);
+  if (op == feed::Op::Market) p = put_varint(p, std::get<feed::MarketRec>(r.body).market);
+  cut_to(out, p);
+  if (op == feed::Op::Market) put_market(*t.market, std::get<feed::MarketRec>(r.body), out);
 }
 
 void SegmentCodec::put(uint64_t first_seq, uint64_t seq, std::span<const feed::Record> records,

@@ -3,6 +3,7 @@
 // seconds, a few hundred records, a few ticks) fit one or two bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -29,6 +30,21 @@ inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
   }
   *p++ = static_cast<uint8_t>(v);
   return p;
+}
+
+// Room for `n` bytes at the end of `out` (a vector of bytes or a string)
+// for put_varint(uint8_t*) to write in; cut_to() then trims it to the end
+// of what was written. A writer of several varints makes room once: a
+// push_back a byte was a capacity check each (perf/PROFILE.md s31).
+template <class Bytes>
+uint8_t* room(Bytes& out, size_t n) {
+  const size_t at = out.size();
+  out.resize(at + n);
+  return reinterpret_cast<uint8_t*>(out.data()) + at;
+}
+template <class Bytes>
+void cut_to(Bytes& out, const uint8_t* end) {
+  out.resize(static_cast<size_t>(end - reinterpret_cast<const uint8_t*>(out.data())));
 }
 
 // Reads one varint at `p` (the bytes were written by put_varint, so a

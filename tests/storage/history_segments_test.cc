@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <span>
@@ -351,6 +352,80 @@ TEST(HistorySegments, AMarketMovingItsLinesGoesBackToEachLayoutByNumber) {
     const uint64_t layout = get_varint(q);
     EXPECT_EQ(layout, uint64_t(k * 37 % kLayouts) << 1) << "second pass, record " << k;
   }
+}
+
+// The codec keeps a quote per name (line key, outcome id), not per place
+// in a layout: a market alternating between layouts that name an outcome
+// twice (the same id twice in a line, or two lines with one key) and
+// layouts sharing names with them, prices moving all along, reads back
+// record for record, each place with its name's last quote in the record.
+TEST(HistorySegments, QuotesFollowTheirNamesAcrossLayoutsThatRepeatAName) {
+  // The feed's parser refuses a key twice in an object, so these records
+  // are made as a source other than the parser could make them.
+  const feed::Record base = test::market(1000, "s7-101.5002", 18, {{"s2.5", 0, {{12, 100, 0}}}});
+  using Line = std::pair<std::string, std::vector<std::array<int, 3>>>;  // key, (id, price, flags)
+  auto make = [&](int64_t at, const std::vector<Line>& lines, int s) {
+    feed::Record r = base;
+    r.at = at;
+    feed::MarketRec m;
+    m.market = 18;
+    for (const auto& [key, outcomes] : lines) {
+      m.lines.push_back(feed::LineIn{key, static_cast<uint8_t>(s), static_cast<uint32_t>(m.outcomes.size()),
+                                     static_cast<uint32_t>(outcomes.size())});
+      for (auto [oid, price, flags] : outcomes)
+        m.outcomes.push_back(feed::OutcomeIn{static_cast<uint32_t>(oid), price, static_cast<uint32_t>(flags)});
+    }
+    r.body = std::move(m);
+    return r;
+  };
+  auto record = [&](int i) {
+    const int64_t at = 1000 + i;
+    const int p = 150 + (i * 13) % 40;
+    switch (i % 4) {
+      case 0:  // distinct names
+        return make(at, {{"s2.5", {{12, p, 0}, {13, p + 7, 0}}}, {"s3.5", {{12, p + 1, 0}}}}, 0);
+      case 1:  // outcome 12 twice in one line
+        return make(at, {{"s2.5", {{12, p + 2, 0}, {12, p + 3, 1}, {13, p, 0}}}}, i % 3 == 0);
+      case 2:  // line "s3.5" twice
+        return make(at, {{"s3.5", {{12, p + 4, 0}}}, {"s3.5", {{12, p + 5, 0}, {14, p, 0}}}}, 0);
+      default:  // distinct again, sharing "s2.5"'s names with the others
+        return make(at, {{"s2.5", {{13, p + 6, 0}, {12, p + 8, 2}}}}, 1);
+    }
+  };
+  std::vector<feed::Record> recs;
+  for (int i = 0; i < 400; ++i) recs.push_back(record(i * 7 % 9 == 0 ? i + 1 : i));
+  SegmentCodec writer, reader;
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i < recs.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, recs.size() - i);
+    writer.put(i + 1, i + n, std::span<const feed::Record>(&recs[i], n), {}, out);
+  }
+  const uint8_t* p = out.data();
+  size_t i = 0;
+  while (p < out.data() + out.size()) {
+    LoggedBatch b;
+    reader.get(p, b);
+    for (const feed::Record& r : b.records) {
+      ASSERT_LT(i, recs.size());
+      const auto& want = std::get<feed::MarketRec>(recs[i].body);
+      const auto& got = std::get<feed::MarketRec>(r.body);
+      ASSERT_EQ(got.outcomes.size(), want.outcomes.size()) << "record " << i;
+      // A name's quote is its last place's in the record: the history
+      // keys an outcome by its line key and id.
+      std::map<std::pair<std::string, uint32_t>, feed::OutcomeIn> last;
+      for (const feed::LineIn& l : want.lines)
+        for (uint32_t o = l.first; o < l.first + l.count; ++o) last[{l.key, want.outcomes[o].id}] = want.outcomes[o];
+      for (const feed::LineIn& l : want.lines)
+        for (uint32_t o = l.first; o < l.first + l.count; ++o) {
+          const feed::OutcomeIn& w = last[{l.key, want.outcomes[o].id}];
+          EXPECT_EQ(got.outcomes[o].id, w.id) << "record " << i << " outcome " << o;
+          EXPECT_EQ(got.outcomes[o].price, w.price) << "record " << i << " outcome " << o;
+          EXPECT_EQ(got.outcomes[o].flags, w.flags) << "record " << i << " outcome " << o;
+        }
+      ++i;
+    }
+  }
+  EXPECT_EQ(i, recs.size());
 }
 
 // A horizon of two feed seconds over a minute of simulator feed (matches
