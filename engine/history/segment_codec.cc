@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 
@@ -82,26 +83,41 @@ constexpr size_t kScan = 32;
 // Past kScan entries, the index holds them all; a lookup checks each
 // candidate's bytes, so a hash collision costs a compare, never a wrong
 // number.
-template <class Same>
-int64_t find_hashed(const std::unordered_multimap<uint64_t, uint32_t>& index, size_t n, uint64_t hash, Same&& same) {
+template <class Index, class Same>
+int64_t find_hashed(const Index& index, size_t n, uint64_t hash, Same&& same) {
   if (n <= kScan) {
     for (uint32_t i = 0; i < n; ++i)
       if (same(i)) return i;
     return -1;
   }
-  for (auto [it, end] = index.equal_range(hash); it != end; ++it)
-    if (same(it->second)) return it->second;
+  const size_t mask = index.slots.size() - 1;
+  const uint64_t high = hash >> 32 << 32;
+  for (size_t i = hash & mask; index.slots[i] != 0; i = (i + 1) & mask)
+    if ((index.slots[i] >> 32 << 32) == high && same(static_cast<uint32_t>(index.slots[i]) - 1))
+      return static_cast<uint32_t>(index.slots[i]) - 1;
   return -1;
 }
 
-template <class Entry>
-void index_added(std::unordered_multimap<uint64_t, uint32_t>& index, const std::vector<Entry>& entries) {
+template <class Index>
+void index_put(Index& index, uint64_t hash, uint32_t number) {
+  const size_t mask = index.slots.size() - 1;
+  size_t i = hash & mask;
+  while (index.slots[i] != 0) i = (i + 1) & mask;
+  index.slots[i] = (hash >> 32 << 32) | (uint64_t{number} + 1);
+}
+
+// Indexes the entry added last (all of them when the index starts or
+// grows past half full).
+template <class Index, class Entry>
+void index_added(Index& index, const std::vector<Entry>& entries) {
   const size_t n = entries.size();
   if (n <= kScan) return;
-  if (index.empty())
-    for (uint32_t i = 0; i < n; ++i) index.emplace(entries[i].hash, i);
-  else
-    index.emplace(entries.back().hash, static_cast<uint32_t>(n - 1));
+  if (2 * n > index.slots.size()) {
+    index.slots.assign(std::bit_ceil(4 * n), 0);
+    for (uint32_t i = 0; i < n; ++i) index_put(index, entries[i].hash, i);
+  } else {
+    index_put(index, entries.back().hash, static_cast<uint32_t>(n - 1));
+  }
 }
 
 // A container node's bytes besides its value, about.
@@ -175,7 +191,7 @@ SegmentCodec::Bytes SegmentCodec::bytes() const {
       b.layouts +=
           m.bytes.capacity() + m.layouts.capacity() * sizeof(Market::Layout) + m.names.capacity() * sizeof(uint32_t);
       b.names += m.name_keys.capacity() * sizeof(Market::Name) + m.quotes.capacity() * sizeof(QuoteTail);
-      b.indexes += map_bytes(m.layout_index, 16) + map_bytes(m.name_index, 16);
+      b.indexes += (m.layout_index.slots.capacity() + m.name_index.slots.capacity()) * sizeof(uint64_t);
     }
   }
   return b;

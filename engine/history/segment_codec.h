@@ -77,6 +77,14 @@ class SegmentCodec {
   size_t held() const { return held_; }
 
  private:
+  // Numbers of a market's layouts or names by their hash: open addressing
+  // in one array, a slot holding the number + 1 (0: empty) in its low half
+  // and the hash's high half above, at most half full. A lookup reads one
+  // line of memory, where a node-based multimap read its bucket and then
+  // each node (1.7% of a data-dir replay's samples, perf/PROFILE.md s32).
+  struct HashIndex {
+    std::vector<uint64_t> slots;
+  };
   // A market's state in this segment, flat: its layouts' bytes one after
   // another, the names (line key, outcome id) of its outcomes and each
   // name's last quote. A layout or a name is found by a scan of hashes
@@ -110,7 +118,7 @@ class SegmentCodec {
     std::vector<QuoteTail> quotes;  // per name; `priced`: known (written once)
     std::vector<Name> name_keys;    // per name
     // Hash to number, empty while the market has a few dozen or fewer.
-    std::unordered_multimap<uint64_t, uint32_t> layout_index, name_index;
+    HashIndex layout_index, name_index;
 
     std::string_view layout_bytes(uint32_t i) const { return {bytes.data() + layouts[i].at, layouts[i].len}; }
   };
