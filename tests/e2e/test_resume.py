@@ -303,7 +303,12 @@ class PtWsResume(Base):
             zero.apply(p.decode())
         raw.close()
         self.assertEqual(zero.groups[0][0], 1)
-        self.assertGreater(zero.conflated, 0)
+        # Whether the kernel's send buffer took a 256 KB piece of the
+        # catch-up whole depends on the machine's pace: under ASan, beside
+        # other tests, a clean-clone run (2026-12-02) conflated nothing. The Release run
+        # asserts that it does; both check the counts and the state below.
+        if not h.sanitized():
+            self.assertGreater(zero.conflated, 0)
         # The INFOs it read report every replacement, those of INFOs that were replaced included.
         self.assertEqual(zero.conflated, self.rest("/v1/status")["relay"]["conflated"] - conflated_before)
         self.assertLess(len(zero.groups), len(self.control.groups))
