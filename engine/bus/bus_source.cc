@@ -204,19 +204,37 @@ BusSource::Step BusSource::take(const bus::LogMessage& m, feed::FeedParser& pars
 
 BusSource::Step BusSource::read_on(feed::FeedParser& parser, Clock::time_point until, bool& progressed) {
   progressed = false;
-  bus::LogMessage m;
   std::string err;
+  std::vector<bus::LogMessage> batch;
   while (!stop_.load(std::memory_order_relaxed) && link_.connected() && Clock::now() < until) {
-    const bus::Got g = bus::read_log_message(link_, stats_.stream_seq.load(std::memory_order_relaxed) + 1, m, err);
+    const uint64_t from = stats_.stream_seq.load(std::memory_order_relaxed) + 1;
+    bus::Got g = bus::Got::Failed;
+    bool unsupported = false;
+    if (direct_) g = sequence_reader_.read(link_, from, kReadOnBatch, batch, err, unsupported);
+    if (!direct_ || unsupported) {
+      const std::string direct_err = err;
+      batch.resize(1);
+      g = bus::read_log_message(link_, from, batch[0], err);
+      if (direct_ && g == bus::Got::Ok) {
+        // The leader answers where no replica did: a stream made without
+        // AllowDirect (by an operator, or an older oddsrelay).
+        direct_ = false;
+        std::fprintf(stderr, "oddsrelay: bus: %s, but the stream's leader does; reading on one message at a time\n",
+                     direct_err.c_str());
+      }
+    }
     if (g != bus::Got::Ok) {
       if (g == bus::Got::Missing && progressed) heard(0);  // read to the stream's end
       return Step::Next;
     }
-    m.pending = 1;  // unknown until the next read finds nothing
-    const Step s = take(m, parser);
-    if (s != Step::Next) return s;
-    if (!progressed) stats_.read_on.fetch_add(1, std::memory_order_relaxed);
-    progressed = true;
+    for (bus::LogMessage& lm : batch) {
+      lm.pending = 1;  // unknown until the next read finds nothing
+      const Step s = take(lm, parser);
+      if (s != Step::Next) return s;
+      stats_.read_on_messages.fetch_add(1, std::memory_order_relaxed);
+      if (!progressed) stats_.read_on.fetch_add(1, std::memory_order_relaxed);
+      progressed = true;
+    }
   }
   return Step::Next;
 }
@@ -274,6 +292,7 @@ void BusSource::run() {
     step = take(m, *parser);
   }
   reader.close();
+  sequence_reader_.close();
 }
 
 }  // namespace oddsrelay

@@ -27,6 +27,7 @@
 #include "engine/bus/bus_join.h"
 #include "engine/bus/log_reader.h"
 #include "engine/bus/nats_link.h"
+#include "engine/bus/sequence_reader.h"
 #include "engine/sources/sources.h"
 #include "protocol/feed_reader.h"
 
@@ -38,13 +39,14 @@ struct BusSourceStats {
   std::atomic<uint64_t> seq{0};         // position of the last record pushed
   std::atomic<uint64_t> pending{0};     // messages the server holds beyond it
   std::atomic<uint64_t> resubscribes{0};
-  std::atomic<uint64_t> old_messages{0};  // delivered again after a consumer was recreated: skipped
-  std::atomic<uint64_t> read_on{0};       // times it read on by sequence while no consumer could be placed
-  std::atomic<uint64_t> rejoins{0};       // times the state was replaced by a newer snapshot after a hole
-  std::atomic<bool> rejoining{false};     // between meeting a hole and holding the newer snapshot
-  std::atomic<bool> stopped{false};       // stopped following (error says why)
-  std::atomic<bool> behind{false};        // silent for stale_after while the stream moved on
-  std::atomic<uint64_t> stalls{0};        // times it fell behind so
+  std::atomic<uint64_t> old_messages{0};      // delivered again after a consumer was recreated: skipped
+  std::atomic<uint64_t> read_on{0};           // times it read on by sequence while no consumer could be placed
+  std::atomic<uint64_t> read_on_messages{0};  // messages it applied so
+  std::atomic<uint64_t> rejoins{0};           // times the state was replaced by a newer snapshot after a hole
+  std::atomic<bool> rejoining{false};         // between meeting a hole and holding the newer snapshot
+  std::atomic<bool> stopped{false};           // stopped following (error says why)
+  std::atomic<bool> behind{false};            // silent for stale_after while the stream moved on
+  std::atomic<uint64_t> stalls{0};            // times it fell behind so
 };
 
 class BusSource : public Source {
@@ -100,9 +102,12 @@ class BusSource : public Source {
   // Applies one message of the log, or says why it cannot (rejoin_why_).
   Step take(const bus::LogMessage& m, feed::FeedParser& parser);
   // While no consumer can be placed (the cluster elects the leader that
-  // places them): reads on by stream sequence until `until`, from the
-  // stream's leader; `progressed` when it applied anything.
+  // places them): reads on by stream sequence until `until`, a batch of
+  // direct gets a round trip (any replica answers), or from the stream's
+  // leader one at a time when the stream takes no direct gets;
+  // `progressed` when it applied anything.
   Step read_on(feed::FeedParser& parser, Clock::time_point until, bool& progressed);
+  static constexpr size_t kReadOnBatch = 32;
 
   bus::NatsLink& link_;
   Pipeline& pipeline_;
@@ -111,6 +116,8 @@ class BusSource : public Source {
   Clock::time_point next_check_{};               // source thread
   Clock::time_point next_open_{};                // source thread: when to try placing a consumer again
   std::string rejoin_why_;                       // source thread: the hole take() met
+  bus::SequenceReader sequence_reader_;          // source thread
+  bool direct_ = true;                           // source thread: false once the stream refused direct gets
   BusSourceStats stats_;
   mutable std::mutex mu_;  // joined_, error_
   bus::JoinResult joined_;

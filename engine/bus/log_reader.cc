@@ -26,6 +26,19 @@ const char* fit_name(Fit f) {
   return "?";
 }
 
+void decode_log_message(natsMsg* m, LogMessage& out) {
+  const char* id = nullptr;
+  out.epoch.clear();
+  out.last = 0;
+  if (natsMsgHeader_Get(m, kMsgIdHeader, &id) != NATS_OK || !id || !parse_msg_id(id, out.epoch, out.last)) {
+    out.epoch.clear();
+    out.last = 0;
+  }
+  const char* d = natsMsg_GetData(m);
+  out.data.assign(d ? d : "", static_cast<size_t>(natsMsg_GetDataLength(m)));
+  out.records = count_lines(out.data);
+}
+
 Got read_log_message(NatsLink& link, uint64_t seq, LogMessage& out, std::string& err) {
   StoredMsg m;
   Got g = link.get_msg(link.url().stream, seq, m, err);
@@ -104,16 +117,7 @@ LogReader::Next LogReader::next(LogMessage& out, int timeout_ms, std::string& er
            Next::Failed;
   }
   if (out.stream_seq >= expect_) expect_ = out.stream_seq + 1;
-  const char* id = nullptr;
-  out.epoch.clear();
-  out.last = 0;
-  if (natsMsgHeader_Get(m, kMsgIdHeader, &id) != NATS_OK || !id || !parse_msg_id(id, out.epoch, out.last)) {
-    out.epoch.clear();
-    out.last = 0;
-  }
-  const char* d = natsMsg_GetData(m);
-  out.data.assign(d ? d : "", static_cast<size_t>(natsMsg_GetDataLength(m)));
-  out.records = count_lines(out.data);
+  decode_log_message(m, out);
   natsMsg_Destroy(m);
   return Next::Msg;
 }

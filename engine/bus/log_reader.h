@@ -37,6 +37,11 @@ enum class Fit { Next, Old, Gap, OtherLog, Bad };
 Fit fit(const LogMessage& m, const std::string& epoch, uint64_t seq);
 const char* fit_name(Fit f);
 
+// A delivered message's log fields (epoch and last position from its
+// Nats-Msg-Id, both empty when it has none; data; records); the stream
+// sequence and pending are the caller's.
+void decode_log_message(natsMsg* m, LogMessage& out);
+
 // The log message at stream sequence `seq`, read by its sequence (the
 // stream's leader answers; no consumer needed), decoded like the reader
 // does. `pending` is left 0: the caller does not know what follows.

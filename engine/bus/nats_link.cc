@@ -255,6 +255,10 @@ bool NatsLink::ensure_streams(const StreamSettings& r, std::string& err) {
       cfg.MaxAge = r.max_age_s * 1'000'000'000;  // nanoseconds
       cfg.MaxBytes = r.max_bytes;
       cfg.Duplicates = int64_t{120} * 1'000'000'000;  // the dedup window for Nats-Msg-Id
+      // Every replica answers reads by sequence (an edge reading on while no
+      // consumer can be placed), not only the leader: they go on through the
+      // leader's election.
+      cfg.AllowDirect = true;
     } else {
       cfg.Description = "oddsrelay snapshots: chunks of the state at a log position, and the newest head";
       cfg.AllowDirect = false;

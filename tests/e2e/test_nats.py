@@ -36,19 +36,24 @@ class Nats:
     """nats-server -js on a free loopback port, its store in `store`;
     restartable on the same ports."""
 
-    def __init__(self, store):
+    def __init__(self, store, conf=None):
         self.store = store
         self.port, self.mport = h.free_port(), h.free_port()
         fd, self.logpath = tempfile.mkstemp(suffix=".nats.log")
         os.close(fd)
+        self.conf = []
+        if conf:  # a configuration file (accounts, permissions); the flags below win over it
+            self.conf = ["-c", os.path.join(store, "nats.conf")]
+            with open(self.conf[1], "w") as f:
+                f.write(conf)
         self.proc = None
         self.start()
 
     def start(self):
         mark = os.path.getsize(self.logpath)
         with open(self.logpath, "a") as log:
-            self.proc = subprocess.Popen([NATS, "-js", "-a", "127.0.0.1", "-p", str(self.port), "-m", str(self.mport),
-                                          "-sd", self.store], stdout=log, stderr=log)
+            self.proc = subprocess.Popen([NATS, *self.conf, "-js", "-a", "127.0.0.1", "-p", str(self.port),
+                                          "-m", str(self.mport), "-sd", self.store], stdout=log, stderr=log)
         wait_until(lambda: "Server is ready" in self.output()[mark:], "nats-server ready", 30)
 
     def output(self):
@@ -126,8 +131,8 @@ class NatsNodes:
     node_args = ()
     wait_serving = False
 
-    def start_nats(self, store):
-        self.nats = Nats(store)
+    def start_nats(self, store, conf=None):
+        self.nats = Nats(store, conf)
         self.servers = []
 
     def stop_nats(self):
@@ -480,6 +485,48 @@ class Cluster(NatsNodes, unittest.TestCase):
         for s in (second, edge):
             rc, out = s.stop()
             self.assertEqual(stopped(out), (n, self.file_digest, epoch))
+
+    def test_without_consumers_an_edge_reads_on_by_sequence(self):
+        """No consumer can be placed (as while the cluster elects its
+        metadata leader): here the server refuses to create any. An edge
+        follows the whole log by reading on by sequence: by batches of
+        direct gets from the stream the ingest made (AllowDirect), one
+        message at a time from the leader of a stream made without it."""
+        self.stop_nats()
+        store = tempfile.mkdtemp(prefix="js-noconsumers-", dir=self.dir)
+        self.start_nats(store, conf="""
+accounts: { APP: { jetstream: enabled, users: [{user: app, password: app, permissions: {
+  publish: {deny: ["$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DURABLE.CREATE.>"]}}}] } }
+no_auth_user: app
+""")
+        with RawNats(self.nats.port) as nc:  # as an operator may have made it
+            ack = nc.request("$JS.API.STREAM.CREATE.PLAIN", json.dumps(
+                {"name": "PLAIN", "subjects": ["PLAIN.log"], "storage": "file", "max_age": 0}).encode())
+            self.assertNotIn("error", ack, ack)
+            self.assertFalse(ack["config"].get("allow_direct", False), ack)
+        for stream, one_at_a_time in (("ODDS", False), ("PLAIN", True)):
+            url = self.nats.url(stream)
+            ingest = self.node("--feed", f"replay:{self.feed},speed=20", "--publish", url)
+            ingest.wait_for(r"serving http://")
+            wait_until(lambda: status(ingest.port)["bus"]["acked_seq"] > 0, "the ingest publishing", 60)
+            edge = self.edge(stream)
+            st = self.wait_replayed(ingest)
+            try:
+                bus = self.wait_seq(edge.port, st["seq"], 60)["bus"]
+            except AssertionError as e:
+                raise AssertionError(f"{stream}: {e}\n{status(edge.port)['bus']}\n{edge.log()[-3000:]}") from None
+            self.assertEqual((bus["resubscribes"], bus["old_messages"], bus["rejoins"]), (0, 0, 0), bus)
+            self.assertGreaterEqual(bus["read_on"], 1, bus)
+            # Every message it applied was read on (no consumer delivered any).
+            self.assertEqual(bus["read_on_messages"], bus["messages"], bus)
+            self.assertGreater(bus["messages"], 100, bus)
+            self.assertIn("reading on by sequence meanwhile", edge.log())
+            self.assertEqual("reading on one message at a time" in edge.log(), one_at_a_time, edge.log()[-2000:])
+            self.assertEqual(self.answers(edge.port), self.answers(ingest.port))
+            for s in (ingest, edge):
+                rc, out = s.stop()
+                self.assertEqual(rc, 0, out)
+                self.assertEqual(stopped(out), (st["seq"], self.file_digest, st["epoch"]))
 
     def test_second_ingest_is_fenced_off_the_stream(self):
         url = self.nats.url("ODDS")

@@ -18,7 +18,7 @@ namespace {
 
 using test::market;
 
-const std::string kId = "s7-101.5001";
+const std::string kAnswerId = "s7-101.5001";
 
 struct Answer {
   Engine engine;
@@ -32,7 +32,7 @@ struct Answer {
   std::string json(const HistoryQuery& q) const {
     std::string out;
     store.read(number, [&](const EventHistory* h, const HeldState& st) {
-      out = api::success_body([&](json::Writer& w) { write_history_json(w, q, kId, h, st); });
+      out = api::success_body([&](json::Writer& w) { write_history_json(w, q, kAnswerId, h, st); });
     });
     return out;
   }
@@ -44,10 +44,10 @@ struct Answer {
 };
 
 std::vector<feed::Record> records() {
-  return {market(1000, kId, 1, {{"s2.5", 0, {{1, 190, 0}, {2, 195, 0}}}, {"s3.5", 0, {{1, 300, 0}}}}),
-          market(2000, kId, 2, {{"s", 0, {{7, 111, 0}}}}),
-          market(61000, kId, 1, {{"s2.5", 1, {{1, 200, 4}, {2, 195, 0}}}}),  // s3.5 withdrawn
-          test::event(62000, kId, 1, true), market(63000, kId, 2, {{"s", 0, {{7, 120, 0}}}})};
+  return {market(1000, kAnswerId, 1, {{"s2.5", 0, {{1, 190, 0}, {2, 195, 0}}}, {"s3.5", 0, {{1, 300, 0}}}}),
+          market(2000, kAnswerId, 2, {{"s", 0, {{7, 111, 0}}}}),
+          market(61000, kAnswerId, 1, {{"s2.5", 1, {{1, 200, 4}, {2, 195, 0}}}}),  // s3.5 withdrawn
+          test::event(62000, kAnswerId, 1, true), market(63000, kAnswerId, 2, {{"s", 0, {{7, 120, 0}}}})};
 }
 
 const char* const kHead = R"({"success":true,"id":"s7-101.5001","epoch":"","seq":5,)";

@@ -83,6 +83,7 @@ metrics::StatTable<BusSourceStats> follower_stats() {
       {"resubscribes", &S::resubscribes},
       {"old_messages", &S::old_messages},
       {"read_on", &S::read_on},
+      {"read_on_messages", &S::read_on_messages},
       {"stalls",
        &S::stalls,
        {"oddsrelay_bus_stalls_total", Type::Counter,
