@@ -210,17 +210,22 @@ BusSource::Step BusSource::read_on(feed::FeedParser& parser, Clock::time_point u
     const uint64_t from = stats_.stream_seq.load(std::memory_order_relaxed) + 1;
     bus::Got g = bus::Got::Failed;
     bool unsupported = false;
-    if (direct_) g = sequence_reader_.read(link_, from, kReadOnBatch, batch, err, unsupported);
-    if (!direct_ || unsupported) {
+    const bool direct = Clock::now() >= direct_after_;
+    if (direct) g = sequence_reader_.read(link_, from, kReadOnBatch, batch, err, unsupported);
+    if (!direct || unsupported) {
       const std::string direct_err = err;
       batch.resize(1);
       g = bus::read_log_message(link_, from, batch[0], err);
-      if (direct_ && g == bus::Got::Ok) {
+      if (direct && g == bus::Got::Ok) {
         // The leader answers where no replica did: a stream made without
-        // AllowDirect (by an operator, or an older oddsrelay).
-        direct_ = false;
-        std::fprintf(stderr, "oddsrelay: bus: %s, but the stream's leader does; reading on one message at a time\n",
-                     direct_err.c_str());
+        // AllowDirect (by an operator, or an older oddsrelay), or replicas
+        // that were all out of reach for a moment; direct gets are tried
+        // again after a while, so the moment does not cost the rest.
+        direct_after_ = Clock::now() + std::chrono::seconds(30);
+        if (!said_one_at_a_time_)
+          std::fprintf(stderr, "oddsrelay: bus: %s, but the stream's leader does; reading on one message at a time\n",
+                       direct_err.c_str());
+        said_one_at_a_time_ = true;
       }
     }
     if (g != bus::Got::Ok) {

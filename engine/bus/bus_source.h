@@ -104,7 +104,8 @@ class BusSource : public Source {
   // While no consumer can be placed (the cluster elects the leader that
   // places them): reads on by stream sequence until `until`, a batch of
   // direct gets a round trip (any replica answers), or from the stream's
-  // leader one at a time when the stream takes no direct gets;
+  // leader one at a time when no replica answers them (a stream made
+  // without AllowDirect: direct gets are tried again every 30 s);
   // `progressed` when it applied anything.
   Step read_on(feed::FeedParser& parser, Clock::time_point until, bool& progressed);
   static constexpr size_t kReadOnBatch = 32;
@@ -117,7 +118,8 @@ class BusSource : public Source {
   Clock::time_point next_open_{};                // source thread: when to try placing a consumer again
   std::string rejoin_why_;                       // source thread: the hole take() met
   bus::SequenceReader sequence_reader_;          // source thread
-  bool direct_ = true;                           // source thread: false once the stream refused direct gets
+  Clock::time_point direct_after_{};             // source thread: when to try direct gets again
+  bool said_one_at_a_time_ = false;              // source thread: the fallback was logged
   BusSourceStats stats_;
   mutable std::mutex mu_;  // joined_, error_
   bus::JoinResult joined_;

@@ -519,7 +519,9 @@ no_auth_user: app
             self.assertGreaterEqual(bus["read_on"], 1, bus)
             # Every message it applied was read on (no consumer delivered any).
             self.assertEqual(bus["read_on_messages"], bus["messages"], bus)
-            self.assertGreater(bus["messages"], 100, bus)
+            # More than one batch of direct gets (32; the ingest's messages
+            # are bigger and fewer under ASan: 89 in one run).
+            self.assertGreater(bus["messages"], 32, bus)
             self.assertIn("reading on by sequence meanwhile", edge.log())
             self.assertEqual("reading on one message at a time" in edge.log(), one_at_a_time, edge.log()[-2000:])
             self.assertEqual(self.answers(edge.port), self.answers(ingest.port))
