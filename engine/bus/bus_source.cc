@@ -229,7 +229,12 @@ BusSource::Step BusSource::read_on(feed::FeedParser& parser, Clock::time_point u
       }
     }
     if (g != bus::Got::Ok) {
-      if (g == bus::Got::Missing && progressed) heard(0);  // read to the stream's end
+      if (g == bus::Got::Missing) {
+        // Read to the stream's end: nothing is pending (each message read
+        // on said 1, not knowing), whether or not this round applied any.
+        stats_.pending.store(0, std::memory_order_relaxed);
+        if (progressed) heard(0);
+      }
       return Step::Next;
     }
     for (bus::LogMessage& lm : batch) {
