@@ -452,7 +452,7 @@ BatchPtr Engine::replace_state(Engine& other) {
 }
 
 // Groups the changed market ids by change, sorted and unique within each,
-// in change order. A counting sort: a catch-up batch notes 16,384 of them,
+// in change order. A counting sort: a catch-up batch notes 65,536 of them,
 // and one sort of all the pairs was 4% of apply in its profile; each
 // change's own few ids are then sorted in place.
 void Engine::group_markets(Batch& batch) {

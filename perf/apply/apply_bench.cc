@@ -1,6 +1,7 @@
 // Engine apply throughput: parsed `market` records applied on one core with
 // a snapshot published every 256 records (the pipeline's batch_max, what a
-// live feed's bursts get), and every 16384 (Pipeline::kCatchUpBatch, what a
+// live feed's bursts get), every 16384 (issue 38's yardstick, the catch-up
+// batch until 2026-12) and every 65536 (Pipeline::kCatchUpBatch, what a
 // replay at max speed or an edge catching up gets), against a
 // baseline that applies the same records to a plain mutable hash map with
 // no snapshots: the ratio is what immutability costs. A floor between the
@@ -81,6 +82,7 @@ void BM_EngineApplyMarkets(benchmark::State& state) {
 BENCHMARK(BM_EngineApplyMarkets)
     ->ArgName("batch")
     ->Arg(256)
+    ->Arg(16384)
     ->Arg(oddsrelay::Pipeline::kCatchUpBatch)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3)

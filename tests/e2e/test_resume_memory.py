@@ -37,12 +37,13 @@ class WindowMemory(unittest.TestCase):
         cls.dir = h.scratch("window-memory")
         cls.keys = h.write_keys(cls.dir, KEYS)
         # The engine's state stays small next to the window, which 2M
-        # records fill (1.6M made 120-170 MB of frames, as the catch-up
-        # batches fell): a replay at max speed is
-        # applied in catch-up batches (engine/core/pipeline.h), each encoded
-        # once, so the window's bytes follow the events a batch touches, not
-        # the records (1,000 events: about 1 MB a batch).
-        cls.feed = h.gen_feed(os.path.join(cls.dir, "feed.jsonl"), RECORDS, "seed=1,events=1000,rate=5000")
+        # records fill: a replay at max speed is applied in catch-up
+        # batches (engine/core/pipeline.h), each encoded once, so the
+        # window's bytes follow the events a batch touches, not the records.
+        # With batches of up to 65,536 records, 1,000 events made only 47 MB
+        # of frames from 2M records (124 batches); 2,500 events touch more
+        # markets a batch.
+        cls.feed = h.gen_feed(os.path.join(cls.dir, "feed.jsonl"), RECORDS, "seed=1,events=2500,rate=5000")
 
     @classmethod
     def tearDownClass(cls):
