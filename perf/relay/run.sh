@@ -219,7 +219,12 @@ measure() {
   sleep "$ramp"
   local rss c0 r0 w0; rss=$(rss_kib "$pid"); c0=$(cpu_ticks "$pid"); r0=$(relay_ticks "$pid"); w0=$(now_s)
   local c1 r1 w1
-  while kill -0 "$load" 2>/dev/null && [ "$(python3 -c "print(int($(now_s) - $w0 < $secs - $ramp - 0.5))")" = 1 ]; do sleep 0.2; done
+  # The wait forks nothing but sleep: a python3 started every 0.2 s here
+  # (about 20 ms of CPU each, on either core) was in the tail it measured,
+  # p99 5.4 ms against 2.0 ms for the same 200 subscribers without it.
+  # EPOCHREALTIME is bash's own clock (microseconds once its separator goes).
+  local end_us=$(( ${EPOCHREALTIME//[!0-9]/} + (secs - ramp) * 1000000 - 500000 ))
+  while kill -0 "$load" 2>/dev/null && (( ${EPOCHREALTIME//[!0-9]/} < end_us )); do sleep 0.2; done
   c1=$(cpu_ticks "$pid"); r1=$(relay_ticks "$pid"); w1=$(now_s)
   local rc=0
   wait "$load" || rc=$?
