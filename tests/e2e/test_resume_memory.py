@@ -41,9 +41,12 @@ class WindowMemory(unittest.TestCase):
         # batches (engine/core/pipeline.h), each encoded once, so the
         # window's bytes follow the events a batch touches, not the records.
         # With batches of up to 65,536 records, 1,000 events made only 47 MB
-        # of frames from 2M records (124 batches); 2,500 events touch more
-        # markets a batch.
-        cls.feed = h.gen_feed(os.path.join(cls.dir, "feed.jsonl"), RECORDS, "seed=1,events=2500,rate=5000")
+        # of frames from 2M records (124 batches). 2,500 events filled the
+        # window only when enough batches were cut short (on a slower
+        # machine 38-71 batches made 98-100 MB, under the 96 MiB); 5,000
+        # events encode about 5 MB a batch, so even the fewest batches,
+        # 31 full ones, make more than the window holds.
+        cls.feed = h.gen_feed(os.path.join(cls.dir, "feed.jsonl"), RECORDS, "seed=1,events=5000,rate=5000")
 
     @classmethod
     def tearDownClass(cls):
