@@ -38,7 +38,7 @@ StreamConn* stream_of(net::Conn& s) { return static_cast<StreamConn*>(s.owner); 
 
 RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& stats, api::KeySlots& slots,
                      bool publishes_window, const std::atomic<uint64_t>* hub_seq)
-    : opts_(opts), stats_(stats), slots_(slots), ctx_(opts, stats, std::move(start)) {
+    : opts_(opts), stats_(stats), slots_(slots), pace_(opts.pace_pct), ctx_(opts, stats, std::move(start)) {
   ctx_.publishes_window = publishes_window;
   ctx_.hub_seq = hub_seq;
   uv_loop_init(&loop_);
@@ -49,6 +49,16 @@ RelayLoop::RelayLoop(const RelayOptions& opts, SnapshotPtr start, RelayStats& st
   stop_.data = this;
   uv_timer_init(&loop_, &tick_);
   tick_.data = this;
+  if (pace_.on() && !pace_timer_.init(
+                        &loop_,
+                        [](void* self) {
+                          auto* l = static_cast<RelayLoop*>(self);
+                          l->now();
+                          l->intake();
+                          l->pass();
+                        },
+                        this))
+    throw std::system_error(errno, std::generic_category(), "relay loop: timerfd");
   for (size_t i = 0; i < kModules; ++i) init_timer(timers_[i], *modules_[i]);
   ctx_.flush_now = [this](StreamConn* c) { flush(c); };
 }
@@ -109,11 +119,33 @@ void RelayLoop::drain() {
   now();
   Adoption a;
   while (adoptions.try_dequeue(a)) adopt(a);
+  intake();
+  if (pace_.on() && !ctx_.out.dirty.empty()) {
+    // Too soon after the last pass: what this drain queued waits for the
+    // timer's pass, with whatever else comes meanwhile.
+    if (const uint64_t wait = pace_.wait_ns(uv_hrtime())) {
+      if (!pace_timer_.armed()) {
+        pace_timer_.start((wait + 999) / 1000);
+        stats_.paced_passes.fetch_add(1, std::memory_order_relaxed);
+      }
+      return;
+    }
+  }
+  pass();
+}
+
+void RelayLoop::intake() {
   take_batches();
   if (!parked_.empty()) unpark();
   ws_.schedule_live_update();
+}
+
+void RelayLoop::pass() {
+  const uint64_t start = pace_.on() ? uv_hrtime() : 0;
+  pace_timer_.stop();            // (a drain came at its time) this pass writes what it would have
   finish_turn(/*intake=*/true);  // one write per connection for everything this turn queued
   metrics::turn_written(pt_.size() > 0);
+  if (pace_.on()) pace_.passed(start, uv_hrtime());
 }
 
 // The hub's frames, wrapped once for this loop, to every stream; batches
@@ -567,6 +599,7 @@ void RelayLoop::shutdown() {
   wake_.close();
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
+  if (pace_.on()) pace_timer_.close();
   for (ModuleTimer& t : timers_) uv_close(reinterpret_cast<uv_handle_t*>(&t.handle), nullptr);
 }
 

@@ -18,12 +18,14 @@
 #include <vector>
 
 #include "protocol/api/key_slots.h"
+#include "protocol/net/loop_timer_us.h"
 #include "protocol/net/loop_wake.h"
 #include "protocol/net/turn_writer.h"
 #include "relay/close_reason.h"
 #include "relay/hub.h"
 #include "relay/outbox.h"
 #include "relay/pt_stream.h"
+#include "relay/write_pace.h"
 #include "relay/ws_stream.h"
 
 namespace oddsrelay::relay {
@@ -71,7 +73,9 @@ class RelayLoop : private net::ConnHandler {
   void on_written(net::Conn& s, int status, size_t bytes) override;
   void on_closed(net::Conn& s) override;
   uint64_t now() { return ctx_.now = uv_now(&loop_); }
-  void drain();  // the async callback: adoptions, batches, then one write per dirty connection
+  void drain();   // the async callback: adoptions, batches, then one write per dirty connection
+  void intake();  // batches, then parked streams: what a pass writes
+  void pass();    // one write per dirty connection, timed for the pace
   void adopt(Adoption& a);
   size_t take_batches();  // how many batches it took (past the ones the streams started from)
   void send_taken();
@@ -106,6 +110,10 @@ class RelayLoop : private net::ConnHandler {
   net::LoopWake wake_;  // not uv_async_t: see loop_wake.h
   uv_async_t stop_;
   uv_timer_t tick_;
+  // --relay-pace: when the next pass may begin, and the timer that starts
+  // it when a drain came sooner.
+  WritePace pace_;
+  net::LoopTimerUs pace_timer_;
   bool stopping_ = false;
   net::ReadBuffer read_buf_;
 

@@ -32,6 +32,10 @@ struct RelayOptions {
   // (protocol/net/turn_writer.h), writev where the build or kernel has none.
   enum class Io : uint8_t { Writev, Uring };
   Io io = Io::Writev;
+  // --relay-pace: the largest share of a loop's time (percent) its write
+  // passes may take before batches wait to share the next pass
+  // (write_pace.h); 0 = off, every batch written as it comes.
+  unsigned pace_pct = 0;
 };
 
 // --relay-threads' default: half the cores (the engine, the journal and

@@ -48,6 +48,7 @@ constexpr Stat kAcceptStats[] = {
      {"oddsrelay_stream_writes_total", Type::Counter,
       "Writes to stream sockets (one per connection per loop pass, however many frames it carries)."}},
     {"mid_write_intakes", &RelayStats::mid_write_intakes},
+    {"paced_passes", &RelayStats::paced_passes},              // --relay-pace (write_pace.h)
     {"deflate_negotiated", &RelayStats::deflate_negotiated},  // permessage-deflate (docs/architecture.md)
     {"frames_deflated", &RelayStats::frames_deflated},
     {"conflated",

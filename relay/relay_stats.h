@@ -20,7 +20,7 @@ struct RelayStats {
   // the times a loop took batches that arrived while it was writing
   // (RelayLoop::finish_turn): writes per delivered frame is what fan-out
   // costs, since a send costs about the same whatever its size.
-  std::atomic<uint64_t> writes{0}, mid_write_intakes{0};
+  std::atomic<uint64_t> writes{0}, mid_write_intakes{0}, paced_passes{0};
   // permessage-deflate: streams that negotiated it (ever), frames compressed
   // (once per loop per frame, not per stream).
   std::atomic<uint64_t> deflate_negotiated{0}, frames_deflated{0};

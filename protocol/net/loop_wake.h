@@ -17,6 +17,8 @@
 
 #include <atomic>
 
+#include "protocol/net/polled_fd.h"
+
 namespace oddsrelay::net {
 
 class LoopWake {
@@ -24,7 +26,6 @@ class LoopWake {
   using Callback = void (*)(void* arg);
 
   LoopWake() = default;
-  ~LoopWake();
   LoopWake(const LoopWake&) = delete;
   LoopWake& operator=(const LoopWake&) = delete;
 
@@ -41,8 +42,7 @@ class LoopWake {
  private:
   static void on_readable(uv_poll_t* h, int status, int events);
 
-  uv_poll_t poll_{};
-  int fd_ = -1;
+  PolledFd fd_;
   Callback cb_ = nullptr;
   void* arg_ = nullptr;
   std::atomic<bool> pending_{false};

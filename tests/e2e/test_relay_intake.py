@@ -6,7 +6,8 @@ lasts longer than the gap between batches: the loop must take batches
 mid-pass (relay.mid_write_intakes), make fewer writes than it delivers
 frames and INFOs, and still give every subscriber every group in order
 (oddsload checks each INFO's from = the previous seq + 1 and each frame's
-place), none closed as slow."""
+place), none closed as slow. The *Uring class runs it through io_uring,
+the *Paced one with --relay-pace, where batches also wait for the pace."""
 import json
 import os
 import shutil
@@ -20,7 +21,8 @@ SUBS = 400
 
 
 class MidWriteIntake(unittest.TestCase):
-    IO = ()  # the relay's write path (--relay-io)
+    IO = ()  # the relay's write path (--relay-io), or its pace (--relay-pace)
+    PACED = False
 
     @classmethod
     def setUpClass(cls):
@@ -37,7 +39,7 @@ class MidWriteIntake(unittest.TestCase):
         cls.srv = h.Server("--feed", f"sim:events=300,rate={rate}", "--keys", keys, "--progress", "0",
                            "--relay-threads", "1", *cls.IO)
         cls.srv.wait_for(r"serving http://")
-        if cls.IO and cls.srv.wait_for(r"relay writes: (\S+)").group(1) != "io_uring":
+        if "--relay-io" in cls.IO and cls.srv.wait_for(r"relay writes: (\S+)").group(1) != "io_uring":
             cls.tearDownClass()
             raise unittest.SkipTest("no io_uring here")
 
@@ -71,12 +73,26 @@ class MidWriteIntake(unittest.TestCase):
         # several groups share one.
         self.assertLess(writes, r["frames"] + r["infos"], (writes, r))
         self.assertEqual(after["closed_slow"] + after["closed_stalled"] + after["closed_soft_limit"], 0, after)
+        paced = after["paced_passes"] - before["paced_passes"]
+        if self.PACED:
+            self.assertGreater(paced, 0, after)
+        else:
+            self.assertEqual(paced, 0, after)
 
 
 class MidWriteIntakeUring(MidWriteIntake):
     """The same with each turn's writes one io_uring submission: the batches
     taken mid-pass still ride along, in order, nothing lost."""
     IO = ("--relay-io", "uring")
+
+
+class MidWriteIntakePaced(MidWriteIntake):
+    """The same with --relay-pace 50: a loop whose passes take half its time
+    makes batches that come sooner wait for the next pass (relay.paced_passes
+    counts the waits), and they still reach every subscriber, in order,
+    nothing lost."""
+    IO = ("--relay-pace", "50")
+    PACED = True
 
 
 if __name__ == "__main__":

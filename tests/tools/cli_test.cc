@@ -347,6 +347,17 @@ TEST(Cli, RelayIo) {
   EXPECT_EQ(err, "bad --relay-io 'epoll' (uring or writev)");
 }
 
+TEST(Cli, RelayPace) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse({}, o, err));
+  EXPECT_EQ(o.relay_pace, 0);  // off, as --help and the README state
+  ASSERT_TRUE(parse({"--relay-pace", "80"}, o, err)) << err;
+  EXPECT_EQ(o.relay_pace, 80);
+  EXPECT_FALSE(parse({"--relay-pace", "101"}, o, err));
+  EXPECT_NE(err.find("--relay-pace"), std::string::npos) << err;
+}
+
 TEST(Cli, UsageNamesEveryFlag) {
   const std::string usage = oddsrelay::usage();
   for (const char* flag : {"--listen", "--feed", "--capture", "--data-dir", "--keys", "--catalog", "--progress",

@@ -361,6 +361,14 @@ const Flag kFlags[] = {
      "all of them (writev where the kernel or the\n"
      "build has no io_uring: said once at start)",
      custom(take_relay_io)},
+    {"--relay-pace", "PCT",
+     "near saturation, the largest share of a relay\n"
+     "loop's time its write passes may take: a batch\n"
+     "that comes sooner waits for the next pass, held\n"
+     "at most the last pass's time x (100-PCT)/PCT;\n"
+     "fewer, larger writes (default 0 = off: every\n"
+     "batch written as it comes)",
+     number(0, 100, &Options::relay_pace)},
     {"--handshake-rate", "N",
      "stream handshakes (/ws, /pt-ws) per minute per\n"
      "connection slot of a key, apart from the REST rate\n"

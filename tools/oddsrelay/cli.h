@@ -51,6 +51,7 @@ struct Options {
   int64_t max_queue_bytes = 8 << 20;   // per-stream send queue bound
   bool ws_compression = true;          // --ws-compression shared (true) or off
   bool relay_uring = false;            // --relay-io uring (true) or writev
+  int64_t relay_pace = 0;              // --relay-pace PCT (relay/write_pace.h); 0 = off
   int64_t relay_threads = 0;           // relay loops; 0 = relay::default_relay_threads()
   int64_t slow_timeout_s = 30;         // slow consumers: no write progress, or over the soft bound, this long; 0 = off
   int64_t handshake_rate = 12;         // stream handshakes per minute per connection slot of a key; 0 = unbounded

@@ -444,6 +444,7 @@ void build_outputs(Node& n) {
   relay_opts.ping_interval_ms = static_cast<int>(opt.ws_ping_ms);
   relay_opts.ws_compression = opt.ws_compression;
   relay_opts.io = opt.relay_uring ? relay::RelayOptions::Io::Uring : relay::RelayOptions::Io::Writev;
+  relay_opts.pace_pct = static_cast<unsigned>(opt.relay_pace);
   relay_opts.max_queue_bytes = static_cast<size_t>(opt.max_queue_bytes);
   relay_opts.slow_timeout_ms = static_cast<int>(opt.slow_timeout_s * 1000);
   relay_opts.resume_window_bytes = static_cast<size_t>(opt.resume_window_bytes);
