@@ -47,6 +47,15 @@ class Outbox {
     c->dirty = true;
     dirty.push_back(c);
   }
+  // Before a connection is freed. A turn's pass usually empties both
+  // lists before its callback returns, but a paced drain (--relay-pace)
+  // leaves them filled until the pace timer's pass, and a client's socket
+  // can close and be freed in between.
+  void forget(StreamConn* c) {
+    if (c->dirty) std::erase(dirty, c);
+    c->dirty = false;
+    std::erase(doomed, c);
+  }
 
   std::vector<StreamConn*> dirty, doomed;
   const SnapshotPtr* snap = nullptr;  // the loop's state (its epoch names SSE positions)

@@ -307,7 +307,11 @@ void RelayLoop::on_read_error(net::Conn& s) {
   drop(c);
 }
 
-void RelayLoop::on_closed(net::Conn& s) { delete stream_of(s); }
+void RelayLoop::on_closed(net::Conn& s) {
+  StreamConn* c = stream_of(s);
+  ctx_.out.forget(c);  // a paced drain may have left it listed for the timer's pass
+  delete c;
+}
 
 void RelayLoop::on_readable(StreamConn* c, char* p, size_t n) {
   if (c->closed()) return;

@@ -26,7 +26,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatusCode
 
 import harness as h
 from scripted_feed import ScriptedFeed, event_rec, key_of, market_rec, market_removed, score_rec
-from wsraw import RawWs
+from wsraw import RawWs, reset_after_first_frame
 
 FULL = "relay-full-key"
 KEYS = {"keys": [
@@ -341,13 +341,8 @@ class Relay(unittest.TestCase):
     def test_abrupt_disconnects_leave_the_server_serving(self):
         # Peers that reset mid-stream (unread data pending) cost an EPIPE or
         # ECONNRESET on their socket, never the process, and free their slots.
-        raws = [RawWs(self.srv.port, f"/pt-ws?api_key={FULL}&protocol=v2", rcvbuf=4096) for _ in range(20)]
-        for r in raws:
-            r.recv_frame()
-            r.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        time.sleep(0.3)
-        for r in raws:
-            r.close()
+        reset_after_first_frame([RawWs(self.srv.port, f"/pt-ws?api_key={FULL}&protocol=v2", rcvbuf=4096)
+                                 for _ in range(20)])
         deadline = time.time() + 30
         while time.time() < deadline:
             st, status = self.rest("/v1/status")

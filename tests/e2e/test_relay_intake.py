@@ -15,6 +15,7 @@ import tempfile
 import unittest
 
 import harness as h
+from wsraw import RawWs, reset_after_first_frame
 
 KEY = "intake-key"
 SUBS = 400
@@ -93,6 +94,19 @@ class MidWriteIntakePaced(MidWriteIntake):
     nothing lost."""
     IO = ("--relay-pace", "50")
     PACED = True
+
+    def test_resets_while_a_pass_waits_for_the_pace(self):
+        # A paced drain leaves the connections it marked listed until the
+        # timer's pass; a client that resets meanwhile is freed in between.
+        # Listed still, the pass wrote into freed memory (ASan: a
+        # heap-use-after-free in write_pass, found by CI). Subscribers that
+        # stop reading stay marked by every batch, then reset at once.
+        path = f"/pt-ws?api_key={KEY}&protocol=v2"
+        for _ in range(6):
+            reset_after_first_frame([RawWs(self.srv.port, path, rcvbuf=4096) for _ in range(100)], hold=0.2)
+        h.wait_until(lambda: self.relay()["pt_ws_connections"] == 0, what="every reset stream gone")
+        self.assertIsNone(self.srv.proc.poll(), self.srv.log())
+        self.assertGreater(self.relay()["paced_passes"], 0)
 
 
 if __name__ == "__main__":

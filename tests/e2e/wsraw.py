@@ -82,3 +82,15 @@ class RawWs:
 
     def close(self):
         self.s.close()
+
+
+def reset_after_first_frame(raws, hold=0.3):
+    """Each stream's first frame read, then nothing more for `hold` seconds
+    (the server's writes pile up unread), then every socket closed with a
+    reset (SO_LINGER 0): peers that vanish mid-stream."""
+    for r in raws:
+        r.recv_frame()
+        r.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    time.sleep(hold)
+    for r in raws:
+        r.close()

@@ -138,5 +138,25 @@ TEST_F(WritePass, WhatThePassMarksIsWrittenInIt) {
   EXPECT_EQ(closed, (std::vector<StreamConn*>{late, late}));
 }
 
+// A paced drain (--relay-pace) leaves the lists filled for the timer's
+// pass; a connection freed meanwhile (Outbox::forget, from the loop's close
+// callback) is neither written nor closed by that pass, and the others are.
+TEST_F(WritePass, AConnectionForgottenBetweenTurnsIsLeftOutOfThePass) {
+  StreamConn* a = stream(kAll);
+  StreamConn* gone = stream(kAll);
+  StreamConn* doomed = stream(kAll);
+  StreamConn* c = stream(kAll);
+  fan_out({test::event(1000, "7", 1, true)});
+  ctx->out.doomed.push_back(doomed);
+  ctx->out.forget(gone);
+  ctx->out.forget(doomed);
+  EXPECT_FALSE(doomed->dirty) << "forget leaves nothing that says it is listed";
+  pass([] {});
+  ASSERT_EQ(writes.size(), 2u);
+  EXPECT_EQ(writes[0].c, a);
+  EXPECT_EQ(writes[1].c, c);
+  EXPECT_TRUE(closed.empty());
+}
+
 }  // namespace
 }  // namespace oddsrelay::relay
