@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "protocol/ws_deflate.h"
+#include "tools/oddsload/channel_order.h"
+#include "tools/oddsload/frame_fields.h"
 
 namespace oddsrelay::load {
 
@@ -23,7 +25,7 @@ int64_t wall_us() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
 }
 
-// The number after "<key>": in a flat JSON body; false if absent.
+// The number after "<key>": anywhere in a /ws message; false if absent.
 bool json_number(std::string_view body, std::string_view key, double& out) {
   std::string pat = "\"";
   pat.append(key).append("\":");
@@ -46,8 +48,8 @@ struct Client {
   bool deflate = false;  // permessage-deflate negotiated
   uint32_t index = 0;    // among the subscribers (not the forwarder), in start order
   int64_t last_seq = -1;
-  uint32_t frames_in_group = 0;                      // evt:/odds: frames since the last INFO
-  std::unordered_map<uint64_t, int64_t> channel_ls;  // odds channel -> newest "ls" seen on it
+  uint32_t frames_in_group = 0;  // evt:/odds: frames since the last INFO
+  ChannelOrder order;            // its odds channels' newest "ls", by Loader::channels
 };
 
 struct WriteReq {
@@ -66,6 +68,7 @@ struct Loader {
   uint64_t progress_frames = 0;
   uint32_t subscribers = 0;
   std::unordered_map<std::string, uint64_t> first_channels;  // subscriber 0's P frames per channel, measured
+  ChannelIndex channels;                                     // shared by every subscriber's ChannelOrder
   bool stopping = false;
   char buf[256 * 1024];
   ws::Inflater inflater;  // compressed messages, one at a time
@@ -114,25 +117,22 @@ void forward(Loader* L, std::string_view frame) {
 }
 
 // The latency of the group an INFO closes, whole and by stage.
-void count_latency(Loader* L, std::string_view body, int64_t now) {
-  double at = 0;
-  if (!json_number(body, "at", at)) return;
+void count_latency(Loader* L, const InfoFields& f, int64_t now) {
+  if (!f.has_at) return;
   // From the group's arrival at the server (arrived_us), else the feed's `at`.
-  double arrived = 0;
-  const int64_t at_us =
-      json_number(body, "arrived_us", arrived) ? static_cast<int64_t>(arrived) : static_cast<int64_t>(at * 1000.0);
+  const int64_t at_us = f.has_arrived ? static_cast<int64_t>(f.arrived_us) : static_cast<int64_t>(f.at * 1000.0);
   L->r.latency.add(now - at_us);
-  double applied = 0, encoded = 0;
-  if (json_number(body, "applied_us", applied) && json_number(body, "encoded_us", encoded)) {
-    L->r.record_engine.add(static_cast<int64_t>(applied) - at_us);
-    L->r.engine_relay.add(static_cast<int64_t>(encoded) - static_cast<int64_t>(applied));
-    L->r.relay_subscriber.add(now - static_cast<int64_t>(encoded));
+  if (f.has_applied && f.has_encoded) {
+    L->r.record_engine.add(static_cast<int64_t>(f.applied_us) - at_us);
+    L->r.engine_relay.add(static_cast<int64_t>(f.encoded_us) - static_cast<int64_t>(f.applied_us));
+    L->r.relay_subscriber.add(now - static_cast<int64_t>(f.encoded_us));
   }
 }
 
-void on_text(Client* c, std::string_view p) {
+// `now`: when the read that brought the frame returned (one clock read a
+// read, not a frame: the frames of one read arrived together).
+void on_text(Client* c, std::string_view p, int64_t now) {
   Loader* L = c->L;
-  const int64_t now = wall_us();
   const bool measuring = L->measure_from && now >= L->measure_from;
   ++L->r.frames;
   L->r.bytes += p.size();
@@ -147,10 +147,11 @@ void on_text(Client* c, std::string_view p) {
     }
   }
   if (p.starts_with("INFO\x1FPUB\x1F")) {
-    std::string_view body = p.substr(9);
-    double seq = 0, from = 0, conflated = 0;
-    if (!json_number(body, "seq", seq)) return;
-    if (body.find("\"ready\"") != std::string_view::npos) {
+    InfoFields f;
+    read_info(p.substr(9), f);
+    if (!f.has_seq) return;
+    const double seq = f.seq;
+    if (f.ready) {
       c->ready = true;
       c->last_seq = static_cast<int64_t>(seq);
       return;
@@ -160,9 +161,9 @@ void on_text(Client* c, std::string_view p) {
     // filter's quiet group: its INFO may wait up to 100 ms, docs/api.md)
     // delivered no change: it has no latency to count.
     const bool carried = std::exchange(c->frames_in_group, 0) != 0;
-    json_number(body, "from", from);
-    if (json_number(body, "conflated", conflated))
-      L->r.conflated += static_cast<uint64_t>(conflated);
+    const double from = f.from;
+    if (f.has_conflated)
+      L->r.conflated += static_cast<uint64_t>(f.conflated);
     else if (c->last_seq >= 0 && static_cast<int64_t>(from) != c->last_seq + 1)
       ++L->r.gaps;
     c->last_seq = static_cast<int64_t>(seq);
@@ -175,7 +176,7 @@ void on_text(Client* c, std::string_view p) {
       forward(L, std::string_view(stamped, static_cast<size_t>(n)));
       return;
     }
-    if (carried && measuring) count_latency(L, body, now);
+    if (carried && measuring) count_latency(L, f, now);
     return;
   }
   if (c->forwarder) {
@@ -189,12 +190,8 @@ void on_text(Client* c, std::string_view p) {
     size_t colon = p.find(':', 7), sep = p.find('\x1F', 2);
     if (colon == std::string_view::npos || sep == std::string_view::npos || colon > sep) return;
     uint64_t number = std::strtoull(p.data() + colon + 1, nullptr, 10);
-    int64_t newest = 0;
-    for (size_t at_ls = p.find("\"ls\":", sep); at_ls != std::string_view::npos; at_ls = p.find("\"ls\":", at_ls + 5))
-      newest = std::max<int64_t>(newest, std::strtoll(p.data() + at_ls + 5, nullptr, 10));
-    int64_t& last = c->channel_ls[number];
-    if (newest && newest < last) ++L->r.out_of_order;
-    last = std::max(last, newest);
+    const int64_t newest = newest_ls(p.substr(sep));
+    if (c->order.went_back(L->channels.of(number), newest)) ++L->r.out_of_order;
     return;
   }
   // /ws messages: live_update and market carry a ts.
@@ -221,7 +218,7 @@ const std::string* inflate_shared(Loader* L, std::string_view payload) {
 }
 
 // Parses the server frames at the front of `d`; returns bytes used.
-size_t parse_frames(Client* c, const char* d, size_t n) {
+size_t parse_frames(Client* c, const char* d, size_t n, int64_t now) {
   size_t pos = 0;
   while (auto f = ws::read_server_frame(std::string_view(d + pos, n - pos))) {
     const uint8_t op = f->op;
@@ -233,9 +230,9 @@ size_t parse_frames(Client* c, const char* d, size_t n) {
         close_client(c);
         return pos;
       }
-      on_text(c, *text);
+      on_text(c, *text, now);
     } else if (op == 1 || op == 0)
-      on_text(c, payload);
+      on_text(c, payload, now);
     else if (op == 9) {
       ++c->L->r.pings;
       send_frame(c, ws::kPong, payload);
@@ -250,7 +247,7 @@ size_t parse_frames(Client* c, const char* d, size_t n) {
 
 // /pt-sse: the events at the front of `d` (each ends with a blank line);
 // `data:` is the /pt-ws frame text. Returns bytes used.
-size_t parse_events(Client* c, const char* d, size_t n) {
+size_t parse_events(Client* c, const char* d, size_t n, int64_t now) {
   const std::string_view all(d, n);
   size_t pos = 0;
   for (size_t end; (end = all.find("\n\n", pos)) != std::string_view::npos; pos = end + 2) {
@@ -258,20 +255,20 @@ size_t parse_events(Client* c, const char* d, size_t n) {
     if (event == ": ping") ++c->L->r.pings;
     for (size_t line = 0; line < event.size();) {
       const size_t eol = std::min(event.find('\n', line), event.size());
-      if (event.substr(line).starts_with("data: ")) on_text(c, event.substr(line + 6, eol - line - 6));
+      if (event.substr(line).starts_with("data: ")) on_text(c, event.substr(line + 6, eol - line - 6), now);
       line = eol + 1;
     }
   }
   return pos;
 }
 
-size_t parse(Client* c, const char* d, size_t n) {
-  return c->L->o.sse && !c->forwarder ? parse_events(c, d, n) : parse_frames(c, d, n);
+size_t parse(Client* c, const char* d, size_t n, int64_t now) {
+  return c->L->o.sse && !c->forwarder ? parse_events(c, d, n, now) : parse_frames(c, d, n, now);
 }
 
 // The server's answer to the handshake (101, or /pt-sse's 200) and what
 // came after it.
-void on_handshake(Client* c, const char* d, size_t n) {
+void on_handshake(Client* c, const char* d, size_t n, int64_t now) {
   Loader* L = c->L;
   c->in.append(d, n);
   size_t end = c->in.find("\r\n\r\n");
@@ -291,7 +288,7 @@ void on_handshake(Client* c, const char* d, size_t n) {
   }
   std::string rest = c->in.substr(end + 4);
   c->in.clear();
-  size_t used = parse(c, rest.data(), rest.size());
+  size_t used = parse(c, rest.data(), rest.size(), now);
   c->in.assign(rest, used);
 }
 
@@ -303,20 +300,21 @@ void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     close_client(c);
     return;
   }
+  const int64_t now = wall_us();
   const char* d = buf->base;
   size_t n = static_cast<size_t>(nread);
   Loader* L = c->L;
   if (!c->forwarder) {
     L->r.wire_bytes += n;
-    if (L->measure_from && wall_us() >= L->measure_from) L->r.wire_bytes_measured += n;
+    if (L->measure_from && now >= L->measure_from) L->r.wire_bytes_measured += n;
   }
-  if (!c->upgraded) return on_handshake(c, d, n);
+  if (!c->upgraded) return on_handshake(c, d, n, now);
   if (c->in.empty()) {
-    size_t used = parse(c, d, n);
+    size_t used = parse(c, d, n, now);
     if (!c->done && used < n) c->in.assign(d + used, n - used);
   } else {
     c->in.append(d, n);
-    size_t used = parse(c, c->in.data(), c->in.size());
+    size_t used = parse(c, c->in.data(), c->in.size(), now);
     if (!c->done) c->in.erase(0, used);
   }
 }
