@@ -1,5 +1,7 @@
 #include "tools/oddsload/frame_fields.h"
 
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 #include <string.h>
 
 #include <algorithm>
@@ -9,95 +11,72 @@ namespace oddsrelay::load {
 
 namespace {
 
-// Past the string that starts at `p` (on its opening quote); npos if it
-// does not end.
-size_t skip_string(std::string_view s, size_t p) {
-  for (++p; p < s.size(); ++p) {
-    if (s[p] == '\\')
-      ++p;
-    else if (s[p] == '"')
-      return p + 1;
+// RapidJSON's SAX reader walks the object; this handler keeps the members at
+// depth 1 and counts depth for everything else, so a key inside an array or
+// a nested object is never taken for the member. Numbers come as their text
+// (kParseNumbersAsStringsFlag) and are read with from_chars, exactly.
+class InfoHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, InfoHandler> {
+ public:
+  explicit InfoHandler(InfoFields& f) : f_(f) {}
+
+  bool Default() { return took(); }
+  bool RawNumber(const char* s, rapidjson::SizeType len, bool) {
+    if (depth_ == 1 && to_) *has_ = std::from_chars(s, s + len, *to_).ec == std::errc();
+    return took();
   }
-  return std::string_view::npos;
-}
-
-// Past the value that starts at `p`: a string, a nested array or object
-// (brackets counted outside strings), or a bare token up to , } or ].
-size_t skip_value(std::string_view s, size_t p) {
-  if (p >= s.size()) return std::string_view::npos;
-  if (s[p] == '"') return skip_string(s, p);
-  if (s[p] != '[' && s[p] != '{') {
-    while (p < s.size() && s[p] != ',' && s[p] != '}' && s[p] != ']') ++p;
-    return p;
+  // The key's text lives on the reader's stack only until the value comes,
+  // so the field it names is chosen here.
+  bool Key(const char* s, rapidjson::SizeType len, bool) {
+    if (depth_ != 1) return true;
+    const std::string_view key(s, len);
+    if (key == "seq")
+      to_ = &f_.seq, has_ = &f_.has_seq;
+    else if (key == "from")
+      to_ = &f_.from, has_ = &f_.has_from;
+    else if (key == "at")
+      to_ = &f_.at, has_ = &f_.has_at;
+    else if (key == "conflated")
+      to_ = &f_.conflated, has_ = &f_.has_conflated;
+    else if (key == "arrived_us")
+      to_ = &f_.arrived_us, has_ = &f_.has_arrived;
+    else if (key == "applied_us")
+      to_ = &f_.applied_us, has_ = &f_.has_applied;
+    else if (key == "encoded_us")
+      to_ = &f_.encoded_us, has_ = &f_.has_encoded;
+    else if (key == "ready")
+      f_.ready = true;  // the connect INFO, whatever its value
+    return true;
   }
-  int depth = 0;
-  while (p < s.size()) {
-    const char c = s[p];
-    if (c == '"') {
-      p = skip_string(s, p);
-      if (p == std::string_view::npos) return p;
-      continue;
-    }
-    if (c == '[' || c == '{') ++depth;
-    if ((c == ']' || c == '}') && --depth == 0) return p + 1;
-    ++p;
+  bool StartObject() { return ++depth_, true; }
+  bool StartArray() { return depth_ > 0 && (++depth_, true); }
+  bool EndObject(rapidjson::SizeType) { return --depth_ == 0 || took(); }
+  bool EndArray(rapidjson::SizeType) { return --depth_, took(); }
+
+ private:
+  // A value is done; one at the root is not an object, and is refused.
+  bool took() {
+    if (depth_ == 1) to_ = nullptr;
+    return depth_ > 0;
   }
-  return std::string_view::npos;
-}
 
-// The member's number into `v`, and `has` set, when the value is one.
-void number(std::string_view value, double& v, bool& has) {
-  has = std::from_chars(value.data(), value.data() + value.size(), v).ec == std::errc();
-}
-
-void take(InfoFields& f, std::string_view key, std::string_view value) {
-  if (key == "seq")
-    number(value, f.seq, f.has_seq);
-  else if (key == "from")
-    number(value, f.from, f.has_from);
-  else if (key == "at")
-    number(value, f.at, f.has_at);
-  else if (key == "conflated")
-    number(value, f.conflated, f.has_conflated);
-  else if (key == "arrived_us")
-    number(value, f.arrived_us, f.has_arrived);
-  else if (key == "applied_us")
-    number(value, f.applied_us, f.has_applied);
-  else if (key == "encoded_us")
-    number(value, f.encoded_us, f.has_encoded);
-  else if (key == "ready")
-    f.ready = true;
-}
-
-size_t skip_space(std::string_view s, size_t p) {
-  while (p < s.size() && (s[p] == ' ' || s[p] == '\n' || s[p] == '\r' || s[p] == '\t')) ++p;
-  return p;
-}
+  InfoFields& f_;
+  int depth_ = 0;
+  double* to_ = nullptr;  // the field the depth-1 value being read goes to
+  bool* has_ = nullptr;
+};
 
 }  // namespace
 
 bool read_info(std::string_view s, InfoFields& out) {
-  constexpr size_t npos = std::string_view::npos;
-  size_t p = skip_space(s, 0);
-  if (p >= s.size() || s[p] != '{') return false;
-  p = skip_space(s, p + 1);
-  if (p < s.size() && s[p] == '}') return true;
-  while (p < s.size() && s[p] == '"') {
-    const size_t key_end = skip_string(s, p);
-    if (key_end == npos) return false;
-    const std::string_view key = s.substr(p + 1, key_end - p - 2);
-    p = skip_space(s, key_end);
-    if (p >= s.size() || s[p] != ':') return false;
-    p = skip_space(s, p + 1);
-    const size_t end = skip_value(s, p);
-    if (end == npos) return false;
-    take(out, key, s.substr(p, end - p));
-    p = skip_space(s, end);
-    if (p < s.size() && s[p] == '}') return true;
-    if (p >= s.size() || s[p] != ',') return false;
-    p = skip_space(s, p + 1);
-  }
-  return false;
+  // Not insitu: the frame is the socket buffer's, read again for latency.
+  rapidjson::MemoryStream in(s.data(), s.size());
+  InfoHandler h(out);
+  rapidjson::Reader reader;
+  // Iterative: no stack frame a nesting level. Stop when done: what follows
+  // the object is not the INFO's.
+  constexpr unsigned kFlags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag;
+  return !reader.Parse<kFlags>(in, h).IsError();
 }
 
 int64_t newest_ls(std::string_view json) {

@@ -20,9 +20,10 @@ struct InfoFields {
   double arrived_us = 0, applied_us = 0, encoded_us = 0;
 };
 
-// Reads the top-level members of a JSON object; members it does not use
-// (strings, arrays, objects) are skipped whole. False if `body` is not an
-// object it can walk to its end (the fields read before stay set).
+// Reads the top-level members of a JSON object with RapidJSON's SAX reader;
+// members it does not use (strings, arrays, objects) pass by. False if `body`
+// is not a whole JSON object (the fields read before stay set); bytes after
+// the object are not read.
 bool read_info(std::string_view body, InfoFields& out);
 
 // The largest value of any "ls": member in `json` (0: none).

@@ -56,6 +56,17 @@ TEST(FrameFields, WhatIsNotAnObjectIsRefused) {
   EXPECT_FALSE(f.has_seq);  // not a number
 }
 
+TEST(FrameFields, OnlyTheRootsReadyCountsAndWhatFollowsTheObjectIsNotRead) {
+  InfoFields f;
+  ASSERT_TRUE(read_info(R"({"x":{"ready":true,"seq":4},"y":[{"seq":5}],"seq":6} trailing)", f));
+  EXPECT_FALSE(f.ready);
+  EXPECT_EQ(f.seq, 6);
+  InfoFields g;
+  ASSERT_TRUE(read_info(R"({"ready":null,"seq":"7"})", g));
+  EXPECT_TRUE(g.ready);     // whatever its value
+  EXPECT_FALSE(g.has_seq);  // a string, not a number
+}
+
 TEST(FrameFields, TheNewestLineTimeOfAnOddsFrame) {
   EXPECT_EQ(newest_ls(R"({"1001":{"s":{"2001":[173,0,null,17],"s":0,"ls":1796285195798}},)"
                       R"("1011":{"s-1.5":{"2012":[1,0,"-1.5",3],"s":0,"ls":1796285195900},)"
