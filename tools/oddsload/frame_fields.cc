@@ -13,17 +13,19 @@ namespace {
 
 // RapidJSON's SAX reader walks the object; this handler keeps the members at
 // depth 1 and counts depth for everything else, so a key inside an array or
-// a nested object is never taken for the member. Numbers come as their text
-// (kParseNumbersAsStringsFlag) and are read with from_chars, exactly.
+// a nested object is never taken for the member. Numbers come parsed: the
+// stamps are integers or milliseconds with three decimals, well inside a
+// double's exact range, which RapidJSON's fast path rounds correctly.
 class InfoHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, InfoHandler> {
  public:
   explicit InfoHandler(InfoFields& f) : f_(f) {}
 
   bool Default() { return took(); }
-  bool RawNumber(const char* s, rapidjson::SizeType len, bool) {
-    if (depth_ == 1 && to_) *has_ = std::from_chars(s, s + len, *to_).ec == std::errc();
-    return took();
-  }
+  bool Int(int v) { return number(v); }
+  bool Uint(unsigned v) { return number(v); }
+  bool Int64(int64_t v) { return number(static_cast<double>(v)); }
+  bool Uint64(uint64_t v) { return number(static_cast<double>(v)); }
+  bool Double(double v) { return number(v); }
   // The key's text lives on the reader's stack only until the value comes,
   // so the field it names is chosen here.
   bool Key(const char* s, rapidjson::SizeType len, bool) {
@@ -53,6 +55,10 @@ class InfoHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, InfoH
   bool EndArray(rapidjson::SizeType) { return --depth_, took(); }
 
  private:
+  bool number(double v) {
+    if (depth_ == 1 && to_) *to_ = v, *has_ = true;
+    return took();
+  }
   // A value is done; one at the root is not an object, and is refused.
   bool took() {
     if (depth_ == 1) to_ = nullptr;
@@ -74,8 +80,7 @@ bool read_info(std::string_view s, InfoFields& out) {
   rapidjson::Reader reader;
   // Iterative: no stack frame a nesting level. Stop when done: what follows
   // the object is not the INFO's.
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag;
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag;
   return !reader.Parse<kFlags>(in, h).IsError();
 }
 
