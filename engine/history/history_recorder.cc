@@ -30,7 +30,12 @@ void HistoryRecorder::run() {
   for (;;) {
     size_t n = queue_.wait_dequeue_bulk_timed(batches, 64, 50'000);
     if (n == 0 && stopping_.load(std::memory_order_acquire) && queue_.size_approx() == 0) break;
+    bool woken = false;
     for (size_t i = 0; i < n; ++i) {
+      if (!batches[i]) {  // stop()'s wake-up: every batch before it is taken
+        woken = true;
+        continue;
+      }
       backlog_.taken(*batches[i]);
       if (!go_on) {
         batches[i].reset();
@@ -44,12 +49,16 @@ void HistoryRecorder::run() {
       applied_.fetch_add(1, std::memory_order_release);
     }
     if (log_ && n > 0) log_->flush();
+    if (woken && queue_.size_approx() == 0) break;
   }
 }
 
 void HistoryRecorder::stop() {
   if (!thread_.joinable()) return;
   stopping_.store(true, std::memory_order_release);
+  // An empty batch wakes the thread now rather than at its next timed
+  // wait: a replay's exit (--exit-after-replay) is not 50 ms later.
+  queue_.enqueue(BatchPtr{});
   thread_.join();
   running_ = false;
 }

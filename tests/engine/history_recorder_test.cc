@@ -90,6 +90,28 @@ TEST(HistoryRecorder, AFirstStepThatStoppedDropsWhatQueued) {
   EXPECT_EQ(store.state().points, 0u);
 }
 
+// stop() wakes the thread with an empty batch behind the queued ones: it
+// returns only once every batch handed over before it is applied.
+TEST(HistoryRecorder, StopAppliesEveryBatchQueuedBeforeIt) {
+  Engine engine;
+  const auto bs = batches(engine, 200);
+  HistoryStore store;
+  HistoryRecorder recorder(store);
+  std::atomic<bool> release{false};
+  recorder.start([&](const std::atomic<bool>&) {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return true;
+  });
+  ASSERT_TRUE(hand_over(recorder, bs, release));
+  EXPECT_EQ(recorder.applied(), 0u);
+  std::thread stopper([&] { recorder.stop(); });
+  release = true;
+  stopper.join();
+  EXPECT_EQ(recorder.applied(), bs.size());
+  EXPECT_EQ(store.state().seq, bs.back()->snapshot->seq);
+  recorder.stop();  // a second stop is a no-op
+}
+
 TEST(HistoryRecorder, WithoutAFirstStepItIsNeverLoading) {
   HistoryStore store;
   HistoryRecorder recorder(store);
