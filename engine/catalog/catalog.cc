@@ -107,6 +107,9 @@ std::shared_ptr<const Catalog> Catalog::parse(std::string_view json) {
   }
   const Value& markets = array_of(d, "markets", "the catalog");
   if (markets.Empty()) bad("markets is empty");
+  // A market is some 500 bytes of strings; growing the array moved each
+  // one again at every doubling (a fifth of the server's start-up).
+  c->markets_.reserve(markets.Size());
   for (const auto& mv : markets.GetArray()) {
     if (!mv.IsObject()) bad("a market is not an object");
     CatalogMarket m;
@@ -137,7 +140,10 @@ std::shared_ptr<const Catalog> Catalog::parse(std::string_view json) {
     if (!c->by_id_.emplace(m.id, c->markets_.size()).second) bad("market id " + std::to_string(m.id) + " twice");
     c->markets_.push_back(std::move(m));
   }
-  std::sort(c->markets_.begin(), c->markets_.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  // The file lists them by id already; sorting it again moved them anyway.
+  auto by_id = [](const CatalogMarket& a, const CatalogMarket& b) { return a.id < b.id; };
+  if (!std::is_sorted(c->markets_.begin(), c->markets_.end(), by_id))
+    std::sort(c->markets_.begin(), c->markets_.end(), by_id);
   for (size_t i = 0; i < c->markets_.size(); ++i) c->by_id_[c->markets_[i].id] = i;
   for (const auto& [k, v] : object_of(d, "tabs", "the catalog").GetObject()) {
     const int32_t sport = static_cast<int32_t>(key_id(k, "tab sport"));

@@ -206,6 +206,25 @@ TEST(Catalog, UntranslatedPhrasesFallBackToEnglish) {
   EXPECT_EQ(cat().market(987654), nullptr);
 }
 
+// The built-in file lists its markets by id and is not sorted again; a file
+// that does not is, and every market is found by its id either way.
+TEST(Catalog, MarketsAreByIdWhateverOrderTheFileListsThem) {
+  auto c = Catalog::parse(
+      R"({"version":"t","languages":["en"],"vocabulary":{},"outcomes":{"1":["Yes"]},"markets":[)"
+      R"({"id":9,"sports":[1],"name":{"en":"Nine"},"outcomes":[1]},{"id":3,"sports":[1],"name":{"en":"Three"},"outcomes":[1]},)"
+      R"({"id":5,"sports":[2,1],"name":{"en":"Five"},"outcomes":[1]}],"tabs":{}})");
+  std::vector<uint32_t> ids;
+  for (const CatalogMarket& m : c->markets()) ids.push_back(m.id);
+  EXPECT_EQ(ids, (std::vector<uint32_t>{3, 5, 9}));
+  for (uint32_t id : {3u, 5u, 9u}) {
+    ASSERT_NE(c->market(id), nullptr) << id;
+    EXPECT_EQ(c->market(id)->id, id);
+  }
+  EXPECT_EQ(c->market(5)->sports, (std::vector<int32_t>{1, 2}));
+  EXPECT_TRUE(std::is_sorted(cat().markets().begin(), cat().markets().end(),
+                             [](const CatalogMarket& a, const CatalogMarket& b) { return a.id < b.id; }));
+}
+
 TEST(Catalog, BadFilesAreRefusedWithAReason) {
   auto reason = [](const std::string& json) {
     try {
