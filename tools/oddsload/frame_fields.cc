@@ -11,6 +11,22 @@ namespace oddsrelay::load {
 
 namespace {
 
+// The numbers of an INFO the client reads, and where each goes.
+struct Stamp {
+  std::string_view key;
+  double InfoFields::*value;
+  bool InfoFields::*has;
+};
+constexpr Stamp kStamps[] = {
+    {"seq", &InfoFields::seq, &InfoFields::has_seq},
+    {"from", &InfoFields::from, &InfoFields::has_from},
+    {"at", &InfoFields::at, &InfoFields::has_at},
+    {"conflated", &InfoFields::conflated, &InfoFields::has_conflated},
+    {"arrived_us", &InfoFields::arrived_us, &InfoFields::has_arrived},
+    {"applied_us", &InfoFields::applied_us, &InfoFields::has_applied},
+    {"encoded_us", &InfoFields::encoded_us, &InfoFields::has_encoded},
+};
+
 // RapidJSON's SAX reader walks the object; this handler keeps the members at
 // depth 1 and counts depth for everything else, so a key inside an array or
 // a nested object is never taken for the member. Numbers come parsed: the
@@ -31,22 +47,9 @@ class InfoHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, InfoH
   bool Key(const char* s, rapidjson::SizeType len, bool) {
     if (depth_ != 1) return true;
     const std::string_view key(s, len);
-    if (key == "seq")
-      to_ = &f_.seq, has_ = &f_.has_seq;
-    else if (key == "from")
-      to_ = &f_.from, has_ = &f_.has_from;
-    else if (key == "at")
-      to_ = &f_.at, has_ = &f_.has_at;
-    else if (key == "conflated")
-      to_ = &f_.conflated, has_ = &f_.has_conflated;
-    else if (key == "arrived_us")
-      to_ = &f_.arrived_us, has_ = &f_.has_arrived;
-    else if (key == "applied_us")
-      to_ = &f_.applied_us, has_ = &f_.has_applied;
-    else if (key == "encoded_us")
-      to_ = &f_.encoded_us, has_ = &f_.has_encoded;
-    else if (key == "ready")
-      f_.ready = true;  // the connect INFO, whatever its value
+    if (key == "ready") f_.ready = true;  // the connect INFO, whatever its value
+    for (const Stamp& k : kStamps)
+      if (key == k.key) to_ = &(f_.*k.value), has_ = &(f_.*k.has);
     return true;
   }
   bool StartObject() { return ++depth_, true; }
@@ -74,7 +77,7 @@ class InfoHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, InfoH
 }  // namespace
 
 bool read_info(std::string_view s, InfoFields& out) {
-  // Not insitu: the frame is the socket buffer's, read again for latency.
+  // Not insitu: the frame is a read-only view of the socket buffer.
   rapidjson::MemoryStream in(s.data(), s.size());
   InfoHandler h(out);
   rapidjson::Reader reader;
