@@ -9,6 +9,12 @@
 
 namespace oddsrelay {
 
+namespace {
+// stop()'s wake-up record: arrived_ns is a monotonic stamp or 0 on every
+// record a source makes (protocol/feed_record.h), never negative.
+constexpr int64_t kWake = -1;
+}  // namespace
+
 void Pipeline::start() {
   stopping_ = false;
   engine_done_ = false;
@@ -19,6 +25,13 @@ void Pipeline::start() {
 void Pipeline::stop() {
   if (!thread_.joinable()) return;
   stopping_.store(true, std::memory_order_release);
+  // The engine thread waits for records up to kIdleWaitUs at a time; a record
+  // behind everything pushed wakes it now, so that a stop (and a replay's
+  // --exit-after-replay) is not a timed wait later. It is never applied.
+  feed::Record wake;
+  wake.arrived_ns = kWake;
+  wakes_.fetch_add(1, std::memory_order_release);
+  queue_.enqueue(std::move(wake));
   thread_.join();
   engine_done_.store(true, std::memory_order_release);
   // An empty entry wakes the delivery thread now rather than at its next
@@ -79,8 +92,28 @@ bool Pipeline::replace_state(Engine& from) {
 
 size_t Pipeline::intake_size() const { return std::min(std::max(queue_.size_approx(), kMinIntake), batch_max_); }
 
+size_t Pipeline::without_wake(feed::Record* slots, size_t n) {
+  // One load a dequeue. A wake in `slots` was counted before it was
+  // enqueued, so its dequeue sees the count.
+  if (wakes_.load(std::memory_order_relaxed) == 0) return n;
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (slots[i].arrived_ns == kWake) {
+      wakes_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    if (kept != i) slots[kept] = std::move(slots[i]);
+    ++kept;
+  }
+  return kept;
+}
+
 void Pipeline::run() {
   for (;;) {
+    // Stopping with every pushed record applied: done, without another
+    // wait (the wake-up may have come out of the queue before the last
+    // records, which other threads pushed).
+    if (stopping_.load(std::memory_order_acquire) && idle()) break;
     // The queue moves each record straight into its place in the engine's
     // batch (Engine::intake), in slots made for what waits: at a live
     // feed's pace a batch is a record or two, and batch_max slots made and
@@ -88,7 +121,7 @@ void Pipeline::run() {
     // engine thread's work on it.
     size_t want = intake_size();
     feed::Record* slots = engine_.intake(want);
-    size_t n = queue_.wait_dequeue_bulk_timed(slots, want, 20'000);
+    size_t n = without_wake(slots, queue_.wait_dequeue_bulk_timed(slots, want, idle_wait_us_));
     if (n == 0 && idle()) {
       if (Engine* from = replace_from_.load(std::memory_order_acquire)) {
         deliver(engine_.replace_state(*from), 0);
@@ -107,7 +140,8 @@ void Pipeline::run() {
     // batch_max records would have taken.
     for (size_t got = n; got == want && n < batch_max_; n += got) {
       want = std::min(intake_size(), batch_max_ - n);
-      got = queue_.try_dequeue_bulk(engine_.intake(want), want);
+      feed::Record* more = engine_.intake(want);
+      got = without_wake(more, queue_.try_dequeue_bulk(more, want));
       engine_.apply_intake(got);
     }
     // Behind by more than a few batches (a replay at max speed, an edge
@@ -119,7 +153,8 @@ void Pipeline::run() {
     bool grew = false;
     while (n < kCatchUpBatch && queue_.size_approx() >= kCatchUpBacklog) {
       const size_t want = std::min(batch_max_, kCatchUpBatch - n);
-      const size_t more = queue_.try_dequeue_bulk(engine_.intake(want), want);
+      feed::Record* slots_more = engine_.intake(want);
+      const size_t more = without_wake(slots_more, queue_.try_dequeue_bulk(slots_more, want));
       if (more == 0) break;
       engine_.apply_intake(more);
       n += more;

@@ -87,6 +87,9 @@ class Pipeline {
   // The fewest slots the engine thread makes in the batch for one wait
   // (Engine::intake); it makes more when more records wait (run()).
   static constexpr size_t kMinIntake = 16;
+  // How long the engine thread waits for records before it looks at what
+  // else it has to do (a replace_state(), a stop() that found it busy).
+  static constexpr int64_t kIdleWaitUs = 20'000;
 
   explicit Pipeline(Engine& engine, size_t batch_max = 256) : engine_(engine), batch_max_(batch_max) {}
   ~Pipeline() { stop(); }
@@ -97,6 +100,8 @@ class Pipeline {
   // capture, the bus): sources that parse lines keep each record's line
   // (feed::Record::text) so that it is copied rather than encoded again.
   void set_record_text(bool on) { record_text_ = on; }  // before the sources start
+  // Before start(): the tests lengthen it to see that a stop waits none out.
+  void set_idle_wait_us(int64_t us) { idle_wait_us_ = us; }
   bool record_text() const { return record_text_; }
   void start();
   // Stops after everything pushed so far is applied and handed to the sinks.
@@ -124,6 +129,9 @@ class Pipeline {
 
  private:
   size_t intake_size() const;
+  // The records of a dequeue without stop()'s wake-up (below), if it is
+  // among them; returns how many are left.
+  size_t without_wake(feed::Record* slots, size_t n);
   void run();
   void run_log();
   void deliver(const BatchPtr& b, size_t records);
@@ -139,6 +147,7 @@ class Pipeline {
 
   Engine& engine_;
   size_t batch_max_;
+  int64_t idle_wait_us_ = kIdleWaitUs;
   std::vector<BatchSink*> sinks_;
   LogStage* log_ = nullptr;
   bool record_text_ = false;
@@ -148,6 +157,10 @@ class Pipeline {
   HandOffQueue<feed::Record> queue_;
   std::atomic<uint64_t> pushed_{0}, done_{0}, batches_{0}, sealed_seq_{0};
   std::atomic<bool> stopping_{false};
+  // stop() wakes the engine thread with a record no source makes
+  // (pipeline.cc's kWake), so that a stop is not a timed wait later; this
+  // counts those not yet taken out of a dequeue.
+  std::atomic<uint32_t> wakes_{0};
   size_t since_grown_ = kCatchUpTail + 1;       // engine thread: batches since the last catch-up-sized one
   std::atomic<Engine*> replace_from_{nullptr};  // a replace_state() waiting for the engine thread
   std::thread thread_;
