@@ -188,6 +188,16 @@ struct SeqCheck : BatchSink {
     for (const auto& r : b->records)
       if (r.number == 999'999'999) consistent = false;
   }
+  // After a stop: `recs` applied, `skipped` others not, and every applied
+  // record delivered once, in order, to the state applying them one by one.
+  void expect_all(const Engine& engine, const std::vector<feed::Record>& recs, size_t skipped) {
+    EXPECT_EQ(engine.skipped(), skipped);
+    EXPECT_EQ(engine.applied(), recs.size());
+    std::lock_guard lock(mu);
+    EXPECT_EQ(records, recs.size());
+    EXPECT_TRUE(consistent);
+    EXPECT_EQ(state_digest(*engine.current()), digest_one_by_one(recs));
+  }
 };
 
 TEST(Pipeline, SkippedRecordsNeverReachABatch) {
@@ -206,12 +216,7 @@ TEST(Pipeline, SkippedRecordsNeverReachABatch) {
   }
   pipeline.start();
   pipeline.stop();
-  EXPECT_EQ(engine.skipped(), skipped);
-  EXPECT_EQ(engine.applied(), recs.size());
-  std::lock_guard lock(sink.mu);
-  EXPECT_EQ(sink.records, recs.size());
-  EXPECT_TRUE(sink.consistent);
-  EXPECT_EQ(state_digest(*engine.current()), digest_one_by_one(recs));
+  sink.expect_all(engine, recs, skipped);
 }
 
 // stop() wakes the engine thread: with an idle wait of a minute, a stop
@@ -248,12 +253,7 @@ TEST(Pipeline, AStopsWakeUpIsNeverApplied) {
   pipeline.start();
   for (const auto& r : recs) pipeline.push(feed::Record(r));
   pipeline.stop();
-  EXPECT_EQ(engine.applied(), recs.size());
-  EXPECT_EQ(engine.skipped(), 0u);
-  std::lock_guard lock(sink.mu);
-  EXPECT_EQ(sink.records, recs.size());
-  EXPECT_TRUE(sink.consistent);
-  EXPECT_EQ(state_digest(*engine.current()), digest_one_by_one(recs));
+  sink.expect_all(engine, recs, 0);
 }
 
 }  // namespace
