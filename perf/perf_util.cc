@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "engine/sources/simulator.h"
@@ -52,6 +53,29 @@ size_t bench_records(size_t full) {
     std::exit(2);
   }
   return static_cast<size_t>(n);
+}
+
+void check_args(int argc, char** argv, int min_args, int max_args, const char* usage) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+  if (argc - 1 < min_args || argc - 1 > max_args) {
+    std::fputs(usage, stderr);
+    std::exit(2);
+  }
+}
+
+uint64_t integer_arg(const char* text, const char* what, const char* program, uint64_t min) {
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(text, &end, 10);
+  if (*text == '-' || *end != 0 || end == text || n < min) {
+    std::fprintf(stderr, "%s: bad %s '%s' (an integer, at least %llu; see --help)\n", program, what, text,
+                 static_cast<unsigned long long>(min));
+    std::exit(2);
+  }
+  return n;
 }
 
 }  // namespace oddsrelay::perf

@@ -29,4 +29,14 @@ uint64_t rss_in_use_bytes();
 // --quick runs every benchmark small; the checks stay the same).
 size_t bench_records(size_t full);
 
+// The command line of a benchmark that takes positional arguments: with
+// --help or -h among them, `usage` goes to stdout and the process exits 0
+// before it measures anything; with a count of arguments outside
+// [min_args, max_args] (argv[0] not counted), `usage` goes to stderr and
+// it exits 2.
+void check_args(int argc, char** argv, int min_args, int max_args, const char* usage);
+// A positional argument that must be an integer of at least `min`; exits 2
+// naming `what` otherwise.
+uint64_t integer_arg(const char* text, const char* what, const char* program, uint64_t min = 1);
+
 }  // namespace oddsrelay::perf

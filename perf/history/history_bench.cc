@@ -25,6 +25,7 @@
 #include "engine/history/history_store.h"
 #include "engine/history/segment_codec.h"
 #include "engine/storage/history_segments.h"
+#include "perf/perf_util.h"
 #include "protocol/feed_reader.h"
 
 using namespace oddsrelay;
@@ -46,13 +47,21 @@ uint64_t allocated() {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: bench_history FEED.jsonl [batch]\n"
+    "  Applies a capture's records to the odds history's store in batches of\n"
+    "  `batch` records (default 64), then through the segments' codec; prints\n"
+    "  the time per record and the bytes per point of each.\n"
+    "  perf/history/setup.sh writes a capture; perf/history/run.sh runs this.\n";
+
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_history FEED.jsonl [batch]\n");
-    return 2;
-  }
-  const size_t batch = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 64;
+  perf::check_args(argc, argv, 1, 2, kUsage);
+  const size_t batch = argc > 2 ? perf::integer_arg(argv[2], "batch", "bench_history") : 64;
   std::ifstream in(argv[1]);
+  if (!in) {
+    std::fprintf(stderr, "bench_history: cannot read %s\n", argv[1]);
+    return 1;
+  }
   feed::FeedParser parser;
   std::vector<history::LoggedBatch> batches;
   uint64_t seq = 0;

@@ -21,6 +21,7 @@
 #include "engine/core/engine.h"
 #include "engine/settlement/settlement.h"
 #include "engine/sources/simulator.h"
+#include "perf/perf_util.h"
 
 using namespace oddsrelay;
 
@@ -50,17 +51,28 @@ size_t history_payload(const LineHistory& h) {
 
 std::string line_id(uint32_t market, std::string_view key) { return std::to_string(market) + "/" + std::string(key); }
 
+constexpr const char* kUsage =
+    "usage: bench_line_history [seed events rate minute_ms virtual_minutes]\n"
+    "  Runs the simulator on virtual time through an engine and reports, per\n"
+    "  fixture seen from pre-match to full time, the lines priced and settled\n"
+    "  and the line history's bytes. Defaults: 1 300 200 4000 40.\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
   sim::SimOptions o;
   int64_t minutes = 40;
+  perf::check_args(argc, argv, 0, 5, kUsage);
+  if (argc != 1 && argc != 6) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   if (argc == 6) {
-    o.seed = std::strtoull(argv[1], nullptr, 10);
-    o.events = static_cast<uint32_t>(std::atoi(argv[2]));
-    o.rate = std::atof(argv[3]);
-    o.minute_ms = std::atoll(argv[4]);
-    minutes = std::atoll(argv[5]);
+    o.seed = perf::integer_arg(argv[1], "seed", "bench_line_history", 0);
+    o.events = static_cast<uint32_t>(perf::integer_arg(argv[2], "events", "bench_line_history"));
+    o.rate = static_cast<double>(perf::integer_arg(argv[3], "rate", "bench_line_history"));
+    o.minute_ms = static_cast<int64_t>(perf::integer_arg(argv[4], "minute_ms", "bench_line_history"));
+    minutes = static_cast<int64_t>(perf::integer_arg(argv[5], "virtual_minutes", "bench_line_history"));
   }
   std::printf("command: bench_line_history %" PRIu64 " %u %.0f %" PRId64 " %" PRId64 "\n", o.seed, o.events, o.rate,
               o.minute_ms, minutes);
@@ -94,7 +106,8 @@ int main(int argc, char** argv) {
         case feed::Op::Score:
           s.ended |= r.score().status == feed::ScoreStatus::Ended;
           break;
-        default: break;
+        default:
+          break;
       }
       engine.apply(std::move(r));
       if (++applied % 256 == 0) engine.commit();
@@ -127,7 +140,8 @@ int main(int argc, char** argv) {
       for (const Line& l : m->lines)
         if (l.count > 0) before.insert(line_id(m.id, l.key.view()));
     auto count_in = [](const std::set<std::string>& of, const std::set<std::string>& in) {
-      return static_cast<uint64_t>(std::count_if(of.begin(), of.end(), [&](const std::string& x) { return in.count(x); }));
+      return static_cast<uint64_t>(
+          std::count_if(of.begin(), of.end(), [&](const std::string& x) { return in.count(x); }));
     };
     Totals& t = by_sport[s.sport];
     ++t.events;
@@ -151,9 +165,8 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\nper sport, fixtures seen from pre-match to full time:\n");
-  std::printf("  %5s %6s | %8s %8s %8s | %8s %10s %10s | %10s %10s %10s %8s\n", "sport", "events", "priced",
-              "settled", "before", "pre-KO", "KO settled", "KO before", "hist lines", "hist B/ev", "hist max B",
-              "odds B/ev");
+  std::printf("  %5s %6s | %8s %8s %8s | %8s %10s %10s | %10s %10s %10s %8s\n", "sport", "events", "priced", "settled",
+              "before", "pre-KO", "KO settled", "KO before", "hist lines", "hist B/ev", "hist max B", "odds B/ev");
   Totals all;
   bool ok = true;
   for (const auto& [sport, t] : by_sport) {

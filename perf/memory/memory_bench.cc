@@ -46,6 +46,12 @@ feed::Record market_record(uint32_t ev, uint32_t m, uint32_t lines, uint32_t out
   return r;
 }
 
+constexpr const char* kUsage =
+    "usage: bench_memory [events markets lines outcomes]\n"
+    "  Applies events x markets x lines x outcomes through the engine and\n"
+    "  reports the RSS per outcome against a plain map of the same records.\n"
+    "  Defaults: 10000 40 4 3. Exits 1 on a failed check or a missed goal.\n";
+
 int fail(const char* why) {
   std::fprintf(stderr, "bench_memory: FAILED: %s\n", why);
   return 1;
@@ -55,16 +61,18 @@ int fail(const char* why) {
 
 int main(int argc, char** argv) {
   uint32_t events = 10000, markets = 40, lines = 4, outcomes = 3;
+  perf::check_args(argc, argv, 0, 4, kUsage);
+  if (argc != 1 && argc != 5) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   if (argc == 5) {
-    events = static_cast<uint32_t>(std::atoi(argv[1]));
-    markets = static_cast<uint32_t>(std::atoi(argv[2]));
-    lines = static_cast<uint32_t>(std::atoi(argv[3]));
-    outcomes = static_cast<uint32_t>(std::atoi(argv[4]));
-  } else if (argc != 1) {
-    return fail("usage: bench_memory [events markets lines outcomes]");
+    events = static_cast<uint32_t>(perf::integer_arg(argv[1], "events", "bench_memory"));
+    markets = static_cast<uint32_t>(perf::integer_arg(argv[2], "markets", "bench_memory"));
+    lines = static_cast<uint32_t>(perf::integer_arg(argv[3], "lines", "bench_memory"));
+    outcomes = static_cast<uint32_t>(perf::integer_arg(argv[4], "outcomes", "bench_memory"));
   }
   const uint64_t want = uint64_t{events} * markets * lines * outcomes;
-  if (want == 0) return fail("nothing to measure: every count must be positive");
 
   const uint64_t rss0 = perf::rss_in_use_bytes();
   Engine e;

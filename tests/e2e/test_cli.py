@@ -1,4 +1,4 @@
-"""The command lines of oddsrelay and oddsfeed: help, bad flags, bad files."""
+"""The command lines of oddsrelay, oddsfeed and the benchmarks: help, bad flags, bad files."""
 import os
 import re
 import tempfile
@@ -36,6 +36,33 @@ class Cli(unittest.TestCase):
         for cmd in ["gen", "inspect", "digest", "publish", "history"]:
             rc, sub, err = h.run([h.binary("oddsfeed"), cmd, "--help"])
             self.assertEqual((rc, sub), (0, out), err)
+
+    def test_every_benchmark_answers_help(self):
+        # --help prints the usage and measures nothing; a wrong command line
+        # is refused with the usage (or the bad argument) and status 2.
+        perf = os.path.join(h.args().build_dir, "perf")
+        if not os.path.isdir(perf):
+            self.skipTest("this build has no benchmarks (ODDSRELAY_PERF off)")
+        for name in ["bench_history", "bench_line_history", "bench_memory"]:
+            rc, out, err = h.run([os.path.join(perf, name), "--help"], timeout=30)
+            self.assertEqual((rc, err), (0, ""), name)
+            self.assertTrue(out.startswith("usage: " + name), (name, out))
+            self.assertNotIn("command:", out)  # bench_line_history ran instead
+        for cmd, words in [(["bench_history"], "usage: bench_history"),
+                           (["bench_history", "/nonexistent/feed.jsonl"], "cannot read /nonexistent/feed.jsonl"),
+                           (["bench_history", "/dev/null", "12x"], "bad batch '12x'"),
+                           (["bench_line_history", "1", "300"], "usage: bench_line_history"),
+                           (["bench_line_history", "1", "300", "200", "4000", "-5"], "bad virtual_minutes '-5'"),
+                           (["bench_memory", "10", "4"], "usage: bench_memory"),
+                           (["bench_memory", "10", "4", "2", "0"], "bad outcomes '0'")]:
+            rc, out, err = h.run([os.path.join(perf, cmd[0])] + cmd[1:], timeout=30)
+            self.assertNotEqual(rc, 0, cmd)
+            self.assertIn(words, err.splitlines()[0], cmd)
+            self.assertEqual(out, "", cmd)
+        for name in ["bench_apply", "bench_parse", "bench_log"]:  # Google Benchmark's own flags
+            rc, out, _ = h.run([os.path.join(perf, name), "--help"], timeout=30)
+            self.assertEqual(rc, 0, name)
+            self.assertIn("--benchmark_filter", out, name)
 
     def assert_refused(self, cmd, words):
         rc, out, err = h.run(cmd, timeout=30)
