@@ -1,6 +1,8 @@
 """The command lines of oddsrelay, oddsfeed and the benchmarks: help, bad flags, bad files."""
+import json
 import os
 import re
+import subprocess
 import tempfile
 import unittest
 
@@ -63,6 +65,27 @@ class Cli(unittest.TestCase):
             rc, out, _ = h.run([os.path.join(perf, name), "--help"], timeout=30)
             self.assertEqual(rc, 0, name)
             self.assertIn("--benchmark_filter", out, name)
+
+    def test_reading_a_capture_says_how_far_it_is(self):
+        # inspect, digest and history print "oddsfeed: N records" on stderr
+        # every million records (every ODDSFEED_PROGRESS_EVERY here); stdout,
+        # which scripts read, is the same with it or without it.
+        with tempfile.TemporaryDirectory() as d:
+            feed = os.path.join(d, "feed.jsonl")
+            rc, _, err = h.run([h.binary("oddsfeed"), "gen", "-o", feed, "--records", "2500"])
+            self.assertEqual(rc, 0, err)
+            with open(feed) as f:
+                event = next(json.loads(l)["id"] for l in f if '"op":"event"' in l)
+            for cmd in [["inspect", feed], ["digest", feed], ["history", feed, "--id", event]]:
+                quiet = subprocess.run([h.binary("oddsfeed")] + cmd, capture_output=True, text=True, timeout=120,
+                                       env={k: v for k, v in os.environ.items() if k != "ODDSFEED_PROGRESS_EVERY"})
+                told = subprocess.run([h.binary("oddsfeed")] + cmd, capture_output=True, text=True, timeout=120,
+                                      env=dict(os.environ, ODDSFEED_PROGRESS_EVERY="1000"))
+                self.assertEqual((quiet.returncode, told.returncode), (0, 0), (cmd, quiet.stderr, told.stderr))
+                progress = r"^oddsfeed: (\d+) records$"
+                self.assertEqual(re.findall(progress, told.stderr, re.M), ["1000", "2000"], cmd)
+                self.assertEqual(re.findall(progress, quiet.stderr, re.M), [], cmd)
+                self.assertEqual(quiet.stdout, told.stdout, cmd)
 
     def assert_refused(self, cmd, words):
         rc, out, err = h.run(cmd, timeout=30)

@@ -19,6 +19,7 @@
 #include "protocol/api/envelope.h"
 #include "protocol/api/errors.h"
 #include "protocol/event_id.h"
+#include "tools/oddsfeed/record_progress.h"
 
 namespace oddsrelay {
 
@@ -109,13 +110,12 @@ bool replay(const std::string& file, Engine& engine, history::HistoryStore& stor
   pipeline.start();
   ReadAhead ahead(reader);
   std::vector<feed::Record> chunk;
-  uint64_t n = 0, next_report = 1'000'000;
+  uint64_t n = 0;
+  RecordProgress progress;
   while (ahead.next(chunk))
     for (auto& r : chunk) {
       pipeline.push(std::move(r));
-      if (++n < next_report) continue;
-      std::fprintf(stderr, "oddsfeed: %" PRIu64 " records\n", n);
-      next_report += 1'000'000;
+      progress.at(++n);
     }
   ahead.finish();
   pipeline.stop();

@@ -32,6 +32,7 @@
 #include "protocol/feed_writer.h"
 #include "tools/oddsfeed/bus_commands.h"
 #include "tools/oddsfeed/history_command.h"
+#include "tools/oddsfeed/record_progress.h"
 #include "tools/oddsrelay/cli.h"
 
 using namespace oddsrelay;
@@ -51,6 +52,8 @@ Commands:
         the same file.
   inspect FILE|DIR [--retain-ended DURATION]
         Counts per op and per sport, events, time span, malformed lines.
+        Progress every million records on stderr (inspect, digest and
+        history of a FILE; ODDSFEED_PROGRESS_EVERY=N: every N).
         For an oddsrelay --data-dir: its epoch, snapshots (with the horizon
         each was kept with) and journal segments, and the position and
         digest it recovers to.
@@ -221,7 +224,9 @@ int inspect(const std::string& path) {
   int64_t first = 0, last = 0;
   bool any = false;
   feed::Record r;
+  RecordProgress progress;
   while (reader.next(r)) {
+    progress.at(reader.stats().records);
     per_op[feed::op_name(r.op())]++;
     if (r.op() == feed::Op::Event)
       sport_of[r.number] = std::get<std::shared_ptr<const feed::EventObject>>(r.body)->sport;
@@ -295,11 +300,13 @@ int digest(const std::string& path, uint64_t upto) {
   ReadAhead ahead(reader);
   std::vector<feed::Record> chunk;
   uint64_t n = 0;
+  RecordProgress progress;
   while (engine.applied() < upto && ahead.next(chunk))
     for (auto& r : chunk) {
       if (engine.applied() >= upto) break;
       engine.apply(std::move(r));
       if (++n % 256 == 0) engine.commit();
+      progress.at(n);
     }
   ahead.finish();
   engine.commit();
