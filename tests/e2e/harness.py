@@ -7,6 +7,7 @@ import contextlib
 import http.client
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -55,8 +56,36 @@ def fixture(name):
     return os.path.join(args().fixtures, name)
 
 
+_handed_out = set()
+
+
 def free_port():
-    with socket.socket() as s:
+    """A port for a server to listen on. Not from the kernel's ephemeral
+    range: a port found there (bind to 0, then close) can be given to
+    another test's outgoing connection before the server binds it, and the
+    server then exits with "address already in use" (a CI run saw it with
+    the suite's tests in parallel). Random below that range, so that
+    parallel tests rarely pick alike; free when checked, and never handed
+    out twice by one process."""
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    rng = random.SystemRandom()
+    for _ in range(1000 if low > 11000 else 0):
+        port = rng.randrange(10000, low)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    with socket.socket() as s:  # a machine whose ephemeral range starts low
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
