@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,13 +56,13 @@ size_t bench_records(size_t full) {
   return static_cast<size_t>(n);
 }
 
-void check_args(int argc, char** argv, int min_args, int max_args, const char* usage) {
+void check_args(int argc, char** argv, std::initializer_list<int> counts, const char* usage) {
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::fputs(usage, stdout);
       std::exit(0);
     }
-  if (argc - 1 < min_args || argc - 1 > max_args) {
+  if (std::find(counts.begin(), counts.end(), argc - 1) == counts.end()) {
     std::fputs(usage, stderr);
     std::exit(2);
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "protocol/feed_record.h"
@@ -31,10 +32,10 @@ size_t bench_records(size_t full);
 
 // The command line of a benchmark that takes positional arguments: with
 // --help or -h among them, `usage` goes to stdout and the process exits 0
-// before it measures anything; with a count of arguments outside
-// [min_args, max_args] (argv[0] not counted), `usage` goes to stderr and
-// it exits 2.
-void check_args(int argc, char** argv, int min_args, int max_args, const char* usage);
+// before it measures anything; with a count of arguments (argv[0] not
+// counted) that is not one of `counts`, `usage` goes to stderr and it
+// exits 2.
+void check_args(int argc, char** argv, std::initializer_list<int> counts, const char* usage);
 // A positional argument that must be an integer of at least `min`; exits 2
 // naming `what` otherwise.
 uint64_t integer_arg(const char* text, const char* what, const char* program, uint64_t min = 1);

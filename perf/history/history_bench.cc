@@ -55,7 +55,7 @@ constexpr const char* kUsage =
     "  perf/history/setup.sh writes a capture; perf/history/run.sh runs this.\n";
 
 int main(int argc, char** argv) {
-  perf::check_args(argc, argv, 1, 2, kUsage);
+  perf::check_args(argc, argv, {1, 2}, kUsage);
   const size_t batch = argc > 2 ? perf::integer_arg(argv[2], "batch", "bench_history") : 64;
   std::ifstream in(argv[1]);
   if (!in) {

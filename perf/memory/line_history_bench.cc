@@ -62,11 +62,7 @@ constexpr const char* kUsage =
 int main(int argc, char** argv) {
   sim::SimOptions o;
   int64_t minutes = 40;
-  perf::check_args(argc, argv, 0, 5, kUsage);
-  if (argc != 1 && argc != 6) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  perf::check_args(argc, argv, {0, 5}, kUsage);
   if (argc == 6) {
     o.seed = perf::integer_arg(argv[1], "seed", "bench_line_history", 0);
     o.events = static_cast<uint32_t>(perf::integer_arg(argv[2], "events", "bench_line_history"));

@@ -61,11 +61,7 @@ int fail(const char* why) {
 
 int main(int argc, char** argv) {
   uint32_t events = 10000, markets = 40, lines = 4, outcomes = 3;
-  perf::check_args(argc, argv, 0, 4, kUsage);
-  if (argc != 1 && argc != 5) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  perf::check_args(argc, argv, {0, 4}, kUsage);
   if (argc == 5) {
     events = static_cast<uint32_t>(perf::integer_arg(argv[1], "events", "bench_memory"));
     markets = static_cast<uint32_t>(perf::integer_arg(argv[2], "markets", "bench_memory"));
