@@ -50,6 +50,12 @@ class TempDir {
   std::string path_;
 };
 
+// The voluntary context switches so far of this process's thread named
+// `name` (each one a sleep it went into, /proc/self/task/*/status), or -1
+// when no thread has that name: how often a thread woke, for tests of
+// threads that should sleep until they have work.
+long voluntary_switches(const std::string& thread_name);
+
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& data);
 

@@ -47,8 +47,8 @@ void Reclaimer::run() {
       drain();
       return;
     }
-    if (++idle < kIdlePolls) {
-      std::this_thread::sleep_for(kPoll);
+    if (idle < kIdlePolls) {
+      std::this_thread::sleep_for(kPoll * (1 << idle++));
       continue;
     }
     // To sleep: say so, then look once more. A retire() either enqueued

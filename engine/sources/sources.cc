@@ -1,6 +1,8 @@
 #include "engine/sources/sources.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "engine/storage/feed_file.h"
@@ -16,7 +18,7 @@ void SimSource::start() {
 }
 
 void SimSource::stop() {
-  stop_ = true;
+  stop_.request();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -42,17 +44,20 @@ void SimSource::run() {
     out.clear();
   };
   push_all();
+  // Step k is due at t0 + k steps, in whole nanoseconds so that the step
+  // the thread wakes for is the one the clock says is due.
+  const auto step = std::chrono::nanoseconds(std::max<int64_t>(1, std::llround(sim.step_ms() * 1e6)));
   const auto t0 = Clock::now();
   uint64_t steps = 0;
-  while (!stop_.load(std::memory_order_relaxed)) {
-    double elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    auto due = static_cast<uint64_t>(elapsed_ms / sim.step_ms());
+  while (!stop_.requested()) {
+    const auto due = static_cast<uint64_t>((Clock::now() - t0) / step);
     // Catch up after a stall, but in bounded bites so stop() stays prompt.
     for (int k = 0; steps < due && k < 10'000; ++k, ++steps) {
       sim.step(wall_ms(), out);
       push_all();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (steps < due) continue;
+    stop_.sleep_until(t0 + step * static_cast<int64_t>(steps + 1));
   }
 }
 
@@ -61,7 +66,7 @@ void ReplaySource::start() {
 }
 
 void ReplaySource::stop() {
-  stop_ = true;
+  stop_.request();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -89,16 +94,14 @@ void ReplaySource::run() {
   int64_t first_at = 0;
   bool have_first = false;
   const auto t0 = Clock::now();
-  while (!stop_.load(std::memory_order_relaxed) && reader.next(rec)) {
+  while (!stop_.requested() && reader.next(rec)) {
     if (speed_ > 0) {
       if (!have_first) {
         first_at = rec.at;
         have_first = true;
       }
       auto due = t0 + std::chrono::microseconds(static_cast<int64_t>((rec.at - first_at) * 1000.0 / speed_));
-      while (Clock::now() < due && !stop_.load(std::memory_order_relaxed))
-        std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(100)));
-      if (stop_.load(std::memory_order_relaxed)) break;  // stopped while waiting: the record is not due yet
+      if (stop_.sleep_until(due)) break;  // stopped while waiting: the record is not due yet
     }
     rec.arrived_ns = mono_ns();  // paced: when it fell due; at max speed: when it was read
     pipeline_.push(std::move(rec));

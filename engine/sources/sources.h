@@ -11,6 +11,7 @@
 
 #include "engine/core/pipeline.h"
 #include "engine/sources/simulator.h"
+#include "engine/sources/stop_signal.h"
 #include "protocol/clock.h"
 
 namespace oddsrelay {
@@ -48,7 +49,7 @@ class SimSource : public Source {
   void run();
   sim::SimOptions opts_;
   Pipeline& pipeline_;
-  std::atomic<bool> stop_{false};
+  StopSignal stop_;
   std::thread thread_;
 };
 
@@ -67,7 +68,7 @@ class ReplaySource : public Source {
   std::string path_;
   double speed_;
   Pipeline& pipeline_;
-  std::atomic<bool> stop_{false};
+  StopSignal stop_;
   std::thread thread_;
 };
 

@@ -80,6 +80,40 @@ TEST(Reclaimer, PollsWhileGarbageKeepsComingAndWakesOnlyFromSleep) {
   EXPECT_EQ(on_caller.load(), 0);
 }
 
+// Garbage every 10 ms (a feed of 100 batches a second): each empty poll
+// doubles the wait before the next (1, 2, 4, 8 ms), so the thread looks
+// about four times a batch instead of every kPoll, and is still polling
+// when the next batch comes: handing it over never wakes the thread (with
+// five 1 ms polls it fell asleep before each batch, and each retire() paid
+// a wake).
+TEST(Reclaimer, PollsLessOftenBetweenSparseBatchesAndStaysAwakeForThem) {
+  std::atomic<int> freed{0}, on_caller{0};
+  Reclaimer r;
+  r.retire(std::make_shared<const Tracked>(&freed, &on_caller));  // starts the thread
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const long before = test::voluntary_switches("reclaim");
+  const uint64_t wakes_before = r.wakes();
+  ASSERT_GE(before, 0) << "no thread named reclaim";
+  constexpr int kBatches = 30;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 1; i <= kBatches; ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::milliseconds(10 * i));
+    r.retire(std::make_shared<const Tracked>(&freed, &on_caller));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const long woke = test::voluntary_switches("reclaim") - before;
+  // At most four polls a batch (120); polling every millisecond and
+  // sleeping after five empty polls took about 180.
+  EXPECT_LT(woke, 140) << "the reclaimer woke " << woke << " times for " << kBatches << " batches in 300 ms";
+  // A few at most, where a loaded machine delayed this thread's retire()
+  // past the thread's 15 ms of polls; sleeping before each batch was 30.
+  EXPECT_LE(r.wakes() - wakes_before, 5u);
+  for (int i = 0; i < 2000 && freed.load() < kBatches + 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(freed.load(), kBatches + 1);
+  EXPECT_EQ(on_caller.load(), 0);
+}
+
 TEST(Reclaimer, EngineHandsReplacedSnapshotsOver) {
   // A snapshot dropped by the store goes to the reclaimer: after many
   // commits every old version is freed, none on this thread's watch.
