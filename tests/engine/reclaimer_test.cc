@@ -102,12 +102,13 @@ TEST(Reclaimer, PollsLessOftenBetweenSparseBatchesAndStaysAwakeForThem) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const long woke = test::voluntary_switches("reclaim") - before;
-  // At most four polls a batch (120); polling every millisecond and
+  // At most four polls a batch (120), one more where it slept; polling every millisecond and
   // sleeping after five empty polls took about 180.
-  EXPECT_LT(woke, 140) << "the reclaimer woke " << woke << " times for " << kBatches << " batches in 300 ms";
-  // A few at most, where a loaded machine delayed this thread's retire()
-  // past the thread's 15 ms of polls; sleeping before each batch was 30.
-  EXPECT_LE(r.wakes() - wakes_before, 5u);
+  EXPECT_LT(woke, 150) << "the reclaimer woke " << woke << " times for " << kBatches << " batches in 300 ms";
+  // A few at most, where a loaded machine (this runs under TSan beside
+  // end-to-end tests) delayed this thread's retire() past the thread's
+  // 15 ms of polls; sleeping before each batch was 30.
+  EXPECT_LE(r.wakes() - wakes_before, 10u);
   for (int i = 0; i < 2000 && freed.load() < kBatches + 1; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(freed.load(), kBatches + 1);
