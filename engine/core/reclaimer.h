@@ -13,7 +13,7 @@
 // garbage keeps coming (a batch at least every few ms: a replay, a busy
 // feed) the thread polls, every kPoll while each poll finds some; each
 // empty poll doubles the wait before the next (a feed of 200 batches a
-// second is polled about twice a batch, not five times), and after
+// second is polled two or three times a batch, not five), and after
 // kIdlePolls empty polls it sleeps until a retire() wakes it, as a quiet
 // feed's rare batches do.
 #pragma once

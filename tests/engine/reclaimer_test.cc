@@ -102,8 +102,8 @@ TEST(Reclaimer, PollsLessOftenBetweenSparseBatchesAndStaysAwakeForThem) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const long woke = test::voluntary_switches("reclaim") - before;
-  // At most four polls a batch (120), one more where it slept; polling every millisecond and
-  // sleeping after five empty polls took about 180.
+  // At most four polls a batch (120), one more where it slept; polling
+  // every millisecond and sleeping after five empty polls took about 180.
   EXPECT_LT(woke, 150) << "the reclaimer woke " << woke << " times for " << kBatches << " batches in 300 ms";
   // A few at most, where a loaded machine (this runs under TSan beside
   // end-to-end tests) delayed this thread's retire() past the thread's
